@@ -1,0 +1,1 @@
+"""Berth: a network-aware cloud scheduling control plane."""

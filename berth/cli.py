@@ -1,0 +1,156 @@
+"""The ``berth`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from berth import config
+
+LOG = logging.getLogger("berth")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help()
+        return 2
+    if args.config:
+        os.environ[config.CONFIG_ENV] = args.config
+    return int(args.run(args) or 0)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="berth", description=__doc__)
+    parser.add_argument("--config", help="TOML config file (also BERTH_CONFIG)")
+    commands = parser.add_subparsers(title="commands")
+
+    up = commands.add_parser("up", help="run Berth all-in-one on its embedded defaults")
+    up.add_argument("--host", help="listen address (default from settings: 127.0.0.1)")
+    up.add_argument("--port", type=int, help="listen port (default from settings: 8778)")
+    up.set_defaults(run=_up)
+
+    serve = commands.add_parser("serve", help="run one service")
+    services = serve.add_subparsers(title="services")
+    placement = services.add_parser("placement", help="the Placement API")
+    placement.add_argument("--host")
+    placement.add_argument("--port", type=int)
+    placement.add_argument("--database-url")
+    placement.add_argument("--workers", type=int)
+    placement.add_argument("--auth", choices=["noauth2"], dest="auth_strategy")
+    placement.add_argument("--policy-file")
+    placement.add_argument("--enforce-new-defaults", action="store_true", default=None)
+    placement.add_argument("--enforce-scope", action="store_true", default=None)
+    placement.add_argument(
+        "--cors-allowed-origin",
+        action="append",
+        dest="cors_allowed_origins",
+        help="an origin allowed to make cross-site requests (repeatable)",
+    )
+    placement.set_defaults(run=_serve_placement)
+
+    manage = commands.add_parser("manage", help="administrative tasks")
+    manage_commands = manage.add_subparsers(title="tasks")
+    db = manage_commands.add_parser("db", help="database schema")
+    db_commands = db.add_subparsers(title="actions")
+    sync = db_commands.add_parser("sync", help="create or upgrade the placement schema")
+    sync.add_argument("--database-url")
+    sync.set_defaults(run=_db_sync)
+    version = db_commands.add_parser("version", help="print the schema revision")
+    version.add_argument("--database-url")
+    version.set_defaults(run=_db_version)
+
+    cfg = commands.add_parser("config", help="settings")
+    cfg_commands = cfg.add_subparsers(title="actions")
+    sample = cfg_commands.add_parser("sample", help="print a documented sample config file")
+    sample.set_defaults(run=lambda _a: print(config.sample_config(), end=""))
+    show = cfg_commands.add_parser("show", help="print the effective settings as JSON")
+    show.set_defaults(run=lambda _a: print(config.load().model_dump_json(indent=2)))
+
+    policy = commands.add_parser("policy", help="authorization rules")
+    policy_commands = policy.add_subparsers(title="actions")
+    policy_sample = policy_commands.add_parser("sample", help="print every default rule as YAML")
+    policy_sample.set_defaults(run=_policy_sample)
+    return parser
+
+
+def _placement_overrides(args: argparse.Namespace) -> dict[str, object]:
+    """Command-line options that were given, as settings of the placement section."""
+    names = [
+        "host",
+        "port",
+        "database_url",
+        "workers",
+        "auth_strategy",
+        "policy_file",
+        "enforce_new_defaults",
+        "enforce_scope",
+        "cors_allowed_origins",
+    ]
+    return {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
+
+
+def _serve_placement(args: argparse.Namespace) -> int:
+    from berth.placement import server
+
+    # Worker processes rebuild their settings from the environment, so options travel there.
+    for name, value in _placement_overrides(args).items():
+        os.environ[f"BERTH_PLACEMENT__{name.upper()}"] = (
+            json.dumps(value) if isinstance(value, list | bool) else str(value)
+        )
+    settings = config.load()
+    _configure_logging(settings.log_level)
+    return server.run(settings)
+
+
+def _up(args: argparse.Namespace) -> int:
+    # For now the all-in-one mode is the Placement service on its embedded SQLite database.
+    return _serve_placement(args)
+
+
+def _db_sync(args: argparse.Namespace) -> int:
+    from berth.common.db import Database
+    from berth.placement.store import migrate
+
+    settings = config.load()
+    url = args.database_url or settings.placement_database_url()
+    db = Database(url)
+    changed = migrate.sync(db)
+    print(
+        f"placement schema at {migrate.current_revision(db)} ({'upgraded' if changed else 'current'})"
+    )
+    db.dispose()
+    return 0
+
+
+def _db_version(args: argparse.Namespace) -> int:
+    from berth.common.db import Database
+    from berth.placement.store import migrate
+
+    settings = config.load()
+    db = Database(args.database_url or settings.placement_database_url())
+    print(migrate.current_revision(db) or "empty")
+    db.dispose()
+    return 0
+
+
+def _policy_sample(_args: argparse.Namespace) -> int:
+    from berth.placement import policy
+
+    print(policy.sample_policy_yaml(), end="")
+    return 0
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(), format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

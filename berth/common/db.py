@@ -1,0 +1,116 @@
+"""Database engines for SQLite, PostgreSQL and MariaDB/MySQL, and the transactions services use.
+
+Writes that check and then change state (allocations, generations) must serialise against each other.
+PostgreSQL and MariaDB do this with row locks taken by ``UPDATE ... WHERE generation = :seen``; SQLite
+has no row locks, so a write transaction there starts with ``BEGIN IMMEDIATE`` and holds the database's
+single write lock from its first statement, instead of failing when it upgrades a read lock later.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+T = TypeVar("T")
+
+_IMMEDIATE = "berth_sqlite_immediate"
+
+
+def normalise_url(url: str) -> str:
+    """Pick the drivers Berth ships with when a URL names only the database kind."""
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    if url.startswith("mysql://") or url.startswith("mariadb://"):
+        return "mysql+pymysql://" + url.split("://", 1)[1]
+    return url
+
+
+def create_engine(url: str) -> Engine:
+    url = normalise_url(url)
+    parsed = sa.make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return _sqlite_engine(parsed)
+    kwargs: dict[str, Any] = {"pool_pre_ping": True, "pool_size": 10, "max_overflow": 20}
+    if parsed.get_backend_name() == "mysql":
+        kwargs["isolation_level"] = "READ COMMITTED"
+        parsed = parsed.update_query_dict({"charset": "utf8mb4"})
+    return sa.create_engine(parsed, **kwargs)
+
+
+def _sqlite_engine(url: sa.URL) -> Engine:
+    if url.database and url.database != ":memory:":
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy, not the driver, decide when transactions begin.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA foreign_keys = ON")
+        cur.execute("PRAGMA busy_timeout = 30000")
+        if url.database and url.database != ":memory:":
+            cur.execute("PRAGMA journal_mode = WAL")
+            cur.execute("PRAGMA synchronous = NORMAL")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        immediate = conn.get_execution_options().get(_IMMEDIATE, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+class Database:
+    """A service's database: short read transactions and serialisable-enough write transactions."""
+
+    def __init__(self, url: str) -> None:
+        self.url = normalise_url(url)
+        self.engine = create_engine(self.url)
+        self.backend = self.engine.dialect.name
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn:
+            if self.backend == "sqlite":
+                conn = conn.execution_options(**{_IMMEDIATE: True})
+            with conn.begin():
+                yield conn
+
+    def write_with_retry(self, work: Callable[[Connection], T], attempts: int = 5) -> T:
+        """Run ``work`` in a write transaction, retrying when the database reports a deadlock."""
+        for attempt in range(attempts):
+            try:
+                with self.write() as conn:
+                    return work(conn)
+            except (OperationalError, DBAPIError) as exc:
+                if attempt == attempts - 1 or not is_deadlock(exc):
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def is_deadlock(exc: DBAPIError) -> bool:
+    """True for the errors a database raises when two transactions lock in opposite orders."""
+    text = str(exc.orig).lower() if exc.orig is not None else str(exc).lower()
+    return any(
+        marker in text
+        for marker in ("deadlock", "lock wait timeout", "could not serialize", "database is locked")
+    )

@@ -1,0 +1,105 @@
+"""The Placement ASGI application: request id, authentication, microversion, routing, faults."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from berth.placement import auth, microversion
+from berth.placement.api import faults
+from berth.placement.api.request import HTTPError, PlacementRequest, accepts_json
+from berth.placement.api.router import Router
+from berth.placement.api.routes import ROUTES
+from berth.placement.service import PlacementService
+
+LOG = logging.getLogger(__name__)
+ROOT_PATHS = ("", "/")
+
+
+class PlacementApp:
+    """A pure ASGI app; handlers run in worker threads because storage is synchronous."""
+
+    def __init__(self, service: PlacementService) -> None:
+        self.service = service
+        self.router = Router(ROUTES)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        request = Request(scope, receive)
+        response = await self._respond(request)
+        await response(scope, receive, send)
+
+    async def _respond(self, request: Request) -> Response:
+        request_id = f"req-{uuid.uuid4()}"
+        headers = request.headers
+        version: microversion.Version | None = None
+        try:
+            path = request.url.path
+            context = auth.noauth2(headers, request_id) if path not in ROOT_PATHS else None
+            version = microversion.negotiate(headers)
+            handler, params = self.router.match(request.method, path)
+            if path not in ROOT_PATHS and not accepts_json(headers.get("accept")):
+                raise HTTPError(406, "Only application/json is provided")
+            body = await request.body()
+            req = PlacementRequest(
+                method=request.method,
+                path=path,
+                path_params=params,
+                query_items=request.query_params.multi_items(),
+                headers=headers,
+                body=body,
+                version=version,
+                context=context or auth.anonymous(request_id),
+                service=self.service,
+            )
+            response = await run_in_threadpool(handler, req)
+        except auth.Unauthenticated as exc:
+            response = faults.error_response(
+                HTTPError(401, str(exc)), request_id, None, headers.get("accept")
+            )
+        except microversion.VersionError as exc:
+            response = faults.error_response(
+                HTTPError(exc.status, str(exc)), request_id, None, headers.get("accept")
+            )
+        except Exception as exc:  # every failure is answered in the API's error format
+            response = faults.error_response(
+                faults.from_exception(exc), request_id, version, headers.get("accept")
+            )
+        response.headers["x-openstack-request-id"] = request_id
+        if version is not None:
+            response.headers["openstack-api-version"] = microversion.header_value(version)
+            response.headers["vary"] = "openstack-api-version"
+        return response
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                self.service.db.dispose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+def build_app(service: PlacementService) -> ASGIApp:
+    app: Any = PlacementApp(service)
+    origins = service.settings.cors_allowed_origins
+    if origins:
+        app = CORSMiddleware(
+            app,
+            allow_origins=origins,
+            allow_methods=["GET", "PUT", "POST", "DELETE", "PATCH"],
+            allow_headers=["*"],
+            expose_headers=["openstack-api-version", "x-openstack-request-id"],
+        )
+    return app

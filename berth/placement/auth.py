@@ -1,0 +1,44 @@
+"""Authentication strategies: who a request's headers say the caller is.
+
+``noauth2`` is for development and tests, with upstream's semantics: the ``X-Auth-Token`` value is
+``user[:project]`` (``admin`` is an admin), ``X-Roles`` sets the roles, ``X-Project-Id`` overrides the
+project, and ``OpenStack-System-Scope: all`` makes the request system scoped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from berth.placement.context import RequestContext
+
+
+class Unauthenticated(Exception):
+    """No credentials were given (401)."""
+
+
+def noauth2(headers: Mapping[str, str], request_id: str) -> RequestContext:
+    token = headers.get("x-auth-token")
+    if not token:
+        raise Unauthenticated("The request you have made requires authentication.")
+    user_id, _, project_id = token.partition(":")
+    project_id = project_id or user_id
+    if "x-roles" in headers:
+        roles = tuple(r.strip() for r in headers["x-roles"].split(",") if r.strip())
+    elif user_id == "admin":
+        roles = ("admin",)
+    else:
+        roles = ()
+    system_scope = headers.get("openstack-system-scope") or None
+    project: str | None = headers.get("x-project-id") or (None if system_scope else project_id)
+    return RequestContext(
+        user_id=user_id,
+        project_id=project,
+        roles=roles,
+        system_scope=system_scope,
+        request_id=request_id,
+    )
+
+
+def anonymous(request_id: str) -> RequestContext:
+    """The caller of the version document, which needs no credentials."""
+    return RequestContext(user_id=None, project_id=None, request_id=request_id)

@@ -1,0 +1,50 @@
+"""Serving the Placement API with uvicorn, in one or several worker processes."""
+
+from __future__ import annotations
+
+import logging
+
+import uvicorn
+from starlette.types import ASGIApp
+
+from berth import config
+from berth.common.db import Database
+from berth.placement.app import build_app
+from berth.placement.service import PlacementService
+from berth.placement.store import migrate
+
+LOG = logging.getLogger(__name__)
+
+
+def create_app() -> ASGIApp:
+    """The app of one worker process, built from the settings in the environment."""
+    settings = config.load()
+    service = PlacementService.from_settings(settings.placement, settings.placement_database_url())
+    return build_app(service)
+
+
+def run(settings: config.Settings) -> int:
+    url = settings.placement_database_url()
+    # Upgrade once, in the parent, before any worker serves a request.
+    db = Database(url)
+    if migrate.sync(db):
+        LOG.info("placement schema upgraded to %s", migrate.current_revision(db))
+    db.dispose()
+    placement = settings.placement
+    LOG.info(
+        "placement listening on http://%s:%s with %d worker(s), database %s",
+        placement.host,
+        placement.port,
+        placement.workers,
+        db.engine.url.render_as_string(hide_password=True),
+    )
+    uvicorn.run(
+        "berth.placement.server:create_app",
+        factory=True,
+        host=placement.host,
+        port=placement.port,
+        workers=placement.workers,
+        log_level=settings.log_level.lower(),
+        timeout_graceful_shutdown=10,
+    )
+    return 0

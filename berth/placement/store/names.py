@@ -1,0 +1,28 @@
+"""Name-to-id lookups for resource classes and traits, shared by every store module."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from berth.placement.store.schema import resource_classes, traits
+
+
+def resource_class_ids(conn: Connection, names: Iterable[str]) -> dict[str, int]:
+    """Ids of the named resource classes that exist; absent names are simply missing."""
+    return _ids(conn, resource_classes, names)
+
+
+def trait_ids(conn: Connection, names: Iterable[str]) -> dict[str, int]:
+    """Ids of the named traits that exist; absent names are simply missing."""
+    return _ids(conn, traits, names)
+
+
+def _ids(conn: Connection, table: sa.Table, names: Iterable[str]) -> dict[str, int]:
+    wanted = sorted(set(names))
+    if not wanted:
+        return {}
+    rows = conn.execute(sa.select(table.c.name, table.c.id).where(table.c.name.in_(wanted)))
+    return {name: id_ for name, id_ in rows}

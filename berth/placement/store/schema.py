@@ -1,0 +1,182 @@
+"""The placement database's tables (SQLAlchemy Core).
+
+Alembic migrations under ``migrations/`` build exactly this schema; a test compares the two.
+Standard resource classes and traits live in the same tables as custom ones, written at start-up from
+os-resource-classes and os-traits, so that every query joins one table.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+# MySQL compares strings case-insensitively by default; provider names and trait names are not.
+_MYSQL = {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"}
+
+
+def _timestamps() -> list[sa.Column[object]]:
+    return [
+        sa.Column("created_at", sa.DateTime, nullable=False),
+        sa.Column("updated_at", sa.DateTime, nullable=True),
+    ]
+
+
+resource_providers = sa.Table(
+    "resource_providers",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("uuid", sa.String(36), nullable=False, unique=True),
+    sa.Column("name", sa.String(200), nullable=False, unique=True),
+    sa.Column("generation", sa.Integer, nullable=False, default=0),
+    sa.Column("root_provider_id", sa.Integer, sa.ForeignKey("resource_providers.id"), index=True),
+    sa.Column("parent_provider_id", sa.Integer, sa.ForeignKey("resource_providers.id"), index=True),
+    *_timestamps(),
+    **_MYSQL,
+)
+
+resource_classes = sa.Table(
+    "resource_classes",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("name", sa.String(255), nullable=False, unique=True),
+    *_timestamps(),
+    **_MYSQL,
+)
+
+inventories = sa.Table(
+    "inventories",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "resource_provider_id", sa.Integer, sa.ForeignKey("resource_providers.id"), nullable=False
+    ),
+    sa.Column(
+        "resource_class_id", sa.Integer, sa.ForeignKey("resource_classes.id"), nullable=False
+    ),
+    sa.Column("total", sa.Integer, nullable=False),
+    sa.Column("reserved", sa.Integer, nullable=False),
+    sa.Column("min_unit", sa.Integer, nullable=False),
+    sa.Column("max_unit", sa.Integer, nullable=False),
+    sa.Column("step_size", sa.Integer, nullable=False),
+    sa.Column("allocation_ratio", sa.Float, nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint("resource_provider_id", "resource_class_id"),
+    sa.Index(None, "resource_class_id"),
+    **_MYSQL,
+)
+
+projects = sa.Table(
+    "projects",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("external_id", sa.String(255), nullable=False, unique=True),
+    *_timestamps(),
+    **_MYSQL,
+)
+
+users = sa.Table(
+    "users",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("external_id", sa.String(255), nullable=False, unique=True),
+    *_timestamps(),
+    **_MYSQL,
+)
+
+consumer_types = sa.Table(
+    "consumer_types",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("name", sa.String(255), nullable=False, unique=True),
+    *_timestamps(),
+    **_MYSQL,
+)
+
+consumers = sa.Table(
+    "consumers",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("uuid", sa.String(36), nullable=False, unique=True),
+    sa.Column("project_id", sa.Integer, sa.ForeignKey("projects.id"), nullable=False),
+    sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id"), nullable=False),
+    sa.Column("generation", sa.Integer, nullable=False, default=0),
+    sa.Column("consumer_type_id", sa.Integer, sa.ForeignKey("consumer_types.id"), nullable=True),
+    *_timestamps(),
+    sa.Index(None, "project_id", "user_id"),
+    **_MYSQL,
+)
+
+allocations = sa.Table(
+    "allocations",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "resource_provider_id", sa.Integer, sa.ForeignKey("resource_providers.id"), nullable=False
+    ),
+    sa.Column("consumer_id", sa.String(36), nullable=False),
+    sa.Column(
+        "resource_class_id", sa.Integer, sa.ForeignKey("resource_classes.id"), nullable=False
+    ),
+    sa.Column("used", sa.Integer, nullable=False),
+    *_timestamps(),
+    sa.Index(None, "resource_provider_id", "resource_class_id"),
+    sa.Index(None, "consumer_id"),
+    **_MYSQL,
+)
+
+traits = sa.Table(
+    "traits",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("name", sa.String(255), nullable=False, unique=True),
+    *_timestamps(),
+    **_MYSQL,
+)
+
+resource_provider_traits = sa.Table(
+    "resource_provider_traits",
+    metadata,
+    sa.Column(
+        "resource_provider_id",
+        sa.Integer,
+        sa.ForeignKey("resource_providers.id"),
+        primary_key=True,
+    ),
+    sa.Column("trait_id", sa.Integer, sa.ForeignKey("traits.id"), primary_key=True, index=True),
+    **_MYSQL,
+)
+
+placement_aggregates = sa.Table(
+    "placement_aggregates",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("uuid", sa.String(36), nullable=False, unique=True),
+    **_MYSQL,
+)
+
+resource_provider_aggregates = sa.Table(
+    "resource_provider_aggregates",
+    metadata,
+    sa.Column(
+        "resource_provider_id",
+        sa.Integer,
+        sa.ForeignKey("resource_providers.id"),
+        primary_key=True,
+    ),
+    sa.Column(
+        "aggregate_id",
+        sa.Integer,
+        sa.ForeignKey("placement_aggregates.id"),
+        primary_key=True,
+        index=True,
+    ),
+    **_MYSQL,
+)

@@ -1,0 +1,58 @@
+"""Shared fixtures: a placement database per backend, the app over it, and an HTTP client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from a2wsgi import ASGIMiddleware
+from berth.placement.policy import PolicyEnforcer
+
+from berth.common.db import Database
+from berth.config import PlacementSettings
+from berth.placement.app import build_app
+from berth.placement.service import PlacementService
+from tests import dbs
+
+
+def _worker(request: pytest.FixtureRequest) -> str:
+    return str(getattr(request.config, "workerinput", {}).get("workerid", "main"))
+
+
+@pytest.fixture(scope="session", params=dbs.backends())
+def placement_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def placement_db(
+    placement_backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[Database]:
+    db = dbs.fresh_database(placement_backend, _worker(request), tmp_path)
+    yield db
+    db.dispose()
+
+
+def make_service(db: Database, **settings: object) -> PlacementService:
+    placement = PlacementSettings(**settings)  # type: ignore[arg-type]
+    return PlacementService(settings=placement, db=db, policy=PolicyEnforcer(placement))
+
+
+def wsgi_client(service: PlacementService, base_url: str = "http://placement") -> httpx.Client:
+    """An HTTP client that calls the app in-process, through the full middleware stack."""
+    app = ASGIMiddleware(build_app(service))  # type: ignore[arg-type]
+    return httpx.Client(transport=httpx.WSGITransport(app=app), base_url=base_url)
+
+
+@pytest.fixture
+def placement_service(placement_db: Database) -> PlacementService:
+    return make_service(placement_db)
+
+
+@pytest.fixture
+def client(placement_service: PlacementService) -> Iterator[httpx.Client]:
+    with wsgi_client(placement_service) as c:
+        c.headers.update({"x-auth-token": "admin", "accept": "application/json"})
+        yield c
