@@ -50,8 +50,7 @@ def parse_resources(value: str) -> dict[str, int]:
             amount = int(raw_amount)
         except ValueError:
             raise InvalidInput(
-                f"Requested resource {name} expected positive integer amount. "
-                f"Got: {raw_amount}."
+                f"Requested resource {name} expected positive integer amount. Got: {raw_amount}."
             ) from None
         if amount < 1:
             raise InvalidInput(f"Requested resource {name} requires amount >= 1. Got: {amount}.")

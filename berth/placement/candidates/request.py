@@ -185,8 +185,7 @@ def _check_resourceless(groups: list[RequestGroup], same_subtree: list[frozenset
     unknown = sorted(s for s in in_subtree if s not in known)
     if unknown:
         raise InvalidInput(
-            f"Real suffixes should be specified in `same_subtree`: {unknown} not found in "
-            f"{known}.",
+            f"Real suffixes should be specified in `same_subtree`: {unknown} not found in {known}.",
             errors.QUERYPARAM_BAD_VALUE,
         )
 
