@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 CONFIG_ENV = "BERTH_CONFIG"
@@ -21,6 +21,8 @@ DEFAULT_DATA_DIR = Path("~/.local/share/berth")
 
 class PlacementSettings(BaseModel):
     """The Placement service."""
+
+    model_config = ConfigDict(extra="forbid")
 
     host: str = Field("127.0.0.1", description="Address the Placement API listens on.")
     port: int = Field(8778, description="TCP port of the Placement API.")

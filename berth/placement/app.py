@@ -9,7 +9,8 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.datastructures import Headers
+from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from berth.placement import auth, microversion
@@ -91,11 +92,26 @@ class PlacementApp:
                 return
 
 
+class _CORS(CORSMiddleware):
+    """Starlette's CORS, answering a refused preflight as OpenStack services do.
+
+    A preflight from an origin (or with a method or header) that is not allowed gets a plain 200
+    without any ``Access-Control-Allow-*`` header, which the browser treats as a refusal, rather
+    than Starlette's 400.
+    """
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        response = super().preflight_response(request_headers)
+        if response.status_code == 400:
+            return PlainTextResponse("", status_code=200)
+        return response
+
+
 def build_app(service: PlacementService) -> ASGIApp:
     app: Any = PlacementApp(service)
     origins = service.settings.cors_allowed_origins
     if origins:
-        app = CORSMiddleware(
+        app = _CORS(
             app,
             allow_origins=origins,
             allow_methods=["GET", "PUT", "POST", "DELETE", "PATCH"],

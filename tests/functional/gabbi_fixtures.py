@@ -59,3 +59,11 @@ class APIFixture(GabbiFixture):
 
     def stop_fixture(self) -> None:
         return None
+
+
+class CORSFixture(APIFixture):
+    """The service with one allowed cross-site origin, http://valid.example.com."""
+
+    def start_fixture(self) -> None:
+        super().start_fixture()
+        CURRENT["service"].settings.cors_allowed_origins = ["http://valid.example.com"]
