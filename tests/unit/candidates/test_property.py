@@ -1,0 +1,154 @@
+"""The fast solver agrees with the brute-force reference on random trees and requests."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from berth.placement.candidates.request import CandidatesRequest, RequestGroup
+from berth.placement.candidates.snapshot import SHARING_TRAIT, Inventory, Provider, Snapshot
+from berth.placement.candidates.solver import Candidates, allocation_candidates
+from tests.unit.candidates.reference import reference_candidates, summaries_for
+
+CLASSES = ["VCPU", "MEMORY_MB", "DISK_GB"]
+TRAITS = ["CUSTOM_A", "CUSTOM_B", "CUSTOM_C"]
+AGGS = ["agg-1", "agg-2"]
+
+inventories = st.builds(
+    lambda total, reserved, min_unit, max_unit, step, ratio, used: Inventory(
+        total=total,
+        reserved=min(reserved, total),
+        min_unit=min_unit,
+        max_unit=max_unit,
+        step_size=step,
+        allocation_ratio=ratio,
+        used=used,
+    ),
+    st.integers(2, 8),
+    st.sampled_from([0, 0, 0, 1, 2]),
+    st.sampled_from([1, 1, 1, 2]),
+    st.sampled_from([8, 8, 3, 1]),
+    st.sampled_from([1, 1, 1, 2]),
+    st.sampled_from([1.0, 1.0, 1.5, 0.5]),
+    st.sampled_from([0, 0, 1, 3]),
+)
+
+
+def rarely(strategy: st.SearchStrategy, empty: object) -> st.SearchStrategy:
+    """Mostly ``empty``: every filter at once would match nothing."""
+    return st.one_of(st.just(empty), st.just(empty), strategy)
+
+
+@st.composite
+def snapshots(draw: st.DrawFn) -> Snapshot:
+    count = draw(st.integers(1, 6))
+    providers: list[Provider] = []
+    depth: dict[str, int] = {}
+    for i in range(count):
+        uuid = f"rp{i}"
+        parents = [p for p in providers if depth[p.uuid] < 2]
+        parent = draw(st.none() | st.sampled_from(parents)) if parents and i else None
+        depth[uuid] = depth[parent.uuid] + 1 if parent else 0
+        traits = set(draw(st.sets(st.sampled_from(TRAITS), max_size=2)))
+        if draw(st.integers(0, 3)) == 0:
+            traits.add(SHARING_TRAIT)
+        providers.append(
+            Provider(
+                uuid=uuid,
+                name=uuid,
+                parent_uuid=parent.uuid if parent else None,
+                root_uuid=parent.root_uuid if parent else uuid,
+                inventories=draw(
+                    st.dictionaries(st.sampled_from(CLASSES), inventories, min_size=1, max_size=3)
+                ),
+                traits=frozenset(traits),
+                aggregates=frozenset(draw(st.sets(st.sampled_from(AGGS), max_size=2))),
+            )
+        )
+    return Snapshot.build(providers, CLASSES, [*TRAITS, SHARING_TRAIT])
+
+
+@st.composite
+def groups(draw: st.DrawFn, suffix: str, providers: list[str], max_rcs: int) -> RequestGroup:
+    rcs = draw(
+        st.lists(
+            st.sampled_from(CLASSES), unique=True, min_size=0 if suffix else 1, max_size=max_rcs
+        )
+    )
+    any_of = st.frozensets(st.sampled_from(TRAITS), min_size=1, max_size=2)
+    return RequestGroup(
+        suffix=suffix,
+        resources={rc: draw(st.integers(1, 3)) for rc in rcs},
+        required=draw(rarely(st.lists(any_of, max_size=2).map(tuple), ())),
+        forbidden=draw(rarely(st.frozensets(st.sampled_from(TRAITS), max_size=1), frozenset())),
+        member_of=draw(
+            rarely(
+                st.lists(st.frozensets(st.sampled_from(AGGS), min_size=1), max_size=1).map(tuple),
+                (),
+            )
+        ),
+        forbidden_aggs=draw(rarely(st.frozensets(st.sampled_from(AGGS), max_size=1), frozenset())),
+        in_tree=draw(rarely(st.sampled_from(providers), None)),
+    )
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[Snapshot, CandidatesRequest]:
+    snap = draw(snapshots())
+    uuids = list(snap.providers)
+    have_unnamed = draw(st.booleans())
+    n_suffixed = draw(st.integers(0 if have_unnamed else 1, 2))
+    found = [draw(groups("", uuids, 2))] if have_unnamed else []
+    found += [draw(groups(f"_{i}", uuids, 1)) for i in range(n_suffixed)]
+    resourceless = {g.suffix for g in found if not g.resources}
+    same_subtree: list[frozenset[str]] = []
+    suffixes = [g.suffix for g in found if g.suffix]
+    if resourceless or (len(suffixes) > 1 and draw(st.booleans())):
+        same_subtree.append(frozenset(suffixes))
+    if all(not g.resources for g in found):
+        found[0] = RequestGroup(found[0].suffix, {"VCPU": 1})
+    return snap, CandidatesRequest(
+        groups=tuple(found),
+        version=draw(st.sampled_from([(1, 39), (1, 28)])),
+        group_policy=draw(st.sampled_from(["none", "isolate"])),
+        root_required=draw(rarely(st.frozensets(st.sampled_from(TRAITS), max_size=1), frozenset())),
+        root_forbidden=draw(
+            rarely(st.frozensets(st.sampled_from(TRAITS), max_size=1), frozenset())
+        ),
+        same_subtree=tuple(same_subtree),
+    )
+
+
+def _solve(snap: Snapshot, req: CandidatesRequest, limit: int | None = None) -> Candidates:
+    if limit is not None:
+        req = dataclasses.replace(req, limit=limit)
+    return allocation_candidates(snap, req, randomize=False, rng=random.Random(0))
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases())
+def test_solver_matches_reference(case: tuple[Snapshot, CandidatesRequest]) -> None:
+    snap, req = case
+    result = _solve(snap, req)
+    keys = [a.key() for a in result.allocation_requests]
+    expected, summaries = reference_candidates(snap, req)
+    assert len(keys) == len(set(keys)), "duplicate allocation requests"
+    assert set(keys) == expected
+    assert set(result.summaries) == summaries
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.integers(1, 3))
+def test_limit_returns_a_subset_of_the_right_size(
+    case: tuple[Snapshot, CandidatesRequest], limit: int
+) -> None:
+    snap, req = case
+    everything = {a.key() for a in _solve(snap, req).allocation_requests}
+    limited = _solve(snap, req, limit)
+    keys = {a.key() for a in limited.allocation_requests}
+    assert keys <= everything
+    assert len(limited.allocation_requests) == min(limit, len(everything))
+    assert set(limited.summaries) == summaries_for(snap, req, keys)
