@@ -2,9 +2,42 @@
 
 from __future__ import annotations
 
-from berth.placement.api import root
+from berth.placement.api import aggregates, resource_classes, resource_providers, root, traits
 from berth.placement.api.router import RouteTable
 
 ROUTES: RouteTable = {
     "/": {"GET": root.home},
+    "/resource_providers": {
+        "GET": resource_providers.list_resource_providers,
+        "POST": resource_providers.create_resource_provider,
+    },
+    "/resource_providers/{uuid}": {
+        "GET": resource_providers.show_resource_provider,
+        "PUT": resource_providers.update_resource_provider,
+        "DELETE": resource_providers.delete_resource_provider,
+    },
+    "/resource_providers/{uuid}/aggregates": {
+        "GET": aggregates.get_aggregates,
+        "PUT": aggregates.set_aggregates,
+    },
+    "/resource_providers/{uuid}/traits": {
+        "GET": traits.list_provider_traits,
+        "PUT": traits.update_provider_traits,
+        "DELETE": traits.delete_provider_traits,
+    },
+    "/traits": {"GET": traits.list_traits},
+    "/traits/{name}": {
+        "GET": traits.show_trait,
+        "PUT": traits.put_trait,
+        "DELETE": traits.delete_trait,
+    },
+    "/resource_classes": {
+        "GET": resource_classes.list_resource_classes,
+        "POST": resource_classes.create_resource_class,
+    },
+    "/resource_classes/{name}": {
+        "GET": resource_classes.show_resource_class,
+        "PUT": resource_classes.update_resource_class,
+        "DELETE": resource_classes.delete_resource_class,
+    },
 }

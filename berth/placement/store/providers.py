@@ -1,4 +1,5 @@
-"""Resource providers in the placement database: lookups and the generation guard.
+"""Resource providers in the placement database: lookups, creation, renaming, moving within and
+between trees, deletion, and the generation guard.
 
 Every write that changes a provider (inventory, traits, aggregates, allocations, its own fields)
 bumps its generation with a compare-and-swap, ``UPDATE ... WHERE generation = :seen``; zero rows
@@ -8,14 +9,23 @@ updated means someone else changed it first, and the write is refused with ``Con
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
 
 from berth.common.timeutils import utcnow
 from berth.placement import errors, exceptions
-from berth.placement.store.schema import resource_providers
+from berth.placement.store import tree
+from berth.placement.store.schema import (
+    allocations,
+    inventories,
+    resource_provider_aggregates,
+    resource_provider_traits,
+    resource_providers,
+)
 
 _parent = resource_providers.alias("parent")
 _root = resource_providers.alias("root")
@@ -69,6 +79,15 @@ def find(conn: Connection, uuid: str) -> ResourceProvider | None:
     return _from_row(row) if row is not None else None
 
 
+def list_by_uuids(conn: Connection, uuids: Sequence[str]) -> list[ResourceProvider]:
+    """The providers with these uuids, oldest first; unknown uuids are left out."""
+    if not uuids:
+        return []
+    rp = resource_providers
+    rows = conn.execute(_select().where(rp.c.uuid.in_(sorted(set(uuids)))).order_by(rp.c.id))
+    return [_from_row(row) for row in rows]
+
+
 def get(conn: Connection, uuid: str) -> ResourceProvider:
     """The provider with this uuid; ``NotFound`` names the uuid when there is none."""
     provider = find(conn, uuid)
@@ -107,3 +126,167 @@ def check_generation(provider: ResourceProvider, seen: int) -> None:
             f"{provider.generation}, the request was made at {seen}. Please update the "
             "generation and try again."
         )
+
+
+def require_generation(provider: ResourceProvider, seen: int) -> None:
+    """``check_generation`` for the trait and aggregate writes, in the words clients match on."""
+    if provider.generation != seen:
+        raise exceptions.ConcurrentUpdate(
+            "Resource provider's generation already changed. Please update the generation and "
+            "try again."
+        )
+
+
+def create(
+    conn: Connection, uuid: str, name: str, parent_uuid: str | None = None
+) -> ResourceProvider:
+    """A new provider at generation 0: a root, or a child in its parent's tree."""
+    refused = f'Unable to create resource provider "{name}", {uuid}'
+    parent = None
+    if parent_uuid is not None:
+        if parent_uuid == uuid:
+            raise exceptions.InvalidInput(
+                f"{refused}: parent provider UUID cannot be same as UUID. Please set parent "
+                "provider UUID to None if there is no parent."
+            )
+        parent = find(conn, parent_uuid)
+        if parent is None:
+            raise exceptions.InvalidInput(f"{refused}: parent provider UUID does not exist.")
+    _refuse_duplicates(conn, uuid, name)
+    rp = resource_providers
+    try:
+        new_id = conn.execute(
+            rp.insert().values(
+                uuid=uuid,
+                name=name,
+                generation=0,
+                parent_provider_id=parent.id if parent else None,
+                root_provider_id=parent.root_provider_id if parent else None,
+                created_at=utcnow(),
+            )
+        ).inserted_primary_key[0]
+    except IntegrityError:
+        # Another request took the name or uuid since we looked.
+        raise exceptions.DuplicateName(
+            f"Conflicting resource provider uuid: {uuid}, name: {name} already exists."
+        ) from None
+    if parent is None:
+        # A root is the root of its own tree, which needs its id first.
+        conn.execute(rp.update().where(rp.c.id == new_id).values(root_provider_id=new_id))
+    return get(conn, uuid)
+
+
+def _refuse_duplicates(conn: Connection, uuid: str, name: str) -> None:
+    rp = resource_providers
+    taken = conn.execute(
+        sa.select(rp.c.uuid, rp.c.name).where(sa.or_(rp.c.uuid == uuid, rp.c.name == name))
+    ).all()
+    clashes = []
+    if any(row.uuid == uuid for row in taken):
+        clashes.append(f"uuid: {uuid}")
+    if any(row.name == name for row in taken):
+        clashes.append(f"name: {name}")
+    if clashes:
+        raise exceptions.DuplicateName(
+            f"Conflicting resource provider {', '.join(clashes)} already exists."
+        )
+
+
+def update(
+    conn: Connection,
+    provider: ResourceProvider,
+    name: str,
+    parent_uuid: str | None,
+    *,
+    allow_reparenting: bool = False,
+) -> ResourceProvider:
+    """Rename a provider and put it under ``parent_uuid`` (None: make it a root).
+
+    Before 1.37 (``allow_reparenting`` False) a provider may only gain a parent it did not have.
+    The generation does not change: it guards the provider's resources, not its name or place.
+    """
+    rp = resource_providers
+    values: dict[str, object] = {"name": name, "updated_at": utcnow()}
+    values |= _placement(conn, provider, parent_uuid, allow_reparenting)
+    clash = conn.execute(
+        sa.select(rp.c.id).where(rp.c.name == name, rp.c.id != provider.id)
+    ).first()
+    if clash is not None:
+        raise exceptions.DuplicateName(f"Conflicting resource provider {name} already exists.")
+    try:
+        conn.execute(rp.update().where(rp.c.id == provider.id).values(**values))
+    except IntegrityError:
+        raise exceptions.DuplicateName(
+            f"Conflicting resource provider {name} already exists."
+        ) from None
+    new_root = values.get("root_provider_id")
+    if new_root is not None and new_root != provider.root_provider_id:
+        descendants = tree.descendant_ids(conn, provider.root_provider_id, provider.id)
+        if descendants:
+            conn.execute(
+                rp.update().where(rp.c.id.in_(descendants)).values(root_provider_id=new_root)
+            )
+    return get(conn, provider.uuid)
+
+
+def _placement(
+    conn: Connection, provider: ResourceProvider, parent_uuid: str | None, allow_reparenting: bool
+) -> dict[str, object]:
+    """The parent and root columns that put ``provider`` under ``parent_uuid`` (None: a root)."""
+    refused = f"Unable to save resource provider {provider.uuid}"
+    if parent_uuid is None:
+        if provider.parent_provider_id is None:
+            return {}
+        if not allow_reparenting:
+            raise exceptions.InvalidInput(
+                f"{refused}: un-parenting a provider is not currently allowed."
+            )
+        return {"parent_provider_id": None, "root_provider_id": provider.id}
+    parent = find(conn, parent_uuid)
+    if parent is None:
+        raise exceptions.InvalidInput(f"{refused}: parent provider UUID does not exist.")
+    if parent.id == provider.parent_provider_id:
+        return {}
+    if provider.parent_provider_id is not None and not allow_reparenting:
+        raise exceptions.InvalidInput(
+            f"{refused}: re-parenting a provider is not currently allowed."
+        )
+    if parent.id == provider.id or parent.id in tree.descendant_ids(
+        conn, provider.root_provider_id, provider.id
+    ):
+        raise exceptions.InvalidInput(
+            f"{refused}: creating loop in the provider tree is not allowed."
+        )
+    return {"parent_provider_id": parent.id, "root_provider_id": parent.root_provider_id}
+
+
+def delete(conn: Connection, uuid: str) -> None:
+    """Remove a provider with its inventory, traits and aggregate links.
+
+    A provider with children or with allocations against it stays.
+    """
+    provider = find(conn, uuid)
+    if provider is None:
+        raise exceptions.NotFound(f"No resource provider with uuid {uuid} found for delete")
+    rp = resource_providers
+    cannot_delete_parent = exceptions.CannotDeleteParent(
+        f"Unable to delete parent resource provider {uuid}: It has child resource providers."
+    )
+    if conn.execute(sa.select(rp.c.id).where(rp.c.parent_provider_id == provider.id)).first():
+        raise cannot_delete_parent
+    in_use = conn.execute(
+        sa.select(allocations.c.id).where(allocations.c.resource_provider_id == provider.id)
+    ).first()
+    if in_use is not None:
+        raise exceptions.ProviderInUse(
+            f"Unable to delete resource provider {uuid}: Resource provider has allocations."
+        )
+    for table in (inventories, resource_provider_aggregates, resource_provider_traits):
+        conn.execute(table.delete().where(table.c.resource_provider_id == provider.id))
+    # The row names itself as its root; cut that first so no database refuses the delete.
+    conn.execute(rp.update().where(rp.c.id == provider.id).values(root_provider_id=None))
+    try:
+        conn.execute(rp.delete().where(rp.c.id == provider.id))
+    except IntegrityError:
+        # A child was attached since we looked.
+        raise cannot_delete_parent from None

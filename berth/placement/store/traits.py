@@ -1,0 +1,138 @@
+"""Traits: the standard ones from os-traits and custom ``CUSTOM_*`` ones, and providers' traits."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from berth.common.timeutils import utcnow
+from berth.placement import exceptions
+from berth.placement.store import providers
+from berth.placement.store.providers import ResourceProvider
+from berth.placement.store.schema import resource_provider_traits, traits
+
+CUSTOM_PREFIX = "CUSTOM_"
+
+
+@dataclass(frozen=True, slots=True)
+class Trait:
+    id: int
+    name: str
+    created_at: dt.datetime
+    updated_at: dt.datetime | None
+
+    @property
+    def last_modified(self) -> dt.datetime:
+        return self.updated_at or self.created_at
+
+
+def _select() -> sa.Select[tuple[object, ...]]:
+    t = traits
+    return sa.select(t.c.id, t.c.name, t.c.created_at, t.c.updated_at).order_by(t.c.id)
+
+
+def _from_rows(rows: Iterable[sa.Row[tuple[object, ...]]]) -> list[Trait]:
+    return [Trait(**row._asdict()) for row in rows]
+
+
+def find(conn: Connection, name: str) -> Trait | None:
+    found = _from_rows(conn.execute(_select().where(traits.c.name == name)))
+    return found[0] if found else None
+
+
+def get(conn: Connection, name: str) -> Trait:
+    trait = find(conn, name)
+    if trait is None:
+        raise exceptions.NotFound(f"No such trait(s): {name}.")
+    return trait
+
+
+def list_traits(
+    conn: Connection,
+    names: Iterable[str] | None = None,
+    prefix: str | None = None,
+    associated: bool | None = None,
+) -> list[Trait]:
+    """Traits, oldest first, narrowed by exact names, a name prefix, and whether any provider
+    has them."""
+    t, link = traits, resource_provider_traits
+    query = _select()
+    if names is not None:
+        query = query.where(t.c.name.in_(sorted(set(names))))
+    if prefix is not None:
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        query = query.where(t.c.name.like(escaped + "%", escape="\\"))
+    if associated is not None:
+        used = sa.exists().where(link.c.trait_id == t.c.id)
+        query = query.where(used if associated else ~used)
+    return _from_rows(conn.execute(query))
+
+
+def ensure(conn: Connection, name: str) -> tuple[Trait, bool]:
+    """The trait with this name, created if missing; the flag says whether it was created."""
+    existing = find(conn, name)
+    if existing is not None:
+        return existing, False
+    try:
+        with conn.begin_nested():
+            conn.execute(traits.insert().values(name=name, created_at=utcnow()))
+    except IntegrityError:
+        # Another request created it first: that is the same outcome for the caller.
+        return get(conn, name), False
+    return get(conn, name), True
+
+
+def delete(conn: Connection, name: str) -> None:
+    """Delete a custom trait no provider has."""
+    trait = get(conn, name)
+    if not name.startswith(CUSTOM_PREFIX):
+        raise exceptions.InvalidInput(f"Cannot delete standard trait {name}.")
+    link = resource_provider_traits
+    if conn.execute(sa.select(link.c.trait_id).where(link.c.trait_id == trait.id)).first():
+        raise exceptions.Conflict(f"The trait {name} is in use by a resource provider.")
+    conn.execute(traits.delete().where(traits.c.id == trait.id))
+
+
+def of_provider(conn: Connection, provider_id: int) -> list[Trait]:
+    link = resource_provider_traits
+    query = _select().join(link, link.c.trait_id == traits.c.id)
+    return _from_rows(conn.execute(query.where(link.c.resource_provider_id == provider_id)))
+
+
+def replace_on_provider(
+    conn: Connection, provider: ResourceProvider, names: Collection[str]
+) -> tuple[list[Trait], int]:
+    """Make ``names`` exactly the provider's traits; the generation moves only if they change.
+
+    Returns the traits and the provider's generation. Any trait that does not exist is refused
+    by name.
+    """
+    wanted = list_traits(conn, names=names)
+    missing = set(names) - {t.name for t in wanted}
+    if missing:
+        raise exceptions.InvalidInput(f"No such trait {', '.join(sorted(missing))}")
+    link, provider_id = resource_provider_traits, provider.id
+    current = set(
+        conn.scalars(sa.select(link.c.trait_id).where(link.c.resource_provider_id == provider_id))
+    )
+    wanted_ids = {t.id for t in wanted}
+    if current - wanted_ids:
+        conn.execute(
+            link.delete().where(
+                link.c.resource_provider_id == provider_id,
+                link.c.trait_id.in_(current - wanted_ids),
+            )
+        )
+    if wanted_ids - current:
+        conn.execute(
+            link.insert(),
+            [{"resource_provider_id": provider_id, "trait_id": i} for i in wanted_ids - current],
+        )
+    if wanted_ids == current:
+        return wanted, provider.generation
+    return wanted, providers.bump_generation(conn, provider)
