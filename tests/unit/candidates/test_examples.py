@@ -1,0 +1,333 @@
+"""Focused cases taken from upstream's gabbi stories, plus parsing, rendering and loading."""
+
+from __future__ import annotations
+
+import datetime
+import random
+
+import pytest
+import sqlalchemy as sa
+
+from berth.placement import errors
+from berth.placement.candidates import (
+    Inventory,
+    Provider,
+    Snapshot,
+    allocation_candidates,
+    load_snapshot,
+    matching_providers,
+    parse_candidates_request,
+    parse_provider_filters,
+    render,
+)
+from berth.placement.candidates.snapshot import SHARING_TRAIT
+from berth.placement.exceptions import InvalidInput
+from berth.placement.store import schema
+
+CLASSES = ["VCPU", "MEMORY_MB", "DISK_GB", "SRIOV_NET_VF"]
+TRAITS = [SHARING_TRAIT, "HW_NUMA_ROOT", "CUSTOM_PHYSNET1", "HW_CPU_X86_SSE"]
+
+
+def rp(uuid: str, parent: Provider | None = None, **kw: object) -> Provider:
+    return Provider(
+        uuid=uuid,
+        name=uuid,
+        parent_uuid=parent.uuid if parent else None,
+        root_uuid=parent.root_uuid if parent else uuid,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def solve(snap: Snapshot, query: str, version: tuple[int, int] = (1, 39)) -> dict:
+    pairs = [tuple(p.split("=", 1)) for p in query.split("&")]
+    req = parse_candidates_request(pairs, version)  # type: ignore[arg-type]
+    return render(
+        allocation_candidates(snap, req, randomize=False, rng=random.Random()), snap, version
+    )
+
+
+@pytest.fixture
+def sharing() -> Snapshot:
+    """cn1 (no disk), cn2 (with disk) and a shared disk ss, all in one aggregate."""
+    agg = frozenset({"agg"})
+    return Snapshot.build(
+        [
+            rp(
+                "cn1",
+                inventories={"VCPU": Inventory(8), "MEMORY_MB": Inventory(2048)},
+                aggregates=agg,
+            ),
+            rp(
+                "cn2",
+                inventories={
+                    "VCPU": Inventory(8),
+                    "MEMORY_MB": Inventory(2048),
+                    "DISK_GB": Inventory(500),
+                },
+                aggregates=agg,
+            ),
+            rp(
+                "ss",
+                inventories={"DISK_GB": Inventory(2000)},
+                traits=frozenset({SHARING_TRAIT}),
+                aggregates=agg,
+            ),
+        ],
+        CLASSES,
+        TRAITS,
+    )
+
+
+@pytest.fixture
+def numa() -> Snapshot:
+    """cn with two NUMA nodes, each with a PF offering VFs; pf1 on physnet1."""
+    cn = rp("cn", traits=frozenset())
+    numa0 = rp("numa0", cn, inventories={"VCPU": Inventory(4)}, traits=frozenset({"HW_NUMA_ROOT"}))
+    numa1 = rp("numa1", cn, inventories={"VCPU": Inventory(4)}, traits=frozenset({"HW_NUMA_ROOT"}))
+    pf0 = rp("pf0", numa0, inventories={"SRIOV_NET_VF": Inventory(8)})
+    pf1 = rp(
+        "pf1",
+        numa1,
+        inventories={"SRIOV_NET_VF": Inventory(8)},
+        traits=frozenset({"CUSTOM_PHYSNET1"}),
+    )
+    return Snapshot.build([cn, numa0, numa1, pf0, pf1], CLASSES, TRAITS)
+
+
+def test_shared_disk_gives_one_candidate_per_way(sharing: Snapshot) -> None:
+    body = solve(sharing, "resources=VCPU:1,MEMORY_MB:1024,DISK_GB:100")
+    got = sorted(sorted(a["allocations"]) for a in body["allocation_requests"])
+    assert got == [["cn1", "ss"], ["cn2"], ["cn2", "ss"]]
+    assert set(body["provider_summaries"]) == {"cn1", "cn2", "ss"}
+
+
+def test_only_shared_resource_is_returned_once(sharing: Snapshot) -> None:
+    body = solve(sharing, "resources=DISK_GB:1000")
+    assert [list(a["allocations"]) for a in body["allocation_requests"]] == [["ss"]]
+
+
+def test_nested_granular_with_isolate_and_mappings(numa: Snapshot) -> None:
+    body = solve(numa, "resources_A=VCPU:1&resources_B=VCPU:1&group_policy=isolate")
+    maps = sorted((a["mappings"]["_A"], a["mappings"]["_B"]) for a in body["allocation_requests"])
+    assert maps == [(["numa0"], ["numa1"]), (["numa1"], ["numa0"])]
+    body = solve(numa, "resources_A=VCPU:1&resources_B=VCPU:1&group_policy=none")
+    assert len(body["allocation_requests"]) == 4
+    same = [a for a in body["allocation_requests"] if a["mappings"]["_A"] == a["mappings"]["_B"]]
+    assert [a["allocations"][a["mappings"]["_A"][0]]["resources"] for a in same] == [
+        {"VCPU": 2}
+    ] * 2
+
+
+def test_same_subtree_with_resourceless_numa_group(numa: Snapshot) -> None:
+    query = (
+        "resources_VF=SRIOV_NET_VF:1&required_VF=CUSTOM_PHYSNET1&required_NUMA=HW_NUMA_ROOT"
+        "&resources_CPU=VCPU:1&same_subtree=_VF,_NUMA,_CPU&group_policy=none"
+    )
+    body = solve(numa, query)
+    assert [a["mappings"] for a in body["allocation_requests"]] == [
+        {"_VF": ["pf1"], "_NUMA": ["numa1"], "_CPU": ["numa1"]}
+    ]
+
+
+def test_before_1_29_one_provider_per_tree(numa: Snapshot) -> None:
+    assert solve(numa, "resources=VCPU:1,SRIOV_NET_VF:1", (1, 28))["allocation_requests"] == []
+    assert len(solve(numa, "resources=VCPU:1,SRIOV_NET_VF:1", (1, 29))["allocation_requests"]) == 4
+
+
+def test_unnamed_group_traits_count_on_the_providers_used(numa: Snapshot) -> None:
+    body = solve(numa, "resources=VCPU:1,SRIOV_NET_VF:1&required=CUSTOM_PHYSNET1")
+    assert sorted(sorted(a["allocations"]) for a in body["allocation_requests"]) == [
+        ["numa0", "pf1"],
+        ["numa1", "pf1"],
+    ]
+
+
+def test_limit_spreads_over_trees(sharing: Snapshot) -> None:
+    body = solve(sharing, "resources=VCPU:1&limit=2")
+    assert sorted(u for a in body["allocation_requests"] for u in a["allocations"]) == [
+        "cn1",
+        "cn2",
+    ]
+
+
+def test_render_formats_per_version(sharing: Snapshot) -> None:
+    old = solve(sharing, "resources=VCPU:1", (1, 10))
+    assert old["allocation_requests"][0] == {
+        "allocations": [{"resource_provider": {"uuid": "cn1"}, "resources": {"VCPU": 1}}]
+    }
+    assert old["provider_summaries"]["cn1"] == {"resources": {"VCPU": {"capacity": 8, "used": 0}}}
+    new = solve(sharing, "resources=VCPU:1", (1, 34))
+    assert new["allocation_requests"][0] == {
+        "allocations": {"cn1": {"resources": {"VCPU": 1}}},
+        "mappings": {"": ["cn1"]},
+    }
+    assert new["provider_summaries"]["cn1"] == {
+        "resources": {
+            "VCPU": {"capacity": 8, "used": 0},
+            "MEMORY_MB": {"capacity": 2048, "used": 0},
+        },
+        "traits": [],
+        "parent_provider_uuid": None,
+        "root_provider_uuid": "cn1",
+    }
+
+
+@pytest.mark.parametrize(
+    ("query", "version", "code", "phrase"),
+    [
+        ("resources=", (1, 10), errors.DEFAULT, "Badly formed resources parameter"),
+        ("resources=VCPU:0", (1, 10), errors.DEFAULT, "requires amount >= 1"),
+        ("resources=VCPU:1&limit=5", (1, 15), errors.DEFAULT, "'limit' was unexpected"),
+        ("resources=VCPU:1&limit=0", (1, 16), errors.DEFAULT, "Failed validating 'pattern'"),
+        ("resources=VCPU:1&required=!X", (1, 21), errors.DEFAULT, "HW_CPU_X86_VMX,CUSTOM_MAGIC"),
+        ("resources=VCPU:1&required=in:A,B", (1, 38), errors.DEFAULT, "only supported since"),
+        ("resources=VCPU:1&member_of=x", (1, 21), errors.DEFAULT, "valid UUID(s)"),
+        ("resources=VCPU:1&member_of=!" + "a" * 32, (1, 31), errors.DEFAULT, "Forbidden member_of"),
+        ("resources_X=VCPU:1", (1, 32), errors.DEFAULT, "does not match any of the regexes"),
+        (
+            "resources1=VCPU:1&resources2=VCPU:1",
+            (1, 25),
+            errors.DEFAULT,
+            '"group_policy" parameter',
+        ),
+        ("required=HW_CPU_X86_SSE", (1, 25), errors.DEFAULT, "orphaned traits keys"),
+        (
+            "resources1=VCPU:1&required2=A&group_policy=none",
+            (1, 36),
+            errors.QUERYPARAM_BAD_VALUE,
+            "Resourceless",
+        ),
+        ("required1=A", (1, 36), errors.QUERYPARAM_MISSING_VALUE, "at least one resources"),
+        ("resources=VCPU:1&same_subtree=_A", (1, 36), errors.QUERYPARAM_BAD_VALUE, "Real suffixes"),
+        (
+            "resources=VCPU:1&root_required=A&root_required=B",
+            (1, 35),
+            errors.ILLEGAL_DUPLICATE_QUERYPARAM,
+            "only once",
+        ),
+        (
+            "resources=VCPU:1&root_required=A,!A",
+            (1, 35),
+            errors.QUERYPARAM_BAD_VALUE,
+            "Conflicting",
+        ),
+        (
+            "resources=VCPU:1&required=A,!A",
+            (1, 22),
+            errors.DEFAULT,
+            "Conflicting required and forbidden",
+        ),
+        ("resources=VCPU:1&in_tree=nope", (1, 31), errors.DEFAULT, "format of uuid"),
+    ],
+)
+def test_bad_queries(query: str, version: tuple[int, int], code: str, phrase: str) -> None:
+    pairs = [tuple(p.split("=", 1)) for p in query.split("&")]
+    with pytest.raises(InvalidInput) as info:
+        parse_candidates_request(pairs, version)  # type: ignore[arg-type]
+    assert info.value.code == code
+    assert phrase in str(info.value)
+
+
+def test_unknown_names_are_400_unless_an_earlier_group_matches_nothing(sharing: Snapshot) -> None:
+    with pytest.raises(InvalidInput, match="Invalid resource class"):
+        solve(sharing, "resources=MCPU:1")
+    with pytest.raises(InvalidInput, match=r"No such trait\(s\): CUSTOM_NOPE"):
+        solve(sharing, "resources=VCPU:1&required=CUSTOM_NOPE")
+    body = solve(
+        sharing, "resources1=VCPU:99&resources2=VCPU:1&required2=CUSTOM_NOPE&group_policy=none"
+    )
+    assert body["allocation_requests"] == []
+
+
+def test_provider_list_filters(numa: Snapshot) -> None:
+    filters = parse_provider_filters(
+        [("resources", "VCPU:4"), ("required", "HW_NUMA_ROOT")], (1, 39)
+    )
+    assert [p.uuid for p in matching_providers(numa, filters)] == ["numa0", "numa1"]
+    with pytest.raises(InvalidInput):  # in_tree must look like a uuid
+        parse_provider_filters([("in_tree", "pf1")], (1, 14))
+    with pytest.raises(InvalidInput, match="Invalid trait"):
+        matching_providers(numa, parse_provider_filters([("required", "CUSTOM_NOPE")], (1, 18)))
+
+
+def test_load_snapshot_reads_everything() -> None:
+    engine = sa.create_engine("sqlite://")
+    schema.metadata.create_all(engine)
+    now = datetime.datetime(2024, 1, 1)
+    with engine.begin() as conn:
+        conn.execute(
+            sa.insert(schema.resource_classes), [{"id": 1, "name": "VCPU", "created_at": now}]
+        )
+        conn.execute(
+            sa.insert(schema.traits), [{"id": 1, "name": "HW_NUMA_ROOT", "created_at": now}]
+        )
+        rows = [
+            {
+                "id": 1,
+                "uuid": "r",
+                "name": "r",
+                "generation": 3,
+                "root_provider_id": 1,
+                "created_at": now,
+            },
+            {
+                "id": 2,
+                "uuid": "c",
+                "name": "c",
+                "generation": 0,
+                "root_provider_id": 1,
+                "parent_provider_id": 1,
+                "created_at": now,
+            },
+        ]
+        conn.execute(sa.insert(schema.resource_providers), rows)
+        conn.execute(
+            sa.insert(schema.inventories),
+            [
+                {
+                    "resource_provider_id": 2,
+                    "resource_class_id": 1,
+                    "total": 10,
+                    "reserved": 1,
+                    "min_unit": 1,
+                    "max_unit": 4,
+                    "step_size": 1,
+                    "allocation_ratio": 1.5,
+                    "created_at": now,
+                }
+            ],
+        )
+        conn.execute(
+            sa.insert(schema.allocations),
+            [
+                {
+                    "resource_provider_id": 2,
+                    "consumer_id": "x",
+                    "resource_class_id": 1,
+                    "used": 2,
+                    "created_at": now,
+                },
+                {
+                    "resource_provider_id": 2,
+                    "consumer_id": "y",
+                    "resource_class_id": 1,
+                    "used": 1,
+                    "created_at": now,
+                },
+            ],
+        )
+        conn.execute(
+            sa.insert(schema.resource_provider_traits), [{"resource_provider_id": 2, "trait_id": 1}]
+        )
+        conn.execute(sa.insert(schema.placement_aggregates), [{"id": 1, "uuid": "agg"}])
+        conn.execute(
+            sa.insert(schema.resource_provider_aggregates),
+            [{"resource_provider_id": 1, "aggregate_id": 1}],
+        )
+    with engine.connect() as conn:
+        snap = load_snapshot(conn)
+    child = snap.providers["c"]
+    assert (child.parent_uuid, child.root_uuid, snap.providers["r"].generation) == ("r", "r", 3)
+    assert child.inventories["VCPU"].capacity == 13 and child.inventories["VCPU"].used == 3
+    assert child.traits == {"HW_NUMA_ROOT"} and snap.providers["r"].aggregates == {"agg"}
+    assert snap.has_trees and snap.trees["r"] == ("r", "c")
