@@ -268,6 +268,7 @@ def test_load_snapshot_reads_everything() -> None:
                 "name": "r",
                 "generation": 3,
                 "root_provider_id": 1,
+                "parent_provider_id": None,
                 "created_at": now,
             },
             {
