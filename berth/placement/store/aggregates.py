@@ -37,7 +37,8 @@ def replace(
     From 1.19 (``bump``) the generation moves on every write, changed or not, as upstream's does.
     """
     link, provider_id = resource_provider_aggregates, provider.id
-    wanted = {_ensure(conn, uuid) for uuid in set(uuids)}
+    # Created in the order given, so that the list reads back in that order.
+    wanted = {_ensure(conn, uuid) for uuid in dict.fromkeys(uuids)}
     current = set(
         conn.scalars(
             sa.select(link.c.aggregate_id).where(link.c.resource_provider_id == provider_id)
