@@ -48,7 +48,12 @@ class PlacementApp:
             context = auth.noauth2(headers, request_id) if path not in ROOT_PATHS else None
             version = microversion.negotiate(headers)
             handler, params = self.router.match(request.method, path)
-            if path not in ROOT_PATHS and not accepts_json(headers.get("accept")):
+            # Only reads are refused for their Accept header; a write is validated first.
+            if (
+                request.method == "GET"
+                and path not in ROOT_PATHS
+                and not accepts_json(headers.get("accept"))
+            ):
                 raise HTTPError(406, "Only application/json is provided")
             body = await request.body()
             req = PlacementRequest(

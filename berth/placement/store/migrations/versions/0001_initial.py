@@ -52,12 +52,12 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(
             ["root_provider_id"],
             ["resource_providers.id"],
-            name="fk_resource_providers_root_provider_id_resource_providers",
+            name="fk_resource_providers_root_provider_id",
         ),
         sa.ForeignKeyConstraint(
             ["parent_provider_id"],
             ["resource_providers.id"],
-            name="fk_resource_providers_parent_provider_id_resource_providers",
+            name="fk_resource_providers_parent_provider_id",
         ),
         **MYSQL,
     )
@@ -94,12 +94,12 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(
             ["resource_provider_id"],
             ["resource_providers.id"],
-            name="fk_inventories_resource_provider_id_resource_providers",
+            name="fk_inventories_resource_provider_id",
         ),
         sa.ForeignKeyConstraint(
             ["resource_class_id"],
             ["resource_classes.id"],
-            name="fk_inventories_resource_class_id_resource_classes",
+            name="fk_inventories_resource_class_id",
         ),
         **MYSQL,
     )
@@ -116,14 +116,12 @@ def upgrade() -> None:
         *_timestamps(),
         sa.PrimaryKeyConstraint("id", name="pk_consumers"),
         sa.UniqueConstraint("uuid", name="uq_consumers_uuid"),
-        sa.ForeignKeyConstraint(
-            ["project_id"], ["projects.id"], name="fk_consumers_project_id_projects"
-        ),
-        sa.ForeignKeyConstraint(["user_id"], ["users.id"], name="fk_consumers_user_id_users"),
+        sa.ForeignKeyConstraint(["project_id"], ["projects.id"], name="fk_consumers_project_id"),
+        sa.ForeignKeyConstraint(["user_id"], ["users.id"], name="fk_consumers_user_id"),
         sa.ForeignKeyConstraint(
             ["consumer_type_id"],
             ["consumer_types.id"],
-            name="fk_consumers_consumer_type_id_consumer_types",
+            name="fk_consumers_consumer_type_id",
         ),
         **MYSQL,
     )
@@ -141,12 +139,12 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(
             ["resource_provider_id"],
             ["resource_providers.id"],
-            name="fk_allocations_resource_provider_id_resource_providers",
+            name="fk_allocations_resource_provider_id",
         ),
         sa.ForeignKeyConstraint(
             ["resource_class_id"],
             ["resource_classes.id"],
-            name="fk_allocations_resource_class_id_resource_classes",
+            name="fk_allocations_resource_class_id",
         ),
         **MYSQL,
     )
@@ -167,10 +165,10 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(
             ["resource_provider_id"],
             ["resource_providers.id"],
-            name="fk_resource_provider_traits_resource_provider_id_resource_providers",
+            name="fk_resource_provider_traits_resource_provider_id",
         ),
         sa.ForeignKeyConstraint(
-            ["trait_id"], ["traits.id"], name="fk_resource_provider_traits_trait_id_traits"
+            ["trait_id"], ["traits.id"], name="fk_resource_provider_traits_trait_id"
         ),
         **MYSQL,
     )
@@ -196,12 +194,12 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(
             ["resource_provider_id"],
             ["resource_providers.id"],
-            name="fk_resource_provider_aggregates_resource_provider_id_resource_providers",
+            name="fk_resource_provider_aggregates_resource_provider_id",
         ),
         sa.ForeignKeyConstraint(
             ["aggregate_id"],
             ["placement_aggregates.id"],
-            name="fk_resource_provider_aggregates_aggregate_id_placement_aggregates",
+            name="fk_resource_provider_aggregates_aggregate_id",
         ),
         **MYSQL,
     )
