@@ -30,6 +30,18 @@ def _timestamps() -> list[sa.Column[object]]:
     ]
 
 
+def _named(table: str, column: str) -> sa.Table:
+    """A table of unique names: resource classes, traits, consumer types, projects, users."""
+    return sa.Table(
+        table,
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column(column, sa.String(255), nullable=False, unique=True),
+        *_timestamps(),
+        **_MYSQL,
+    )
+
+
 resource_providers = sa.Table(
     "resource_providers",
     metadata,
@@ -43,14 +55,7 @@ resource_providers = sa.Table(
     **_MYSQL,
 )
 
-resource_classes = sa.Table(
-    "resource_classes",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("name", sa.String(255), nullable=False, unique=True),
-    *_timestamps(),
-    **_MYSQL,
-)
+resource_classes = _named("resource_classes", "name")
 
 inventories = sa.Table(
     "inventories",
@@ -74,32 +79,11 @@ inventories = sa.Table(
     **_MYSQL,
 )
 
-projects = sa.Table(
-    "projects",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("external_id", sa.String(255), nullable=False, unique=True),
-    *_timestamps(),
-    **_MYSQL,
-)
+projects = _named("projects", "external_id")
 
-users = sa.Table(
-    "users",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("external_id", sa.String(255), nullable=False, unique=True),
-    *_timestamps(),
-    **_MYSQL,
-)
+users = _named("users", "external_id")
 
-consumer_types = sa.Table(
-    "consumer_types",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("name", sa.String(255), nullable=False, unique=True),
-    *_timestamps(),
-    **_MYSQL,
-)
+consumer_types = _named("consumer_types", "name")
 
 consumers = sa.Table(
     "consumers",
@@ -133,14 +117,7 @@ allocations = sa.Table(
     **_MYSQL,
 )
 
-traits = sa.Table(
-    "traits",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("name", sa.String(255), nullable=False, unique=True),
-    *_timestamps(),
-    **_MYSQL,
-)
+traits = _named("traits", "name")
 
 resource_provider_traits = sa.Table(
     "resource_provider_traits",
