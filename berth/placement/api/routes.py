@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from berth.placement.api import aggregates, resource_classes, resource_providers, root, traits
+from berth.placement.api import allocations
 from berth.placement.api.router import RouteTable
 
 ROUTES: RouteTable = {
@@ -15,6 +16,13 @@ ROUTES: RouteTable = {
         "GET": resource_providers.show_resource_provider,
         "PUT": resource_providers.update_resource_provider,
         "DELETE": resource_providers.delete_resource_provider,
+    },
+    "/resource_providers/{uuid}/allocations": {"GET": allocations.list_for_provider},
+    "/allocations": {"POST": allocations.set_allocations},
+    "/allocations/{consumer_uuid}": {
+        "GET": allocations.list_for_consumer,
+        "PUT": allocations.set_for_consumer,
+        "DELETE": allocations.delete_for_consumer,
     },
     "/resource_providers/{uuid}/aggregates": {
         "GET": aggregates.get_aggregates,

@@ -1,0 +1,354 @@
+"""Allocations: reading them by consumer or provider, releasing a consumer's, and the claim write.
+
+A claim write replaces the allocations of one or more consumers in the caller's single write
+transaction, and it can never leave a provider past its capacity, however many writers race:
+
+1. every provider involved is read first, with its generation;
+2. then its inventories and the usage left once the consumers' old allocations are gone, and the
+   new amounts are checked against them with ``capacity.fit``;
+3. finally every involved provider's generation is bumped with a compare-and-swap.
+
+Two writers on one provider both bump its generation; the second finds it moved and fails with
+``GenerationRace``, which rolls its transaction back. Any usage committed before step 1 is seen by
+step 2, and any committed after it moves the generation, so no check ever passes on stale usage.
+``write_retrying`` runs the whole transaction again on such a race, as upstream does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from berth.common.db import Database
+from berth.common.timeutils import utcnow
+from berth.placement import exceptions
+from berth.placement.store import consumers, names, providers, schema
+from berth.placement.store.consumers import Consumer
+from berth.placement.store.providers import ResourceProvider
+from berth.placement.store.schema import allocations, resource_classes, resource_providers
+
+T = TypeVar("T")
+
+# Amounts by resource class, and those by provider uuid.
+Resources = Mapping[str, int]
+ProviderResources = Mapping[str, Resources]
+
+
+class GenerationRace(exceptions.ConcurrentUpdate):
+    """Another writer changed a provider during this write; trying again may well succeed."""
+
+
+class UnknownResourceClass(exceptions.InvalidInput):
+    """An allocation names a resource class that does not exist."""
+
+
+class AllocationRefused(exceptions.Conflict):
+    """An allocation does not fit the provider's inventory."""
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    resource_provider_uuid: str
+    resource_provider_generation: int
+    consumer_uuid: str
+    consumer_generation: int | None
+    resource_class: str
+    used: int
+    created_at: dt.datetime
+    updated_at: dt.datetime | None
+
+    @property
+    def last_modified(self) -> dt.datetime:
+        return self.updated_at or self.created_at
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What one consumer's allocations are to become; empty ``allocations`` releases them all.
+
+    ``generation`` is checked only when ``check_generation`` is set (from 1.28); None then means
+    the client expects the consumer to be new. A ``consumer_type`` of None keeps the current one.
+    """
+
+    consumer_uuid: str
+    allocations: ProviderResources
+    project_id: str
+    user_id: str
+    consumer_type: str | None = None
+    generation: int | None = None
+    check_generation: bool = False
+
+
+def _select() -> sa.Select[tuple[object, ...]]:
+    rp, rc, a, c = resource_providers, resource_classes, allocations, schema.consumers
+    return (
+        sa.select(
+            rp.c.uuid.label("resource_provider_uuid"),
+            rp.c.generation.label("resource_provider_generation"),
+            a.c.consumer_id.label("consumer_uuid"),
+            c.c.generation.label("consumer_generation"),
+            rc.c.name.label("resource_class"),
+            a.c.used,
+            a.c.created_at,
+            a.c.updated_at,
+        )
+        .select_from(a)
+        .join(rp, rp.c.id == a.c.resource_provider_id)
+        .join(rc, rc.c.id == a.c.resource_class_id)
+        .outerjoin(c, c.c.uuid == a.c.consumer_id)
+        .order_by(rp.c.uuid, a.c.consumer_id, rc.c.name)
+    )
+
+
+def for_consumer(conn: Connection, consumer_uuid: str) -> tuple[Consumer | None, list[Allocation]]:
+    """The consumer (None when unknown) and its allocations."""
+    rows = conn.execute(_select().where(allocations.c.consumer_id == consumer_uuid))
+    found = [Allocation(**row._asdict()) for row in rows]
+    return consumers.find(conn, consumer_uuid), found
+
+
+def for_provider(conn: Connection, provider: ResourceProvider) -> list[Allocation]:
+    rows = conn.execute(_select().where(allocations.c.resource_provider_id == provider.id))
+    return [Allocation(**row._asdict()) for row in rows]
+
+
+def release(conn: Connection, consumer_uuid: str) -> None:
+    """Remove all of a consumer's allocations, and the consumer with them.
+
+    Provider generations stay: freeing resources cannot push anyone past capacity.
+    """
+    removed = conn.execute(allocations.delete().where(allocations.c.consumer_id == consumer_uuid))
+    if removed.rowcount == 0:
+        raise exceptions.NotFound(f"No allocations for consumer '{consumer_uuid}'")
+    consumers.delete_unused(conn, [consumer_uuid])
+
+
+def write_retrying(db: Database, attempts: int, work: Callable[[Connection], T]) -> T:
+    """Run ``work`` in one write transaction, from the start again after a ``GenerationRace``.
+
+    Deadlocks reported by the database are retried as well (``Database.write_with_retry``).
+    """
+    attempts = max(attempts, 1)
+    for attempt in range(attempts):
+        try:
+            return db.write_with_retry(work)
+        except GenerationRace:
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def write(
+    conn: Connection,
+    claims: Sequence[Claim],
+    seen: Mapping[str, ResourceProvider] | None = None,
+) -> dict[str, ResourceProvider]:
+    """Replace every claim's consumer's allocations, all of them or none.
+
+    ``seen`` holds providers this transaction has already read and changed itself (the
+    reshaper's); the others are read here. Returns each involved provider at its new generation.
+    """
+    held = [
+        consumers.ensure(
+            conn,
+            claim.consumer_uuid,
+            consumers.Owner(claim.project_id, claim.user_id, claim.consumer_type),
+            claim.generation,
+            claim.check_generation,
+        )
+        for claim in claims
+    ]
+    wanted = _providers(conn, [uuid for claim in claims for uuid in claim.allocations], seen)
+    class_ids = _class_ids(conn, claims)
+    old = _rows_of(conn, [claim.consumer_uuid for claim in claims])
+    released = {
+        row.provider_uuid
+        for claim in claims
+        if not claim.allocations
+        for row in old
+        if row.consumer_uuid == claim.consumer_uuid
+    }
+    involved = {**_providers(conn, sorted(released - wanted.keys()), seen), **wanted}
+    keys = [(p.id, class_id) for p in wanted.values() for class_id in class_ids.values()]
+    before = _usage(conn, keys)
+    conn.execute(allocations.delete().where(allocations.c.consumer_id.in_({c.uuid for c in held})))
+    usage = dict(before)
+    for row in old:
+        if (row.provider_id, row.class_id) in usage:
+            usage[row.provider_id, row.class_id] -= row.used
+    _check(claims, wanted, class_ids, _inventories(conn, keys), usage, before)
+    _insert(conn, claims, wanted, class_ids)
+    bumped = {}
+    for provider in sorted(involved.values(), key=lambda p: p.id):
+        try:
+            generation = providers.bump_generation(conn, provider)
+        except exceptions.ConcurrentUpdate:
+            raise GenerationRace(
+                "Another thread concurrently updated the resource provider data. "
+                "Please retry your update"
+            ) from None
+        bumped[provider.uuid] = replace(provider, generation=generation)
+    for consumer in held:
+        consumers.bump_generation(conn, consumer)
+    consumers.delete_unused(conn, [c.uuid for c in held])
+    return bumped
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    consumer_uuid: str
+    provider_id: int
+    provider_uuid: str
+    class_id: int
+    used: int
+
+
+def _providers(
+    conn: Connection, uuids: Sequence[str], seen: Mapping[str, ResourceProvider] | None
+) -> dict[str, ResourceProvider]:
+    """The named providers by uuid, in the order named; a missing one refuses the write."""
+    seen = seen or {}
+    read = {p.uuid: p for p in providers.list_by_uuids(conn, [u for u in uuids if u not in seen])}
+    found = {}
+    for uuid in uuids:
+        provider = seen.get(uuid) or read.get(uuid)
+        if provider is None:
+            raise exceptions.InvalidInput(
+                f"Allocation for resource provider '{uuid}' that does not exist."
+            )
+        found[uuid] = provider
+    return found
+
+
+def _class_ids(conn: Connection, claims: Sequence[Claim]) -> dict[str, int]:
+    wanted = [rc for claim in claims for res in claim.allocations.values() for rc in res]
+    known = names.resource_class_ids(conn, wanted)
+    for name in wanted:
+        if name not in known:
+            raise UnknownResourceClass(f"No such resource class {name}.")
+    return known
+
+
+def _rows_of(conn: Connection, consumer_uuids: Sequence[str]) -> list[_Row]:
+    a, rp = allocations, resource_providers
+    rows = conn.execute(
+        sa.select(
+            a.c.consumer_id.label("consumer_uuid"),
+            a.c.resource_provider_id.label("provider_id"),
+            rp.c.uuid.label("provider_uuid"),
+            a.c.resource_class_id.label("class_id"),
+            a.c.used,
+        )
+        .join(rp, rp.c.id == a.c.resource_provider_id)
+        .where(a.c.consumer_id.in_(sorted(set(consumer_uuids))))
+    )
+    return [_Row(**row._asdict()) for row in rows]
+
+
+def _usage(conn: Connection, keys: Sequence[tuple[int, int]]) -> dict[tuple[int, int], int]:
+    """Units allocated per (provider id, class id), zero where nothing is."""
+    usage = dict.fromkeys(keys, 0)
+    if not keys:
+        return usage
+    a = allocations
+    rows = conn.execute(
+        sa.select(a.c.resource_provider_id, a.c.resource_class_id, sa.func.sum(a.c.used))
+        .where(
+            a.c.resource_provider_id.in_({p for p, _ in keys}),
+            a.c.resource_class_id.in_({c for _, c in keys}),
+        )
+        .group_by(a.c.resource_provider_id, a.c.resource_class_id)
+    )
+    for provider_id, class_id, used in rows:
+        if (provider_id, class_id) in usage:
+            usage[provider_id, class_id] = int(used)
+    return usage
+
+
+def _inventories(conn: Connection, keys: Sequence[tuple[int, int]]) -> dict[tuple[int, int], Any]:
+    if not keys:
+        return {}
+    inv = schema.inventories
+    rows = conn.execute(
+        sa.select(inv).where(
+            inv.c.resource_provider_id.in_({p for p, _ in keys}),
+            inv.c.resource_class_id.in_({c for _, c in keys}),
+        )
+    )
+    return {(row.resource_provider_id, row.resource_class_id): row for row in rows}
+
+
+def _check(
+    claims: Sequence[Claim],
+    wanted: Mapping[str, ResourceProvider],
+    class_ids: Mapping[str, int],
+    inventory: Mapping[tuple[int, int], Any],
+    usage: Mapping[tuple[int, int], int],
+    before: Mapping[tuple[int, int], int],
+) -> None:
+    """Refuse the write unless every new amount fits its provider's inventory.
+
+    Amounts of one provider and class from several claims add up. A provider already past its
+    capacity (its inventory shrank) may keep its usage or lower it, never raise it.
+    """
+    stocked = {provider_id for provider_id, _ in inventory}
+    for uuid, provider in wanted.items():
+        if provider.id not in stocked:
+            classes = ", ".join(sorted(class_ids))
+            raise AllocationRefused(
+                f"Inventory for '{classes}' on resource provider '{uuid}' invalid."
+            )
+    asked: dict[tuple[int, int], int] = {}
+    for claim in claims:
+        for uuid, resources in claim.allocations.items():
+            for rc, amount in resources.items():
+                key = (wanted[uuid].id, class_ids[rc])
+                asked[key] = asked.get(key, 0) + amount
+                stock = inventory.get(key)
+                if stock is None:
+                    raise AllocationRefused(
+                        f"Inventory for '{rc}' on resource provider '{uuid}' invalid."
+                    )
+                refusal = _refusal(stock, amount, usage[key] + asked[key], before[key])
+                if refusal:
+                    raise AllocationRefused(
+                        f"Unable to create allocation for '{rc}' on resource provider "
+                        f"'{uuid}'. The requested amount would {refusal}."
+                    )
+
+
+def _insert(
+    conn: Connection,
+    claims: Sequence[Claim],
+    wanted: Mapping[str, ResourceProvider],
+    class_ids: Mapping[str, int],
+) -> None:
+    now = utcnow()
+    rows = [
+        {
+            "consumer_id": claim.consumer_uuid,
+            "resource_provider_id": wanted[uuid].id,
+            "resource_class_id": class_ids[rc],
+            "used": amount,
+            "created_at": now,
+        }
+        for claim in claims
+        for uuid, resources in claim.allocations.items()
+        for rc, amount in resources.items()
+    ]
+    if rows:
+        conn.execute(allocations.insert(), rows)
+
+
+def _refusal(stock: Any, amount: int, total: int, used_before: int) -> str | None:
+    if amount < stock.min_unit or amount > stock.max_unit or amount % stock.step_size:
+        return "violate inventory constraints"
+    capacity = (stock.total - stock.reserved) * stock.allocation_ratio
+    if total > capacity and total > used_before:
+        return "exceed the capacity"
+    return None

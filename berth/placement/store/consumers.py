@@ -1,0 +1,188 @@
+"""Consumers: whoever holds allocations, with the project, user and type they belong to.
+
+A consumer record exists exactly while it has allocations: writing allocations creates it, and
+the write that leaves it without any removes it. Its generation guards its allocations the way a
+provider's guards inventory: every change of them is ``UPDATE ... WHERE generation = :seen``.
+Projects, users and consumer types are rows keyed by the identifiers clients send, created on
+first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from berth.common.timeutils import utcnow
+from berth.placement import exceptions
+from berth.placement.store.schema import allocations, consumer_types, consumers, projects, users
+
+# Before 1.8 a client could allocate without naming a project or user; such consumers belong to
+# this placeholder project and user (upstream's default for both).
+INCOMPLETE_ID = "00000000-0000-0000-0000-000000000000"
+
+# What 1.38 shows for a consumer written before consumer types existed.
+UNKNOWN_TYPE = "unknown"
+
+
+class GenerationConflict(exceptions.ConcurrentUpdate):
+    """The client wrote against a consumer generation that is not the current one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Consumer:
+    id: int
+    uuid: str
+    generation: int
+    project_id: str
+    user_id: str
+    consumer_type: str | None
+
+
+def find(conn: Connection, uuid: str) -> Consumer | None:
+    row = conn.execute(
+        sa.select(
+            consumers.c.id,
+            consumers.c.uuid,
+            consumers.c.generation,
+            projects.c.external_id.label("project_id"),
+            users.c.external_id.label("user_id"),
+            consumer_types.c.name.label("consumer_type"),
+        )
+        .select_from(consumers)
+        .join(projects, projects.c.id == consumers.c.project_id)
+        .join(users, users.c.id == consumers.c.user_id)
+        .outerjoin(consumer_types, consumer_types.c.id == consumers.c.consumer_type_id)
+        .where(consumers.c.uuid == uuid)
+    ).first()
+    return Consumer(**row._asdict()) if row is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """Who a write says a consumer belongs to; a type of None leaves the consumer's as it is."""
+
+    project_id: str
+    user_id: str
+    consumer_type: str | None = None
+
+
+def ensure(
+    conn: Connection, uuid: str, owner: Owner, seen: int | None, check_generation: bool
+) -> Consumer:
+    """The consumer about to get new allocations: created when new, its owner updated if changed.
+
+    With ``check_generation`` (from 1.28) the client must have seen the current generation, or
+    None for a consumer that does not exist yet.
+    """
+    project_id = _ensure_named(conn, projects, projects.c.external_id, owner.project_id)
+    user_id = _ensure_named(conn, users, users.c.external_id, owner.user_id)
+    type_id = (
+        _ensure_named(conn, consumer_types, consumer_types.c.name, owner.consumer_type)
+        if owner.consumer_type is not None
+        else None
+    )
+    consumer = find(conn, uuid)
+    if consumer is None:
+        if check_generation:
+            _check_generation(None, seen)
+        if _create(conn, uuid, project_id, user_id, type_id):
+            return _existing(conn, uuid)
+        # Another writer created it since we looked; from here on it is an existing consumer.
+        consumer = _existing(conn, uuid)
+    if check_generation:
+        _check_generation(consumer, seen)
+    if (consumer.project_id, consumer.user_id) != (owner.project_id, owner.user_id) or (
+        owner.consumer_type is not None and owner.consumer_type != consumer.consumer_type
+    ):
+        values: dict[str, object] = {"project_id": project_id, "user_id": user_id}
+        if type_id is not None:
+            values["consumer_type_id"] = type_id
+        # The generation moves with the allocations written alongside, not here.
+        conn.execute(
+            consumers.update()
+            .where(consumers.c.id == consumer.id)
+            .values(updated_at=utcnow(), **values)
+        )
+    return consumer
+
+
+def _ensure_named(conn: Connection, table: sa.Table, key: sa.Column[str], value: str) -> int:
+    found = conn.scalar(sa.select(table.c.id).where(key == value))
+    if found is not None:
+        return int(found)
+    try:
+        # A savepoint, so that losing the race to another writer does not abort our transaction.
+        with conn.begin_nested():
+            new_id = conn.execute(
+                table.insert().values({key.name: value, "created_at": utcnow()})
+            ).inserted_primary_key[0]
+        return int(new_id)
+    except IntegrityError:
+        return int(conn.scalar(sa.select(table.c.id).where(key == value)))
+
+
+def _existing(conn: Connection, uuid: str) -> Consumer:
+    consumer = find(conn, uuid)
+    if consumer is None:
+        # Created and removed again by others while we looked.
+        raise exceptions.ConcurrentUpdate(
+            "Another thread concurrently updated the data. Please retry your update"
+        )
+    return consumer
+
+
+def _create(
+    conn: Connection, uuid: str, project_id: int, user_id: int, type_id: int | None
+) -> bool:
+    """Insert a consumer at generation 0; False when another writer created it first."""
+    try:
+        with conn.begin_nested():
+            conn.execute(
+                consumers.insert().values(
+                    uuid=uuid,
+                    project_id=project_id,
+                    user_id=user_id,
+                    consumer_type_id=type_id,
+                    generation=0,
+                    created_at=utcnow(),
+                )
+            )
+    except IntegrityError:
+        return False
+    return True
+
+
+def _check_generation(consumer: Consumer | None, seen: int | None) -> None:
+    current = consumer.generation if consumer is not None else None
+    if current != seen:
+        expected = "null" if current is None else str(current)
+        raise GenerationConflict(
+            f"consumer generation conflict - expected {expected} but got {seen}"
+        )
+
+
+def bump_generation(conn: Connection, consumer: Consumer) -> int:
+    """Advance the consumer's generation if it is still the one ``consumer`` was read with."""
+    updated = conn.execute(
+        consumers.update()
+        .where(consumers.c.id == consumer.id, consumers.c.generation == consumer.generation)
+        .values(generation=consumer.generation + 1, updated_at=utcnow())
+    )
+    if updated.rowcount != 1:
+        raise exceptions.ConcurrentUpdate(
+            "Another thread concurrently updated the data. Please retry your update"
+        )
+    return consumer.generation + 1
+
+
+def delete_unused(conn: Connection, uuids: Iterable[str]) -> None:
+    """Remove those of these consumers that no longer hold any allocation."""
+    wanted = sorted(set(uuids))
+    if not wanted:
+        return
+    held = sa.select(allocations.c.id).where(allocations.c.consumer_id == consumers.c.uuid)
+    conn.execute(consumers.delete().where(consumers.c.uuid.in_(wanted), ~held.exists()))
