@@ -67,3 +67,68 @@ class CORSFixture(APIFixture):
     def start_fixture(self) -> None:
         super().start_fixture()
         CURRENT["service"].settings.cors_allowed_origins = ["http://valid.example.com"]
+
+
+class AllocationFixture(APIFixture):
+    """A provider with inventory and three consumers' allocations, at generation 5:
+
+        +----- same user -----+             ALT_USER_ID
+        |                     |                  |
+    +---+-----------+  +------+------+  +--------+--------+
+    | CONSUMER_0    |  | CONSUMER_ID |  | ALT_CONSUMER_ID |
+    | DISK_GB: 1000 |  | VCPU: 6     |  | VCPU: 1         |
+    |               |  |             |  | DISK_GB: 20     |
+    +-------------+-+  +------+------+  +-+---------------+
+                  |           |           |
+                +-+-----------+-----------+-+
+                | RP_UUID                   |
+                |  VCPU: 10 (max_unit 10)   |
+                |  DISK_GB: 2048 (min 10,   |
+                |    max 1000, step 10)     |
+                +---------------------------+
+
+    ALT_RP_UUID and ALT_RP_NAME name a provider that does not exist yet. Inventory is written
+    one class at a time, as upstream's fixture does, so the generations match its stories.
+    """
+
+    def start_fixture(self) -> None:
+        super().start_fixture()
+        from berth.common.timeutils import utcnow
+        from berth.placement.store import allocations, names, providers, schema
+
+        for name in ("CONSUMER_0", "CONSUMER_ID", "ALT_CONSUMER_ID", "ALT_RP_UUID"):
+            os.environ[name] = str(uuid.uuid4())
+        os.environ["ALT_RP_NAME"] = str(uuid.uuid4())
+        stock = {
+            "DISK_GB": {"total": 2048, "step_size": 10, "min_unit": 10, "max_unit": 1000},
+            "VCPU": {"total": 10, "step_size": 1, "min_unit": 1, "max_unit": 10},
+        }
+        owned = [
+            ("CONSUMER_0", "USER_ID", {"DISK_GB": 1000}),
+            ("CONSUMER_ID", "USER_ID", {"VCPU": 6}),
+            ("ALT_CONSUMER_ID", "ALT_USER_ID", {"DISK_GB": 20, "VCPU": 1}),
+        ]
+        with CURRENT["service"].db.write() as conn:
+            provider = providers.create(conn, os.environ["RP_UUID"], os.environ["RP_NAME"])
+            class_ids = names.resource_class_ids(conn, stock)
+            for rc, values in stock.items():
+                conn.execute(
+                    schema.inventories.insert().values(
+                        resource_provider_id=provider.id,
+                        resource_class_id=class_ids[rc],
+                        reserved=0,
+                        allocation_ratio=1.0,
+                        created_at=utcnow(),
+                        **values,
+                    )
+                )
+                providers.bump_generation(conn, provider)
+                provider = providers.get(conn, provider.uuid)
+            for consumer, user, resources in owned:
+                claim = allocations.Claim(
+                    consumer_uuid=os.environ[consumer],
+                    allocations={provider.uuid: resources},
+                    project_id=os.environ["PROJECT_ID"],
+                    user_id=os.environ[user],
+                )
+                allocations.write(conn, [claim])
