@@ -80,7 +80,7 @@ def _serialize_for_provider(
     return {"allocations": dict(by_consumer), "resource_provider_generation": generation}
 
 
-def _claim(consumer_uuid: str, data: Mapping[str, Any], version: Version) -> Claim:
+def claim_of(consumer_uuid: str, data: Mapping[str, Any], version: Version) -> Claim:
     """One consumer's validated request body as a claim.
 
     Before 1.12 allocations come as a list; a provider named twice keeps its last entry, as
@@ -162,7 +162,7 @@ def set_for_consumer(req: PlacementRequest) -> Response:
     req.authorize("placement:allocations:update")
     consumer_uuid = _canonical_consumer_uuid(req.path_params["consumer_uuid"])
     data = req.json_body(pick_schema(schema.PUT_BY_VERSION, req.version))
-    claim = _claim(consumer_uuid, data, req.version)
+    claim = claim_of(consumer_uuid, data, req.version)
     with worded(f"Unable to allocate inventory for consumer {consumer_uuid}: "):
         _write(req, [claim])
     return req.no_content()
@@ -180,7 +180,7 @@ def set_allocations(req: PlacementRequest) -> Response:
     versioned.require(req, _POST_SINCE)
     req.authorize("placement:allocations:manage")
     data = req.json_body(pick_schema(schema.POST_BY_VERSION, req.version))
-    claims = [_claim(consumer_uuid, entry, req.version) for consumer_uuid, entry in data.items()]
+    claims = [claim_of(consumer_uuid, entry, req.version) for consumer_uuid, entry in data.items()]
     with worded("Unable to allocate inventory "):
         _write(req, claims)
     return req.no_content()

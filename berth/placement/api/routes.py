@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from berth.placement.api import aggregates, resource_classes, resource_providers, root, traits
-from berth.placement.api import allocations
+from berth.placement.api import allocations, reshaper
 from berth.placement.api.router import RouteTable
 
 ROUTES: RouteTable = {
@@ -19,6 +19,7 @@ ROUTES: RouteTable = {
     },
     "/resource_providers/{uuid}/allocations": {"GET": allocations.list_for_provider},
     "/allocations": {"POST": allocations.set_allocations},
+    "/reshaper": {"POST": reshaper.reshape},
     "/allocations/{consumer_uuid}": {
         "GET": allocations.list_for_consumer,
         "PUT": allocations.set_for_consumer,
