@@ -14,8 +14,9 @@ from berth.placement.api import versioned
 from berth.placement.api.allocations import claim_of, pick_schema
 from berth.placement.api.request import PlacementRequest
 from berth.placement.api.schemas import reshaper as schema
+from berth.placement.capacity import Inventory
 from berth.placement.store import allocations, consumers, reshaper
-from berth.placement.store.reshaper import NewInventory, Stock
+from berth.placement.store.reshaper import NewInventory
 
 _SINCE = (1, 30)
 
@@ -25,7 +26,7 @@ def _new_inventory(data: Mapping[str, Any]) -> NewInventory:
     return NewInventory(
         generation=data["resource_provider_generation"],
         stock={
-            rc: Stock(**(schema.INVENTORY_DEFAULTS | _without_generation(record)))
+            rc: Inventory(**_without_generation(record))
             for rc, record in data["inventories"].items()
         },
     )

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from berth.placement.api import aggregates, resource_classes, resource_providers, root, traits
-from berth.placement.api import allocations, reshaper
+from berth.placement.api import (
+    aggregates,
+    allocations,
+    inventories,
+    reshaper,
+    resource_classes,
+    resource_providers,
+    root,
+    traits,
+    usages,
+)
 from berth.placement.api.router import RouteTable
 
 ROUTES: RouteTable = {
@@ -18,6 +27,19 @@ ROUTES: RouteTable = {
         "DELETE": resource_providers.delete_resource_provider,
     },
     "/resource_providers/{uuid}/allocations": {"GET": allocations.list_for_provider},
+    "/resource_providers/{uuid}/inventories": {
+        "GET": inventories.list_inventories,
+        "POST": inventories.create_inventory,
+        "PUT": inventories.set_inventories,
+        "DELETE": inventories.delete_inventories,
+    },
+    "/resource_providers/{uuid}/inventories/{resource_class}": {
+        "GET": inventories.show_inventory,
+        "PUT": inventories.update_inventory,
+        "DELETE": inventories.delete_inventory,
+    },
+    "/resource_providers/{uuid}/usages": {"GET": usages.provider_usages},
+    "/usages": {"GET": usages.total_usages},
     "/allocations": {"POST": allocations.set_allocations},
     "/reshaper": {"POST": reshaper.reshape},
     "/allocations/{consumer_uuid}": {

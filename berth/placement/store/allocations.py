@@ -19,14 +19,15 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
-from berth.placement import exceptions
+from berth.placement import capacity, exceptions
+from berth.placement.capacity import Inventory
 from berth.placement.store import consumers, names, providers, schema
 from berth.placement.store.consumers import Consumer
 from berth.placement.store.providers import ResourceProvider
@@ -270,7 +271,9 @@ def _usage(conn: Connection, keys: Sequence[tuple[int, int]]) -> dict[tuple[int,
     return usage
 
 
-def _inventories(conn: Connection, keys: Sequence[tuple[int, int]]) -> dict[tuple[int, int], Any]:
+def _inventories(
+    conn: Connection, keys: Sequence[tuple[int, int]]
+) -> dict[tuple[int, int], Inventory]:
     if not keys:
         return {}
     inv = schema.inventories
@@ -280,14 +283,24 @@ def _inventories(conn: Connection, keys: Sequence[tuple[int, int]]) -> dict[tupl
             inv.c.resource_class_id.in_({c for _, c in keys}),
         )
     )
-    return {(row.resource_provider_id, row.resource_class_id): row for row in rows}
+    return {
+        (row.resource_provider_id, row.resource_class_id): Inventory(
+            total=row.total,
+            reserved=row.reserved,
+            min_unit=row.min_unit,
+            max_unit=row.max_unit,
+            step_size=row.step_size,
+            allocation_ratio=row.allocation_ratio,
+        )
+        for row in rows
+    }
 
 
 def _check(
     claims: Sequence[Claim],
     wanted: Mapping[str, ResourceProvider],
     class_ids: Mapping[str, int],
-    inventory: Mapping[tuple[int, int], Any],
+    inventory: Mapping[tuple[int, int], Inventory],
     usage: Mapping[tuple[int, int], int],
     before: Mapping[tuple[int, int], int],
 ) -> None:
@@ -314,11 +327,11 @@ def _check(
                     raise AllocationRefused(
                         f"Inventory for '{rc}' on resource provider '{uuid}' invalid."
                     )
-                refusal = _refusal(stock, amount, usage[key] + asked[key], before[key])
+                refusal = capacity.fit(stock, amount, usage[key] + asked[key], before[key])
                 if refusal:
                     raise AllocationRefused(
                         f"Unable to create allocation for '{rc}' on resource provider "
-                        f"'{uuid}'. The requested amount would {refusal}."
+                        f"'{uuid}'. The requested amount would {refusal.value}."
                     )
 
 
@@ -343,12 +356,3 @@ def _insert(
     ]
     if rows:
         conn.execute(allocations.insert(), rows)
-
-
-def _refusal(stock: Any, amount: int, total: int, used_before: int) -> str | None:
-    if amount < stock.min_unit or amount > stock.max_unit or amount % stock.step_size:
-        return "violate inventory constraints"
-    capacity = (stock.total - stock.reserved) * stock.allocation_ratio
-    if total > capacity and total > used_before:
-        return "exceed the capacity"
-    return None

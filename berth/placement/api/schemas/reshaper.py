@@ -5,45 +5,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from berth.placement.api.schemas import allocation
+from berth.placement.api.schemas import allocation, inventory
 
-MAX_INT = 2**31 - 1
-# The largest value a single-precision SQL float column holds.
-SQL_FLOAT_MAX = 3.40282e38
-
-
-def _bounded(minimum: int) -> dict[str, Any]:
-    return {"type": "integer", "maximum": MAX_INT, "minimum": minimum}
-
-
-# One resource class's inventory, as PUT /resource_providers/{uuid}/inventories takes it.
-INVENTORY_RECORD: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "resource_provider_generation": {"type": "integer"},
-        "total": _bounded(1),
-        "reserved": _bounded(0),
-        "min_unit": _bounded(1),
-        "max_unit": _bounded(1),
-        "step_size": _bounded(1),
-        "allocation_ratio": {"type": "number", "maximum": SQL_FLOAT_MAX},
-    },
-    "required": ["total"],
-    "additionalProperties": False,
-}
-
-PROVIDER_INVENTORIES: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "resource_provider_generation": {"type": "integer"},
-        "inventories": {
-            "type": "object",
-            "patternProperties": {allocation.RESOURCE_CLASS_PATTERN: INVENTORY_RECORD},
-        },
-    },
-    "required": ["resource_provider_generation", "inventories"],
-    "additionalProperties": False,
-}
+# A provider's whole new inventory, as PUT /resource_providers/{uuid}/inventories takes it.
+PROVIDER_INVENTORIES = inventory.INVENTORIES
 
 
 def _reshape(allocations: dict[str, Any]) -> dict[str, Any]:
@@ -77,12 +42,3 @@ BY_VERSION: list[tuple[tuple[int, int], dict[str, Any]]] = [
     ((1, 34), POST_V1_34),
     ((1, 30), POST_V1_30),
 ]
-
-# What an inventory record's omitted fields are.
-INVENTORY_DEFAULTS: dict[str, Any] = {
-    "reserved": 0,
-    "min_unit": 1,
-    "max_unit": MAX_INT,
-    "step_size": 1,
-    "allocation_ratio": 1.0,
-}
