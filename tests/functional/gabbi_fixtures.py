@@ -93,15 +93,15 @@ class AllocationFixture(APIFixture):
 
     def start_fixture(self) -> None:
         super().start_fixture()
-        from berth.common.timeutils import utcnow
-        from berth.placement.store import allocations, names, providers, schema
+        from berth.placement.capacity import Inventory
+        from berth.placement.store import allocations, inventories, providers
 
         for name in ("CONSUMER_0", "CONSUMER_ID", "ALT_CONSUMER_ID", "ALT_RP_UUID"):
             os.environ[name] = str(uuid.uuid4())
         os.environ["ALT_RP_NAME"] = str(uuid.uuid4())
         stock = {
-            "DISK_GB": {"total": 2048, "step_size": 10, "min_unit": 10, "max_unit": 1000},
-            "VCPU": {"total": 10, "step_size": 1, "min_unit": 1, "max_unit": 10},
+            "DISK_GB": Inventory(total=2048, step_size=10, min_unit=10, max_unit=1000),
+            "VCPU": Inventory(total=10, step_size=1, min_unit=1, max_unit=10),
         }
         owned = [
             ("CONSUMER_0", "USER_ID", {"DISK_GB": 1000}),
@@ -110,19 +110,8 @@ class AllocationFixture(APIFixture):
         ]
         with CURRENT["service"].db.write() as conn:
             provider = providers.create(conn, os.environ["RP_UUID"], os.environ["RP_NAME"])
-            class_ids = names.resource_class_ids(conn, stock)
-            for rc, values in stock.items():
-                conn.execute(
-                    schema.inventories.insert().values(
-                        resource_provider_id=provider.id,
-                        resource_class_id=class_ids[rc],
-                        reserved=0,
-                        allocation_ratio=1.0,
-                        created_at=utcnow(),
-                        **values,
-                    )
-                )
-                providers.bump_generation(conn, provider)
+            for rc, inventory in stock.items():
+                inventories.add(conn, provider, rc, inventory)
                 provider = providers.get(conn, provider.uuid)
             for consumer, user, resources in owned:
                 claim = allocations.Claim(

@@ -21,10 +21,10 @@ import pytest
 import sqlalchemy as sa
 
 from berth.common.db import Database
-from berth.common.timeutils import utcnow
 from berth.placement import exceptions
+from berth.placement.capacity import Inventory
 from berth.placement.service import PlacementService
-from berth.placement.store import allocations, names, providers, schema
+from berth.placement.store import allocations, inventories, providers, schema
 from tests.conftest import wsgi_client
 
 THREADS = 8
@@ -51,23 +51,15 @@ def _capacity(resource_class: str) -> int:
 def provider_uuids(placement_service: PlacementService) -> list[str]:
     made = []
     with placement_service.db.write() as conn:
-        class_ids = names.resource_class_ids(conn, STOCK)
         for n in range(PROVIDERS):
             provider = providers.create(conn, str(uuid.uuid4()), f"claims-{n}")
-            for rc, (total, reserved, ratio) in STOCK.items():
-                conn.execute(
-                    schema.inventories.insert().values(
-                        resource_provider_id=provider.id,
-                        resource_class_id=class_ids[rc],
-                        total=total,
-                        reserved=reserved,
-                        min_unit=1,
-                        max_unit=total,
-                        step_size=1,
-                        allocation_ratio=ratio,
-                        created_at=utcnow(),
-                    )
+            stock = {
+                rc: Inventory(
+                    total=total, reserved=reserved, max_unit=total, allocation_ratio=ratio
                 )
+                for rc, (total, reserved, ratio) in STOCK.items()
+            }
+            inventories.replace(conn, provider, stock)
             made.append(provider.uuid)
     return made
 
