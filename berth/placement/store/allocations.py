@@ -28,7 +28,7 @@ from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.placement import capacity, exceptions
 from berth.placement.capacity import Inventory
-from berth.placement.store import consumers, names, providers, schema
+from berth.placement.store import consumers, inventories, names, providers, schema
 from berth.placement.store.consumers import Consumer
 from berth.placement.store.providers import ResourceProvider
 from berth.placement.store.schema import allocations, resource_classes, resource_providers
@@ -284,14 +284,7 @@ def _inventories(
         )
     )
     return {
-        (row.resource_provider_id, row.resource_class_id): Inventory(
-            total=row.total,
-            reserved=row.reserved,
-            min_unit=row.min_unit,
-            max_unit=row.max_unit,
-            step_size=row.step_size,
-            allocation_ratio=row.allocation_ratio,
-        )
+        (row.resource_provider_id, row.resource_class_id): inventories.inventory_of(row)
         for row in rows
     }
 

@@ -11,6 +11,7 @@ import dataclasses
 import datetime as dt
 import logging
 from collections.abc import Mapping
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -45,20 +46,22 @@ class NoSuchInventory(exceptions.NotFound):
     """The provider has no inventory of that class."""
 
 
+def inventory_of(row: Any) -> Inventory:
+    """The inventory an ``inventories`` row holds."""
+    return Inventory(
+        total=row.total,
+        reserved=row.reserved,
+        min_unit=row.min_unit,
+        max_unit=row.max_unit,
+        step_size=row.step_size,
+        allocation_ratio=row.allocation_ratio,
+    )
+
+
 def for_provider(conn: Connection, provider: ResourceProvider) -> dict[str, StoredInventory]:
     inv, rc = inventories, resource_classes
     rows = conn.execute(
-        sa.select(
-            rc.c.name,
-            inv.c.total,
-            inv.c.reserved,
-            inv.c.min_unit,
-            inv.c.max_unit,
-            inv.c.step_size,
-            inv.c.allocation_ratio,
-            inv.c.created_at,
-            inv.c.updated_at,
-        )
+        sa.select(rc.c.name, inv)
         .join(rc, rc.c.id == inv.c.resource_class_id)
         .where(inv.c.resource_provider_id == provider.id)
         .order_by(rc.c.name)
@@ -66,14 +69,7 @@ def for_provider(conn: Connection, provider: ResourceProvider) -> dict[str, Stor
     return {
         row.name: StoredInventory(
             resource_class=row.name,
-            inventory=Inventory(
-                total=row.total,
-                reserved=row.reserved,
-                min_unit=row.min_unit,
-                max_unit=row.max_unit,
-                step_size=row.step_size,
-                allocation_ratio=row.allocation_ratio,
-            ),
+            inventory=inventory_of(row),
             created_at=row.created_at,
             updated_at=row.updated_at,
         )

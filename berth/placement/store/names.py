@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from berth.placement.store.schema import resource_classes, traits
+
+
+@dataclass(frozen=True, slots=True)
+class NamedRecord:
+    """A row of a name table (a trait or a resource class) with its timestamps."""
+
+    id: int
+    name: str
+    created_at: dt.datetime
+    updated_at: dt.datetime | None
+
+    @property
+    def last_modified(self) -> dt.datetime:
+        return self.updated_at or self.created_at
 
 
 def resource_class_ids(conn: Connection, names: Iterable[str]) -> dict[str, int]:

@@ -5,30 +5,20 @@ Only custom classes are created, renamed or deleted; the standard ones are writt
 
 from __future__ import annotations
 
-import datetime as dt
-from dataclasses import dataclass
-
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from berth.common.timeutils import utcnow
 from berth.placement import exceptions
+from berth.placement.store.names import NamedRecord
 from berth.placement.store.schema import allocations, inventories, resource_classes
 
 CUSTOM_PREFIX = "CUSTOM_"
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceClass:
-    id: int
-    name: str
-    created_at: dt.datetime
-    updated_at: dt.datetime | None
-
-    @property
-    def last_modified(self) -> dt.datetime:
-        return self.updated_at or self.created_at
+class ResourceClass(NamedRecord):
+    """A resource class, standard or custom."""
 
 
 def _select() -> sa.Select[tuple[object, ...]]:

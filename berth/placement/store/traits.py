@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -13,22 +11,15 @@ from sqlalchemy.exc import IntegrityError
 from berth.common.timeutils import utcnow
 from berth.placement import exceptions
 from berth.placement.store import providers
+from berth.placement.store.names import NamedRecord
 from berth.placement.store.providers import ResourceProvider
 from berth.placement.store.schema import resource_provider_traits, traits
 
 CUSTOM_PREFIX = "CUSTOM_"
 
 
-@dataclass(frozen=True, slots=True)
-class Trait:
-    id: int
-    name: str
-    created_at: dt.datetime
-    updated_at: dt.datetime | None
-
-    @property
-    def last_modified(self) -> dt.datetime:
-        return self.updated_at or self.created_at
+class Trait(NamedRecord):
+    """A trait, standard or custom."""
 
 
 def _select() -> sa.Select[tuple[object, ...]]:
