@@ -59,24 +59,26 @@ def test_provider_tree_inventory_traits_aggregates_allocations(tmp_path: Path) -
 
         candidates = _cli(
             url, "allocation", "candidate", "list", "--resource", "VCPU=2",
-            "--group", "port", "--resource", "NET_BW_EGR_KILOBIT_PER_SEC=1000",
+            "--group", "1", "--resource", "NET_BW_EGR_KILOBIT_PER_SEC=1000",
             "--required", "CUSTOM_PHYSNET_PUBLIC", "-f", "json",
         )  # fmt: skip
-        assert len(candidates) == 1
+        # One candidate, listed one row per provider it takes from.
+        assert {row["#"] for row in candidates} == {1}
+        assert {row["resource provider"] for row in candidates} == {root["uuid"], nic["uuid"]}
 
         consumer = str(uuid.uuid4())
         _cli(
             url, "resource", "provider", "allocation", "set", consumer,
             "--allocation", f"rp={root['uuid']},VCPU=2",
             "--allocation", f"rp={nic['uuid']},NET_BW_EGR_KILOBIT_PER_SEC=1000",
-            "--project-id", "p1", "--user-id", "u1", "-f", "json",
+            "--project-id", "p1", "--user-id", "u1", "--consumer-type", "INSTANCE", "-f", "json",
         )  # fmt: skip
         usages = _cli(url, "resource", "provider", "usage", "show", root["uuid"], "-f", "json")
         assert {u["resource_class"]: u["usage"] for u in usages}["VCPU"] == 2
         project = _cli(url, "resource", "usage", "show", "p1", "-f", "json")
+        # From 1.38 project usages are grouped by consumer type; the client shows each group.
         assert {u["resource_class"]: u["usage"] for u in project} == {
-            "VCPU": 2,
-            "NET_BW_EGR_KILOBIT_PER_SEC": 1000,
+            "INSTANCE": {"VCPU": 2, "NET_BW_EGR_KILOBIT_PER_SEC": 1000, "consumer_count": 1}
         }
         listed = _cli(url, "resource", "provider", "list", "--in-tree", root["uuid"], "-f", "json")
         assert {p["name"] for p in listed} == {"cn1", "cn1:nic"}

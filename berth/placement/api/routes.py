@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from berth.placement.api import (
     aggregates,
+    allocation_candidates,
     allocations,
     inventories,
     reshaper,
@@ -40,6 +41,7 @@ ROUTES: RouteTable = {
     },
     "/resource_providers/{uuid}/usages": {"GET": usages.provider_usages},
     "/usages": {"GET": usages.total_usages},
+    "/allocation_candidates": {"GET": allocation_candidates.list_allocation_candidates},
     "/allocations": {"POST": allocations.set_allocations},
     "/reshaper": {"POST": reshaper.reshape},
     "/allocations/{consumer_uuid}": {
