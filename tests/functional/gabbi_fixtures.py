@@ -121,3 +121,61 @@ class AllocationFixture(APIFixture):
                     user_id=os.environ[user],
                 )
                 allocations.write(conn, [claim])
+
+
+class NetworkTreeFixture(APIFixture):
+    """Two compute nodes, one with two physical NICs, and a disk shared through an aggregate:
+
+        AGG_UUID:  cn1 ------------------------------ ss (DISK_GB 1000, MISC_SHARES_VIA_AGGREGATE)
+                   | VCPU 8, MEMORY_MB 2048
+                   +-- cn1:pf1  NET_BW_EGR_KILOBIT_PER_SEC 10000  CUSTOM_PHYSNET_A
+                   +-- cn1:pf2  NET_BW_EGR_KILOBIT_PER_SEC 10000  CUSTOM_PHYSNET_B
+
+                   cn2  VCPU 8, MEMORY_MB 2048, DISK_GB 100, HW_CPU_X86_AVX2
+
+    Uuids are in CN1_UUID, PF1_UUID, PF2_UUID, SS_UUID, CN2_UUID and AGG_UUID.
+    """
+
+    def start_fixture(self) -> None:
+        super().start_fixture()
+        for name in ("CN1_UUID", "PF1_UUID", "PF2_UUID", "SS_UUID", "CN2_UUID", "AGG_UUID"):
+            os.environ[name] = str(uuid.uuid4())
+        env = os.environ
+        with _client() as c:
+            for name, key, parent in (
+                ("cn1", "CN1_UUID", None),
+                ("cn1:pf1", "PF1_UUID", "CN1_UUID"),
+                ("cn1:pf2", "PF2_UUID", "CN1_UUID"),
+                ("ss", "SS_UUID", None),
+                ("cn2", "CN2_UUID", None),
+            ):
+                body = {"name": name, "uuid": env[key]}
+                if parent:
+                    body["parent_provider_uuid"] = env[parent]
+                c.post("/resource_providers", json=body).raise_for_status()
+            stock = {
+                "CN1_UUID": {"VCPU": 8, "MEMORY_MB": 2048},
+                "PF1_UUID": {"NET_BW_EGR_KILOBIT_PER_SEC": 10000},
+                "PF2_UUID": {"NET_BW_EGR_KILOBIT_PER_SEC": 10000},
+                "SS_UUID": {"DISK_GB": 1000},
+                "CN2_UUID": {"VCPU": 8, "MEMORY_MB": 2048, "DISK_GB": 100},
+            }
+            for key, classes in stock.items():
+                body = {
+                    "resource_provider_generation": 0,
+                    "inventories": {rc: {"total": total} for rc, total in classes.items()},
+                }
+                c.put(f"/resource_providers/{env[key]}/inventories", json=body).raise_for_status()
+            for trait in ("CUSTOM_PHYSNET_A", "CUSTOM_PHYSNET_B"):
+                c.put(f"/traits/{trait}").raise_for_status()
+            for key, traits in (
+                ("PF1_UUID", ["CUSTOM_PHYSNET_A"]),
+                ("PF2_UUID", ["CUSTOM_PHYSNET_B"]),
+                ("SS_UUID", ["MISC_SHARES_VIA_AGGREGATE"]),
+                ("CN2_UUID", ["HW_CPU_X86_AVX2"]),
+            ):
+                body = {"resource_provider_generation": 1, "traits": traits}
+                c.put(f"/resource_providers/{env[key]}/traits", json=body).raise_for_status()
+            for key, generation in (("CN1_UUID", 1), ("SS_UUID", 2)):
+                body = {"resource_provider_generation": generation, "aggregates": [env["AGG_UUID"]]}
+                c.put(f"/resource_providers/{env[key]}/aggregates", json=body).raise_for_status()
