@@ -8,11 +8,11 @@ from pathlib import Path
 import httpx
 import pytest
 from a2wsgi import ASGIMiddleware
-from berth.placement.policy import PolicyEnforcer
 
 from berth.common.db import Database
 from berth.config import PlacementSettings
 from berth.placement.app import build_app
+from berth.placement.policy import PolicyEnforcer
 from berth.placement.service import PlacementService
 from tests import dbs
 
