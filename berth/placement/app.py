@@ -66,6 +66,7 @@ class PlacementApp:
                 version=version,
                 context=context or auth.anonymous(request_id),
                 service=self.service,
+                base_url=str(request.base_url),
             )
             response = await run_in_threadpool(handler, req)
         except auth.Unauthenticated as exc:

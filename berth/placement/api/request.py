@@ -9,7 +9,8 @@ answer with ``req.respond(...)``.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Mapping
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,7 @@ class PlacementRequest:
     version: Version
     context: RequestContext
     service: PlacementService
+    base_url: str = ""
 
     # -- identity and policy ------------------------------------------------------------------
 
@@ -82,6 +84,17 @@ class PlacementRequest:
 
     def json_body(self, schema: Mapping[str, Any] | None = None) -> Any:
         """The request body as JSON, validated against ``schema``; 400/415 when it is not."""
+        self.check_json_media_type()
+        try:
+            data = orjson.loads(self.body)
+        except orjson.JSONDecodeError as exc:
+            raise HTTPError(400, f"Malformed JSON: {exc}") from exc
+        if schema is not None:
+            validate(data, schema)
+        return data
+
+    def check_json_media_type(self) -> None:
+        """A body must be declared as JSON: 415 for another media type, 400 for none."""
         content_type = self.headers.get("content-type")
         if not self.body and not content_type:
             raise HTTPError(415, "The media type None is not supported, use application/json")
@@ -92,13 +105,6 @@ class PlacementRequest:
             raise HTTPError(
                 415, f"The media type {media_type} is not supported, use application/json"
             )
-        try:
-            data = orjson.loads(self.body)
-        except orjson.JSONDecodeError as exc:
-            raise HTTPError(400, f"Malformed JSON: {exc}") from exc
-        if schema is not None:
-            validate(data, schema)
-        return data
 
     def query(self, schema: Mapping[str, Any] | None = None) -> dict[str, str]:
         """Query parameters as a dict of single values, validated against ``schema``.
@@ -133,6 +139,9 @@ class PlacementRequest:
     ) -> Response:
         """A JSON response; from 1.15 a GET or a write returning a body carries cache headers."""
         out = dict(headers or {})
+        if out.get("location", "").startswith("/"):
+            # Absolute, as clients of the OpenStack APIs have always been given it.
+            out["location"] = self.base_url.rstrip("/") + out["location"]
         if body is not None and self.version.matches((1, 15)):
             out["cache-control"] = "no-cache"
             out["last-modified"] = http_date(last_modified or utcnow())
@@ -142,6 +151,24 @@ class PlacementRequest:
 
     def no_content(self) -> Response:
         return Response(status_code=204)
+
+
+def requires_json(
+    handler: Callable[[PlacementRequest], Response], since: tuple[int, int] = (1, 0)
+) -> Callable[[PlacementRequest], Response]:
+    """A handler whose request carries a JSON body: its media type is checked first, before
+    policy or lookups, so a client sending the wrong thing learns that whatever else is wrong.
+    Only an endpoint that does not exist yet at the request's microversion (``since``) answers
+    its 404 before that."""
+
+    @functools.wraps(handler)
+    def checked(req: PlacementRequest) -> Response:
+        if not req.version.matches(since):
+            raise HTTPError(404, "The resource could not be found.")
+        req.check_json_media_type()
+        return handler(req)
+
+    return checked
 
 
 def validate(data: Any, schema: Mapping[str, Any], what: str = "JSON does not validate") -> None:

@@ -49,4 +49,4 @@ class Router:
                     headers={"allow": ", ".join(route.methods)},
                 )
             return handler, found.groupdict()
-        raise HTTPError(404, f"The resource could not be found: {path}")
+        raise HTTPError(404, "The resource could not be found.")

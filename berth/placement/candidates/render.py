@@ -53,7 +53,7 @@ def _summary(
         }
     }
     if version >= (1, 17):
-        body["traits"] = sorted(p.traits)
+        body["traits"] = sorted(p.traits, key=lambda t: (snapshot.trait_rank.get(t, -1), t))
     if version >= (1, 29):
         body["parent_provider_uuid"] = p.parent_uuid
         body["root_provider_uuid"] = p.root_uuid

@@ -72,6 +72,8 @@ class Snapshot:
     trees: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     by_aggregate: Mapping[str, frozenset[str]] = field(default_factory=dict)
     has_trees: bool = False
+    # Traits listed in summaries come in the order they were created, as upstream lists them.
+    trait_rank: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -80,6 +82,8 @@ class Snapshot:
         resource_classes: Iterable[str],
         traits: Iterable[str],
     ) -> Snapshot:
+        """``traits`` are every known trait name, oldest first."""
+        traits = list(traits)
         by_uuid = {p.uuid: p for p in providers}
         trees: dict[str, list[str]] = defaultdict(list)
         by_agg: dict[str, set[str]] = defaultdict(set)
@@ -91,6 +95,7 @@ class Snapshot:
             providers=by_uuid,
             resource_classes=frozenset(resource_classes),
             traits=frozenset(traits),
+            trait_rank={name: rank for rank, name in enumerate(traits)},
             trees={root: tuple(members) for root, members in trees.items()},
             by_aggregate={agg: frozenset(members) for agg, members in by_agg.items()},
             has_trees=any(p.parent_uuid for p in by_uuid.values()),
@@ -140,7 +145,8 @@ def load_snapshot(conn: sa.Connection) -> Snapshot:
                 sa.select(schema.resource_classes.c.id, schema.resource_classes.c.name)
             ).all()
         )
-        trait_names = dict(conn.execute(sa.select(schema.traits.c.id, schema.traits.c.name)).all())
+        t = schema.traits
+        trait_names = dict(conn.execute(sa.select(t.c.id, t.c.name).order_by(t.c.id)).all())
         rows = conn.execute(
             sa.select(
                 rp.c.id,

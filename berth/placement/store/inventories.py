@@ -200,8 +200,8 @@ def _refuse_in_use(
         sa.select(rc.c.name)
         .join(a, a.c.resource_class_id == rc.c.id)
         .where(a.c.resource_provider_id == provider.id, a.c.resource_class_id.in_(class_ids))
-        .group_by(rc.c.name)
-        .order_by(rc.c.name)
+        .group_by(rc.c.id, rc.c.name)
+        .order_by(rc.c.id)
     ).all()
     if in_use:
         raise exceptions.InventoryInUse(

@@ -1,0 +1,1 @@
+"""Runs the upstream Placement functional gabbi suite against Berth."""
