@@ -1,6 +1,6 @@
-"""Run upstream Placement's functional gabbi files against Berth, in-process, on SQLite.
+"""Run upstream Placement's functional gabbi files against Berth, in-process, on SQLite (or PostgreSQL, MariaDB).
 
-    .venv/bin/python -m tools.upstream_gabbits.run DIR [-k PATTERN] [-v]
+    .venv/bin/python -m tools.upstream_gabbits.run DIR [-k PATTERN] [-v] [--backend NAME]
 
 DIR is the ``placement/tests/functional/gabbits`` folder of an upstream checkout (see README.md).
 Each file gets a fresh database; fixtures are Berth's own (``fixtures.py``).
@@ -33,10 +33,10 @@ class FileResult:
     failures: list[tuple[str, str]] = field(default_factory=list)
 
 
-def run_file(path: Path) -> FileResult:
+def run_file(path: Path, backend: str) -> FileResult:
     result = FileResult(path.stem)
     with tempfile.TemporaryDirectory() as tmp:
-        db = fresh_database("sqlite", "upstream", Path(tmp))
+        db = fresh_database(backend, "upstream", Path(tmp))
         service = make_service(db)
         fixtures.CURRENT["service"] = service
         spec = yaml.safe_load(path.read_text())
@@ -77,9 +77,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("directory", type=Path)
     parser.add_argument("-k", dest="pattern", default="", help="only files whose name has this")
     parser.add_argument("-v", dest="verbose", action="store_true", help="print each failure")
+    parser.add_argument(
+        "--backend",
+        choices=["sqlite", "postgresql", "mysql"],
+        default="sqlite",
+        help="database; the server ones need BERTH_TEST_POSTGRESQL_URL / BERTH_TEST_MYSQL_URL",
+    )
     args = parser.parse_args(argv)
     files = sorted(p for p in args.directory.glob("*.yaml") if args.pattern in p.stem)
-    results = [run_file(p) for p in files]
+    results = [run_file(p, args.backend) for p in files]
     total = sum(r.run for r in results)
     failed = sum(len(r.failures) for r in results)
     skipped = sum(r.skipped for r in results)
