@@ -14,33 +14,21 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
+from berth.placement import capacity
 from berth.placement.store import schema
 
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 
 
 @dataclass(frozen=True, slots=True)
-class Inventory:
-    total: int
-    reserved: int = 0
-    min_unit: int = 1
-    max_unit: int = 2**31 - 1
-    step_size: int = 1
-    allocation_ratio: float = 1.0
+class Inventory(capacity.Inventory):
+    """An inventory and how much of it is already allocated."""
+
     used: int = 0
 
-    @property
-    def capacity(self) -> int:
-        # Truncated like upstream; for whole amounts ``used + n <= int(x)`` iff ``<= x``.
-        return int((self.total - self.reserved) * self.allocation_ratio)
-
     def fits(self, amount: int) -> bool:
-        """Whether one request of ``amount`` fits: capacity left, unit bounds and step."""
-        return (
-            self.used + amount <= self.capacity
-            and self.min_unit <= amount <= self.max_unit
-            and amount % self.step_size == 0
-        )
+        """Whether one more allocation of ``amount`` fits, by the same rule claims are held to."""
+        return capacity.fit(self, amount, self.used + amount, self.used) is None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
 
-from berth.placement.candidates.request import CandidatesRequest, RequestGroup
+from berth.placement.candidates.providers import matching_providers
+from berth.placement.candidates.request import CandidatesRequest, ProviderFilters, RequestGroup
 from berth.placement.candidates.snapshot import SHARING_TRAIT, Inventory, Provider, Snapshot
 from berth.placement.candidates.solver import Candidates, allocation_candidates
 from tests.unit.candidates.reference import reference_candidates, summaries_for
@@ -38,8 +39,10 @@ inventories = st.builds(
 
 
 def rarely(strategy: st.SearchStrategy, empty: object) -> st.SearchStrategy:
-    """Mostly ``empty``: every filter at once would match nothing."""
-    return st.one_of(st.just(empty), st.just(empty), strategy)
+    """Mostly ``empty`` (four times in five): every filter at once would match nothing."""
+    return st.sampled_from([False, False, False, False, True]).flatmap(
+        lambda use: strategy if use else st.just(empty)
+    )
 
 
 @st.composite
@@ -81,7 +84,7 @@ def groups(draw: st.DrawFn, suffix: str, providers: list[str], max_rcs: int) -> 
     any_of = st.frozensets(st.sampled_from(TRAITS), min_size=1, max_size=2)
     return RequestGroup(
         suffix=suffix,
-        resources={rc: draw(st.integers(1, 3)) for rc in rcs},
+        resources={rc: draw(st.integers(1, 2)) for rc in rcs},
         required=draw(rarely(st.lists(any_of, max_size=2).map(tuple), ())),
         forbidden=draw(rarely(st.frozensets(st.sampled_from(TRAITS), max_size=1), frozenset())),
         member_of=draw(
@@ -100,7 +103,7 @@ def cases(draw: st.DrawFn) -> tuple[Snapshot, CandidatesRequest]:
     snap = draw(snapshots())
     uuids = list(snap.providers)
     have_unnamed = draw(st.booleans())
-    n_suffixed = draw(st.integers(0 if have_unnamed else 1, 2))
+    n_suffixed = draw(st.integers(0 if have_unnamed else 1, 3))
     found = [draw(groups("", uuids, 2))] if have_unnamed else []
     found += [draw(groups(f"_{i}", uuids, 1)) for i in range(n_suffixed)]
     resourceless = {g.suffix for g in found if not g.resources}
@@ -135,6 +138,9 @@ def test_solver_matches_reference(case: tuple[Snapshot, CandidatesRequest]) -> N
     result = _solve(snap, req)
     keys = [a.key() for a in result.allocation_requests]
     expected, summaries = reference_candidates(snap, req)
+    # Steer the search towards requests with answers, and with several groups.
+    target(float(len(expected)), label="candidates")
+    target(float(len(req.groups) * bool(expected)), label="groups answered")
     assert len(keys) == len(set(keys)), "duplicate allocation requests"
     assert set(keys) == expected
     assert set(result.summaries) == summaries
@@ -152,3 +158,86 @@ def test_limit_returns_a_subset_of_the_right_size(
     assert keys <= everything
     assert len(limited.allocation_requests) == min(limit, len(everything))
     assert set(limited.summaries) == summaries_for(snap, req, keys)
+
+
+@st.composite
+def provider_filters(draw: st.DrawFn, snap: Snapshot) -> ProviderFilters:
+    uuids = list(snap.providers)
+    return ProviderFilters(
+        name=draw(rarely(st.sampled_from(uuids), None)),
+        in_tree=draw(rarely(st.sampled_from(uuids), None)),
+        resources={
+            rc: draw(st.integers(1, 3))
+            for rc in draw(st.lists(st.sampled_from(CLASSES), unique=True, max_size=2))
+        },
+        required=draw(
+            rarely(
+                st.lists(st.frozensets(st.sampled_from(TRAITS), min_size=1), max_size=2).map(tuple),
+                (),
+            )
+        ),
+        forbidden=draw(rarely(st.frozensets(st.sampled_from(TRAITS), max_size=1), frozenset())),
+        member_of=draw(
+            rarely(
+                st.lists(st.frozensets(st.sampled_from(AGGS), min_size=1), max_size=2).map(tuple),
+                (),
+            )
+        ),
+        forbidden_aggs=draw(rarely(st.frozensets(st.sampled_from(AGGS), max_size=1), frozenset())),
+    )
+
+
+def _brute_force_filter(snap: Snapshot, f: ProviderFilters) -> list[str]:
+    """Each provider by itself against each filter, read straight off the API reference."""
+    found = []
+    for p in snap.providers.values():
+        if f.name is not None and p.name != f.name:
+            continue
+        if f.in_tree is not None and p.root_uuid != snap.providers[f.in_tree].root_uuid:
+            continue
+        if any(not (any_of & p.traits) for any_of in f.required) or f.forbidden & p.traits:
+            continue
+        if any(not (any_of & p.aggregates) for any_of in f.member_of):
+            continue
+        if f.forbidden_aggs & p.aggregates:
+            continue
+        enough = True
+        for rc, n in f.resources.items():
+            inv = p.inventories.get(rc)
+            limit = (inv.total - inv.reserved) * inv.allocation_ratio if inv else 0
+            if (
+                inv is None
+                or inv.used + n > limit
+                or not inv.min_unit <= n <= inv.max_unit
+                or n % inv.step_size
+            ):
+                enough = False
+        if enough:
+            found.append(p.uuid)
+    return found
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_provider_filter_matches_brute_force(data: st.DataObject) -> None:
+    snap = data.draw(snapshots())
+    filters = data.draw(provider_filters(snap))
+    matched = [p.uuid for p in matching_providers(snap, filters)]
+    assert matched == _brute_force_filter(snap, filters)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.integers(1, 3), st.integers(0, 2**32))
+def test_randomized_answers_are_the_same_set_and_respect_limit(
+    case: tuple[Snapshot, CandidatesRequest], limit: int, seed: int
+) -> None:
+    snap, req = case
+    everything = {a.key() for a in _solve(snap, req).allocation_requests}
+    shuffled = allocation_candidates(snap, req, randomize=True, rng=random.Random(seed))
+    assert {a.key() for a in shuffled.allocation_requests} == everything
+    limited = allocation_candidates(
+        snap, dataclasses.replace(req, limit=limit), randomize=True, rng=random.Random(seed)
+    )
+    keys = {a.key() for a in limited.allocation_requests}
+    assert keys <= everything
+    assert len(keys) == min(limit, len(everything))
