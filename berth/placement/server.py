@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import signal
+import sys
+from types import FrameType
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -38,6 +41,9 @@ def run(settings: config.Settings) -> int:
         placement.workers,
         db.engine.url.render_as_string(hide_password=True),
     )
+    # uvicorn drains in-flight requests on SIGTERM, then re-raises the signal with the handler
+    # that was there before it started: make that one a plain, successful exit.
+    signal.signal(signal.SIGTERM, _exit_cleanly)
     uvicorn.run(
         "berth.placement.server:create_app",
         factory=True,
@@ -48,3 +54,7 @@ def run(settings: config.Settings) -> int:
         timeout_graceful_shutdown=10,
     )
     return 0
+
+
+def _exit_cleanly(_signum: int, _frame: FrameType | None) -> None:
+    sys.exit(0)
