@@ -11,17 +11,12 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import unittest
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-from a2wsgi import ASGIMiddleware
-from gabbi import handlers, suitemaker
-
 from tests.conftest import make_service
 from tests.dbs import fresh_database
-from tests.functional.test_gabbits import _BuiltOnFirstRequest
+from tests.functional.gabbi_runner import run_story
 from tools.upstream_gabbits import fixtures
 
 
@@ -38,21 +33,7 @@ def run_file(path: Path, backend: str) -> FileResult:
     with tempfile.TemporaryDirectory() as tmp:
         db = fresh_database(backend, "upstream", Path(tmp))
         service = make_service(db)
-        fixtures.CURRENT["service"] = service
-        spec = yaml.safe_load(path.read_text())
-        suite = suitemaker.test_suite_from_dict(
-            unittest.TestLoader(),
-            path.stem.replace("-", "_"),
-            spec,
-            str(path.parent),
-            "placement",
-            None,
-            fixtures,
-            lambda: ASGIMiddleware(_BuiltOnFirstRequest(service)),  # type: ignore[arg-type]
-            handlers=[handler() for handler in handlers.RESPONSE_HANDLERS],
-        )
-        outcome = unittest.TestResult()
-        suite.run(outcome)
+        outcome = run_story(path, service, fixtures)
         db.dispose()
     result.run = outcome.testsRun
     # Gabbi skips the rest of a file after a failure; those count as not passed.

@@ -13,6 +13,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from berth.placement.store import providers
+from berth.placement.store.links import replace_links
 from berth.placement.store.providers import ResourceProvider
 from berth.placement.store.schema import placement_aggregates, resource_provider_aggregates
 
@@ -39,23 +40,7 @@ def replace(
     link, provider_id = resource_provider_aggregates, provider.id
     # Created in the order given, so that the list reads back in that order.
     wanted = {_ensure(conn, uuid) for uuid in dict.fromkeys(uuids)}
-    current = set(
-        conn.scalars(
-            sa.select(link.c.aggregate_id).where(link.c.resource_provider_id == provider_id)
-        )
-    )
-    if current - wanted:
-        conn.execute(
-            link.delete().where(
-                link.c.resource_provider_id == provider_id,
-                link.c.aggregate_id.in_(current - wanted),
-            )
-        )
-    if wanted - current:
-        conn.execute(
-            link.insert(),
-            [{"resource_provider_id": provider_id, "aggregate_id": a} for a in wanted - current],
-        )
+    replace_links(conn, link, "aggregate_id", provider_id, wanted)
     return providers.bump_generation(conn, provider) if bump else provider.generation
 
 

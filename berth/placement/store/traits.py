@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from berth.common.timeutils import utcnow
 from berth.placement import exceptions
 from berth.placement.store import providers
+from berth.placement.store.links import replace_links
 from berth.placement.store.names import NamedRecord
 from berth.placement.store.providers import ResourceProvider
 from berth.placement.store.schema import resource_provider_traits, traits
@@ -107,23 +108,7 @@ def replace_on_provider(
     missing = set(names) - {t.name for t in wanted}
     if missing:
         raise exceptions.InvalidInput(f"No such trait {', '.join(sorted(missing))}")
-    link, provider_id = resource_provider_traits, provider.id
-    current = set(
-        conn.scalars(sa.select(link.c.trait_id).where(link.c.resource_provider_id == provider_id))
-    )
     wanted_ids = {t.id for t in wanted}
-    if current - wanted_ids:
-        conn.execute(
-            link.delete().where(
-                link.c.resource_provider_id == provider_id,
-                link.c.trait_id.in_(current - wanted_ids),
-            )
-        )
-    if wanted_ids - current:
-        conn.execute(
-            link.insert(),
-            [{"resource_provider_id": provider_id, "trait_id": i} for i in wanted_ids - current],
-        )
-    if wanted_ids == current:
+    if not replace_links(conn, resource_provider_traits, "trait_id", provider.id, wanted_ids):
         return wanted, provider.generation
     return wanted, providers.bump_generation(conn, provider)
