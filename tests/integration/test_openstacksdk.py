@@ -10,8 +10,8 @@ import pytest
 from tests.integration.server import running_placement
 
 
-# The SDK warns about its own optional metrics backend while it builds a connection.
-@pytest.mark.filterwarnings("ignore::openstack.warnings.RemovedInSDK60Warning")
+# The SDK warns about its own coming removals (metrics backends, internal methods) as it works.
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning:openstack")
 def test_sdk_manages_providers_inventories_traits_and_classes(tmp_path: Path) -> None:
     with running_placement(f"sqlite:///{tmp_path / 'placement.db'}") as url:
         conn = openstack.connect(
