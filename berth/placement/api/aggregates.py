@@ -6,7 +6,6 @@ from typing import Any
 
 from starlette.responses import Response
 
-from berth.placement.api import versioned
 from berth.placement.api.request import PlacementRequest
 from berth.placement.api.schemas import aggregate as schema
 from berth.placement.store import aggregates, providers
@@ -28,7 +27,7 @@ def get_aggregates(req: PlacementRequest) -> Response:
 
     Membership has no timestamp of its own, so Last-Modified is the time of the answer.
     """
-    versioned.require(req, (1, 1))
+    req.require_version((1, 1))
     req.authorize("placement:resource_providers:aggregates:list")
     with req.read() as conn:
         provider = providers.get(conn, req.path_params["uuid"])
@@ -43,7 +42,7 @@ def set_aggregates(req: PlacementRequest) -> Response:
     {"aggregates": ["<uuid>", ...], "resource_provider_generation": 2}, which must be current
     and moves on.
     """
-    versioned.require(req, (1, 1))
+    req.require_version((1, 1))
     req.authorize("placement:resource_providers:aggregates:update")
     with_generation = req.version.matches(_WITH_GENERATION)
     body_schema = schema.PUT_V1_19 if with_generation else schema.PUT_V1_1

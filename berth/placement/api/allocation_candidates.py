@@ -5,7 +5,6 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from berth.placement import candidates
-from berth.placement.api import versioned
 from berth.placement.api.request import PlacementRequest
 
 
@@ -18,7 +17,7 @@ def list_allocation_candidates(req: PlacementRequest) -> Response:
                                  "traits": [...], "parent_provider_uuid": null,
                                  "root_provider_uuid": RP}}}
     """
-    versioned.require(req, (1, 10))
+    req.require_version((1, 10))
     req.authorize("placement:allocation_candidates:list")
     version = (req.version.major, req.version.minor)
     request = candidates.parse_candidates_request(list(req.query_items), version)

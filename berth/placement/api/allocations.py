@@ -14,7 +14,6 @@ from typing import Any
 from starlette.responses import Response
 
 from berth.placement import exceptions
-from berth.placement.api import versioned
 from berth.placement.api.request import HTTPError, PlacementRequest
 from berth.placement.api.schemas import allocation as schema
 from berth.placement.microversion import Version
@@ -177,7 +176,7 @@ def set_allocations(req: PlacementRequest) -> Response:
                      "consumer_type": "INSTANCE"},  (from 1.38)
      ...}
     """
-    versioned.require(req, _POST_SINCE)
+    req.require_version(_POST_SINCE)
     req.authorize("placement:allocations:manage")
     data = req.json_body(pick_schema(schema.POST_BY_VERSION, req.version))
     claims = [claim_of(consumer_uuid, entry, req.version) for consumer_uuid, entry in data.items()]

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from berth.placement.service import PlacementService
 
 JSON = "application/json"
+NOT_FOUND = "The resource could not be found."
 
 
 class HTTPError(Exception):
@@ -67,6 +68,14 @@ class PlacementRequest:
 
     def authorize(self, rule: str, target: dict[str, Any] | None = None) -> None:
         self.service.policy.authorize(self.context, rule, target)
+
+    def require_version(
+        self, minimum: tuple[int, int], maximum: tuple[int, int] | None = None
+    ) -> None:
+        """Answer as if the endpoint were not there outside its microversions (upstream's 404,
+        by which clients probe for features)."""
+        if not self.version.matches(minimum, maximum):
+            raise HTTPError(404, NOT_FOUND)
 
     # -- storage --------------------------------------------------------------------------------
 
@@ -163,8 +172,7 @@ def requires_json(
 
     @functools.wraps(handler)
     def checked(req: PlacementRequest) -> Response:
-        if not req.version.matches(since):
-            raise HTTPError(404, "The resource could not be found.")
+        req.require_version(since)
         req.check_json_media_type()
         return handler(req)
 

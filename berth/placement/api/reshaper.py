@@ -10,7 +10,6 @@ from typing import Any
 from starlette.responses import Response
 
 from berth.placement import exceptions
-from berth.placement.api import versioned
 from berth.placement.api.allocations import claim_of, pick_schema
 from berth.placement.api.request import PlacementRequest
 from berth.placement.api.schemas import reshaper as schema
@@ -64,7 +63,7 @@ def reshape(req: PlacementRequest) -> Response:
                                      "consumer_generation": 1,
                                      "consumer_type": "INSTANCE"}}}   (the type from 1.38)
     """
-    versioned.require(req, _SINCE)
+    req.require_version(_SINCE)
     req.authorize("placement:reshaper:reshape")
     data = req.json_body(pick_schema(schema.BY_VERSION, req.version))
     inventories = {uuid: _new_inventory(entry) for uuid, entry in data["inventories"].items()}

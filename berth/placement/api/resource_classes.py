@@ -6,7 +6,6 @@ from typing import Any
 
 from starlette.responses import Response
 
-from berth.placement.api import versioned
 from berth.placement.api.request import PlacementRequest, validate
 from berth.placement.api.schemas import resource_class as schema
 from berth.placement.store import resource_classes
@@ -28,7 +27,7 @@ def _serialize(rc: ResourceClass) -> dict[str, Any]:
 
 def list_resource_classes(req: PlacementRequest) -> Response:
     """GET /resource_classes -> {"resource_classes": [<class>, ...]}"""
-    versioned.require(req, _SINCE)
+    req.require_version(_SINCE)
     req.authorize("placement:resource_classes:list")
     with req.read() as conn:
         found = resource_classes.list_classes(conn)
@@ -40,7 +39,7 @@ def list_resource_classes(req: PlacementRequest) -> Response:
 
 def create_resource_class(req: PlacementRequest) -> Response:
     """POST /resource_classes {"name": "CUSTOM_GOLD"} -> 201 with Location, no body."""
-    versioned.require(req, _SINCE)
+    req.require_version(_SINCE)
     req.authorize("placement:resource_classes:create")
     data = req.json_body(schema.CUSTOM_CLASS)
     with req.write() as conn:
@@ -50,7 +49,7 @@ def create_resource_class(req: PlacementRequest) -> Response:
 
 def show_resource_class(req: PlacementRequest) -> Response:
     """GET /resource_classes/{name} -> <class>"""
-    versioned.require(req, _SINCE)
+    req.require_version(_SINCE)
     req.authorize("placement:resource_classes:show")
     with req.read() as conn:
         rc = resource_classes.get(conn, req.path_params["name"])
@@ -63,7 +62,7 @@ def update_resource_class(req: PlacementRequest) -> Response:
     1.2 to 1.6: {"name": "CUSTOM_NEW"} renames a custom class -> 200 with the class.
     From 1.7: no body; creates the class (201) or confirms it exists (204), with Location.
     """
-    versioned.require(req, _SINCE)
+    req.require_version(_SINCE)
     req.authorize("placement:resource_classes:update")
     name = req.path_params["name"]
     if req.version.matches(_PUT_CREATES):
@@ -79,7 +78,7 @@ def update_resource_class(req: PlacementRequest) -> Response:
 
 def delete_resource_class(req: PlacementRequest) -> Response:
     """DELETE /resource_classes/{name} -> 204; standard classes and classes in use stay."""
-    versioned.require(req, _SINCE)
+    req.require_version(_SINCE)
     req.authorize("placement:resource_classes:delete")
     with req.write() as conn:
         resource_classes.delete(conn, req.path_params["name"])

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from starlette.responses import Response
 
-from berth.placement.api.request import HTTPError, PlacementRequest
+from berth.placement.api.request import NOT_FOUND, HTTPError, PlacementRequest
 
 Handler = Callable[[PlacementRequest], Response]
 RouteTable = Mapping[str, Mapping[str, Handler]]
@@ -49,4 +49,4 @@ class Router:
                     headers={"allow": ", ".join(route.methods)},
                 )
             return handler, found.groupdict()
-        raise HTTPError(404, "The resource could not be found.")
+        raise HTTPError(404, NOT_FOUND)

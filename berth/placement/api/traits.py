@@ -10,7 +10,6 @@ import jsonschema
 from starlette.responses import Response
 
 from berth.common.timeutils import http_date
-from berth.placement.api import versioned
 from berth.placement.api.request import HTTPError, PlacementRequest
 from berth.placement.api.schemas import trait as schema
 from berth.placement.store import providers, traits
@@ -55,7 +54,7 @@ def _name_filter(value: str) -> dict[str, Any]:
 
 def list_traits(req: PlacementRequest) -> Response:
     """GET /traits?name=in:A,B|startswith:P&associated=true|false -> {"traits": [...]}"""
-    versioned.require(req, _SINCE)
+    req.require_version(_SINCE)
     req.authorize("placement:traits:list")
     params = req.query(schema.LIST_TRAITS)
     filters = _name_filter(params["name"]) if "name" in params else {}
@@ -72,7 +71,7 @@ def list_traits(req: PlacementRequest) -> Response:
 
 def show_trait(req: PlacementRequest) -> Response:
     """GET /traits/{name} -> 204 when the trait exists."""
-    versioned.require(req, _SINCE)
+    req.require_version(_SINCE)
     req.authorize("placement:traits:show")
     with req.read() as conn:
         trait = traits.get(conn, req.path_params["name"])
@@ -81,7 +80,7 @@ def show_trait(req: PlacementRequest) -> Response:
 
 def put_trait(req: PlacementRequest) -> Response:
     """PUT /traits/{name} -> 201 when created, 204 when it already existed; custom names only."""
-    versioned.require(req, _SINCE)
+    req.require_version(_SINCE)
     req.authorize("placement:traits:update")
     name = req.path_params["name"]
     if not _CUSTOM_NAME.is_valid(name):
@@ -98,7 +97,7 @@ def put_trait(req: PlacementRequest) -> Response:
 
 def delete_trait(req: PlacementRequest) -> Response:
     """DELETE /traits/{name} -> 204; standard traits and traits in use stay."""
-    versioned.require(req, _SINCE)
+    req.require_version(_SINCE)
     req.authorize("placement:traits:delete")
     with req.write() as conn:
         traits.delete(conn, req.path_params["name"])
@@ -114,7 +113,7 @@ def _provider_traits_body(found: Sequence[Trait], generation: int) -> tuple[dict
 
 def list_provider_traits(req: PlacementRequest) -> Response:
     """GET /resource_providers/{uuid}/traits"""
-    versioned.require(req, _SINCE)
+    req.require_version(_SINCE)
     req.authorize("placement:resource_providers:traits:list")
     with req.read() as conn:
         provider = providers.get(conn, req.path_params["uuid"])
@@ -129,7 +128,7 @@ def update_provider_traits(req: PlacementRequest) -> Response:
     {"traits": ["HW_CPU_X86_AVX2"], "resource_provider_generation": 0} -> the new set and
     generation, which moves only when the set changes.
     """
-    versioned.require(req, _SINCE)
+    req.require_version(_SINCE)
     req.authorize("placement:resource_providers:traits:update")
     data = req.json_body(schema.PUT_PROVIDER_TRAITS)
     with req.write() as conn:
@@ -142,7 +141,7 @@ def update_provider_traits(req: PlacementRequest) -> Response:
 
 def delete_provider_traits(req: PlacementRequest) -> Response:
     """DELETE /resource_providers/{uuid}/traits -> 204; no generation is asked for."""
-    versioned.require(req, _SINCE)
+    req.require_version(_SINCE)
     req.authorize("placement:resource_providers:traits:delete")
     with req.write() as conn:
         provider = providers.get(conn, req.path_params["uuid"])

@@ -6,7 +6,6 @@ from typing import Any
 
 from starlette.responses import Response
 
-from berth.placement.api import versioned
 from berth.placement.api.request import PlacementRequest
 from berth.placement.api.schemas import usage as schema
 from berth.placement.store import providers, usages
@@ -31,7 +30,7 @@ def total_usages(req: PlacementRequest) -> Response:
     Before 1.38: {"usages": {"VCPU": 4}}
     From 1.38:   {"usages": {"INSTANCE": {"consumer_count": 2, "VCPU": 4}, "unknown": {...}}}
     """
-    versioned.require(req, (1, 9))
+    req.require_version((1, 9))
     project_id = next((v for k, v in req.query_items if k == "project_id"), None)
     req.authorize("placement:usages", target={"project_id": project_id})
     by_type = req.version.matches((1, 38))
