@@ -30,7 +30,9 @@ _scalars = (
     | st.booleans()
     | st.integers(-(2**40), 2**40)
     | st.floats()
-    | st.sampled_from([PROVIDER, CONSUMER, "VCPU", "INSTANCE", "CUSTOM_A", "", "\u2603"])
+    | st.sampled_from(
+        [PROVIDER, CONSUMER, "VCPU", "INSTANCE", "CUSTOM_A", "", "\u2603", "a\x00b", 3.4e38]
+    )
     | st.text(max_size=8)
 )
 _json = st.recursive(
@@ -47,7 +49,8 @@ _words = st.sampled_from(
 )  # fmt: skip
 _values = st.sampled_from(
     ["", "VCPU:1", "VCPU:-1", "in:", "!", "!in:a,b", "CUSTOM_X", "VCPU", ":", "1", "0", "-5",
-     "isolate", "true", str(uuid.uuid4()), "HW_CPU_X86_AVX2,!HW_CPU_X86_SSE", "_X,_Y", "\u2603"]
+     "isolate", "true", str(uuid.uuid4()), "HW_CPU_X86_AVX2,!HW_CPU_X86_SSE", "_X,_Y", "\u2603",
+     "a\x00b", "99999999999999999999", "VCPU:99999999999999999999"]
 )  # fmt: skip
 _versions = st.sampled_from(["1.0", "1.10", "1.12", "1.20", "1.28", "1.33", "1.38", "latest"])
 _keys = {"uuid", "resource_class", "name", "consumer_uuid"}
@@ -76,7 +79,11 @@ def _seed(client: httpx.Client) -> None:
     client.post("/resource_providers", json={"name": "fuzz", "uuid": PROVIDER})
     client.put(
         f"/resource_providers/{PROVIDER}/inventories",
-        json={"resource_provider_generation": 0, "inventories": {"VCPU": {"total": 8}}},
+        # A ratio this large makes a capacity past 64 bits, which must still serialise.
+        json={
+            "resource_provider_generation": 0,
+            "inventories": {"VCPU": {"total": 8, "allocation_ratio": 3.4e38}},
+        },
     )
     client.put(
         f"/allocations/{CONSUMER}",
@@ -106,3 +113,26 @@ def test_nothing_a_client_sends_is_a_server_error(
             method, path, params=query, headers=headers, content=json.dumps(body)
         )
     assert response.status_code < 500, (method, path, query, body, response.text)
+
+
+def test_a_capacity_past_64_bits_is_answered(client: httpx.Client) -> None:
+    _seed(client)
+    response = client.get(
+        "/allocation_candidates?resources=VCPU:1",
+        headers={"openstack-api-version": "placement latest"},
+    )
+    assert response.status_code == 200
+    summary = response.json()["provider_summaries"][PROVIDER]["resources"]["VCPU"]
+    assert summary["capacity"] == int(8 * 3.4e38)
+
+
+def test_a_value_the_database_cannot_store_is_a_bad_request(
+    client: httpx.Client, placement_backend: str
+) -> None:
+    # PostgreSQL refuses NUL bytes in text; SQLite and MariaDB store them.
+    response = client.post("/resource_providers", json={"name": "nul\x00name"})
+    if placement_backend == "postgresql":
+        assert response.status_code == 400
+        assert "cannot store" in response.json()["errors"][0]["detail"]
+    else:
+        assert response.status_code == 201

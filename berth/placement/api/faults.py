@@ -13,6 +13,7 @@ import logging
 from http import HTTPStatus
 
 import orjson
+from sqlalchemy.exc import DataError
 from starlette.responses import Response
 
 from berth.placement import errors, exceptions
@@ -33,6 +34,11 @@ STATUS_OF: list[tuple[type[exceptions.PlacementError], int]] = [
 def from_exception(exc: Exception) -> HTTPError:
     if isinstance(exc, HTTPError):
         return exc
+    if isinstance(exc, DataError):
+        # A value the database cannot hold (a NUL byte in a string on PostgreSQL, a number out
+        # of its column's range) is the request's fault, whatever validation let through.
+        LOG.info("refused a value the database cannot store: %s", exc.orig)
+        return HTTPError(400, "The request holds a value the database cannot store.")
     if isinstance(exc, exceptions.PlacementError):
         for cls, status in STATUS_OF:
             if isinstance(exc, cls):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -156,10 +157,18 @@ class PlacementRequest:
             out["last-modified"] = http_date(last_modified or utcnow())
         if body is None:
             return Response(status_code=status, headers=out)
-        return Response(orjson.dumps(body), status_code=status, headers=out, media_type=JSON)
+        return Response(_dumps(body), status_code=status, headers=out, media_type=JSON)
 
     def no_content(self) -> Response:
         return Response(status_code=204)
+
+
+def _dumps(body: Any) -> bytes:
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        # orjson stops at 64-bit integers; a capacity with a huge allocation ratio goes past.
+        return json.dumps(body).encode()
 
 
 def requires_json(
