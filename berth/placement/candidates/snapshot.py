@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from berth.placement import capacity
 from berth.placement.store import schema
+from berth.placement.store.inventories import inventory_of
 
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 
@@ -151,12 +152,7 @@ def load_snapshot(conn: sa.Connection) -> Snapshot:
         inv = schema.inventories
         for row in conn.execute(sa.select(inv)).all():
             inventories[row.resource_provider_id][rc_names[row.resource_class_id]] = Inventory(
-                total=row.total,
-                reserved=row.reserved,
-                min_unit=row.min_unit,
-                max_unit=row.max_unit,
-                step_size=row.step_size,
-                allocation_ratio=row.allocation_ratio,
+                **inventory_of(row).fields(),
                 used=used.get((row.resource_provider_id, row.resource_class_id), 0),
             )
         traits: dict[int, set[str]] = defaultdict(set)
