@@ -1,0 +1,246 @@
+"""The reference cloud of issue 3, written straight into a placement database (the bulk path).
+
+N compute-node trees, each of six providers::
+
+    cnI  VCPU 64 (x4.0), MEMORY_MB 262144 (4096 reserved), DISK_GB 2000
+     |   HW_CPU_X86_AVX2, COMPUTE_VOLUME_MULTI_ATTACH, CUSTOM_GOLD on about a quarter
+     +-- cnI:ovs-agent     NET_PACKET_RATE_KILOPACKET_PER_SEC 1000, CUSTOM_VNIC_TYPE_NORMAL
+     |    +-- cnI:br-ex    NET_BW_EGR/IGR 10,000,000, CUSTOM_PHYSNET_PUBLIC, CUSTOM_VNIC_TYPE_NORMAL
+     +-- cnI:sriov-agent   CUSTOM_VNIC_TYPE_DIRECT
+          +-- cnI:ens1f0   NET_BW_EGR/IGR 25,000,000, CUSTOM_PHYSNET_PHYSNET1, CUSTOM_VNIC_TYPE_DIRECT
+          +-- cnI:ens1f1   NET_BW_EGR/IGR 25,000,000, CUSTOM_PHYSNET_PHYSNET2, CUSTOM_VNIC_TYPE_DIRECT
+
+Hosts spread over 20 rack aggregates; 4 sharing DISK_GB providers, each in 5 racks; then random
+allocations bringing about half of CPU and memory and a third of bandwidth into use. Rows are
+inserted in bulk in one transaction: the same rows the API would write, much faster.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from berth.common.db import Database
+from berth.common.timeutils import utcnow
+from berth.placement.store import names, schema
+
+RACKS = 20
+NICS = ("br-ex", "ens1f0", "ens1f1")
+SHARED_DISKS = 4
+BW_CLASSES = ("NET_BW_EGR_KILOBIT_PER_SEC", "NET_BW_IGR_KILOBIT_PER_SEC")
+CUSTOM_TRAITS = (
+    "CUSTOM_GOLD",
+    "CUSTOM_VNIC_TYPE_NORMAL",
+    "CUSTOM_VNIC_TYPE_DIRECT",
+    "CUSTOM_PHYSNET_PUBLIC",
+    "CUSTOM_PHYSNET_PHYSNET1",
+    "CUSTOM_PHYSNET_PHYSNET2",
+)
+
+
+@dataclass
+class Cloud:
+    """What was built: the rack aggregates, the roots and every provider's uuid."""
+
+    racks: list[str]
+    roots: list[str] = field(default_factory=list)
+    providers: int = 0
+    allocations: int = 0
+
+
+def _uuid(rng: random.Random) -> str:
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+class _Rows:
+    """Rows to insert, with explicit ids so one bulk insert per table is enough."""
+
+    def __init__(self, first_id: int) -> None:
+        self.next_id = first_id
+        self.providers: list[dict[str, Any]] = []
+        self.inventories: list[dict[str, Any]] = []
+        self.traits: list[dict[str, Any]] = []
+        self.aggregates: list[dict[str, Any]] = []
+        self.capacity: dict[tuple[int, str], int] = {}
+        self.now = utcnow()
+
+    def provider(self, name: str, uid: str, parent: int | None, root: int | None) -> int:
+        pid = self.next_id
+        self.next_id += 1
+        self.providers.append(
+            {
+                "id": pid,
+                "uuid": uid,
+                "name": name,
+                "generation": 1,
+                "parent_provider_id": parent,
+                "root_provider_id": root or pid,
+                "created_at": self.now,
+            }
+        )
+        return pid
+
+    def inventory(self, pid: int, rc: int, name: str, total: int, **extra: Any) -> None:
+        row = {
+            "resource_provider_id": pid,
+            "resource_class_id": rc,
+            "total": total,
+            "reserved": extra.get("reserved", 0),
+            "min_unit": 1,
+            "max_unit": total,
+            "step_size": 1,
+            "allocation_ratio": extra.get("allocation_ratio", 1.0),
+            "created_at": self.now,
+        }
+        self.inventories.append(row)
+        self.capacity[pid, name] = int((total - row["reserved"]) * row["allocation_ratio"])
+
+
+def build(db: Database, n: int, seed: int) -> Cloud:
+    """Write the reference cloud of ``n`` trees into an empty, migrated database."""
+    rng = random.Random(seed)
+    with db.write() as conn:
+        _ensure_traits(conn)
+        rc = names.resource_class_ids(
+            conn,
+            ["VCPU", "MEMORY_MB", "DISK_GB", "NET_PACKET_RATE_KILOPACKET_PER_SEC", *BW_CLASSES],
+        )
+        tr = names.trait_ids(
+            conn,
+            [*CUSTOM_TRAITS, "HW_CPU_X86_AVX2", "COMPUTE_VOLUME_MULTI_ATTACH",
+             "MISC_SHARES_VIA_AGGREGATE"],
+        )  # fmt: skip
+        first = (conn.scalar(sa.select(sa.func.max(schema.resource_providers.c.id))) or 0) + 1
+        rows = _Rows(first)
+        cloud = Cloud(racks=[_uuid(rng) for _ in range(RACKS)])
+        agg_ids = _aggregates(conn, cloud.racks)
+        trees: list[dict[str, int]] = []
+        for i in range(n):
+            trees.append(_tree(rows, rng, i, rc, tr, cloud, agg_ids))
+        for d in range(SHARED_DISKS):
+            pid = rows.provider(f"shared-disk-{d}", _uuid(rng), None, None)
+            rows.inventory(pid, rc["DISK_GB"], "DISK_GB", 100000)
+            rows.traits.append(
+                {"resource_provider_id": pid, "trait_id": tr["MISC_SHARES_VIA_AGGREGATE"]}
+            )
+            for r in range(5):
+                rows.aggregates.append(
+                    {"resource_provider_id": pid, "aggregate_id": agg_ids[(d * 5 + r) % RACKS]}
+                )
+        conn.execute(schema.resource_providers.insert(), rows.providers)
+        conn.execute(schema.inventories.insert(), rows.inventories)
+        conn.execute(schema.resource_provider_traits.insert(), rows.traits)
+        conn.execute(schema.resource_provider_aggregates.insert(), rows.aggregates)
+        cloud.providers = len(rows.providers)
+        cloud.allocations = _allocate(conn, rng, trees, rows, rc)
+    return cloud
+
+
+def _ensure_traits(conn: Connection) -> None:
+    existing = set(names.trait_ids(conn, CUSTOM_TRAITS))
+    missing = [t for t in CUSTOM_TRAITS if t not in existing]
+    if missing:
+        conn.execute(schema.traits.insert(), [{"name": t, "created_at": utcnow()} for t in missing])
+
+
+def _aggregates(conn: Connection, racks: list[str]) -> list[int]:
+    conn.execute(schema.placement_aggregates.insert(), [{"uuid": r} for r in racks])
+    agg = schema.placement_aggregates
+    ids = dict(conn.execute(sa.select(agg.c.uuid, agg.c.id).where(agg.c.uuid.in_(racks))).all())
+    return [ids[r] for r in racks]
+
+
+def _tree(
+    rows: _Rows,
+    rng: random.Random,
+    i: int,
+    rc: dict[str, int],
+    tr: dict[str, int],
+    cloud: Cloud,
+    agg_ids: list[int],
+) -> dict[str, int]:
+    root_uuid = _uuid(rng)
+    cloud.roots.append(root_uuid)
+    root = rows.provider(f"cn{i}", root_uuid, None, None)
+    rows.inventory(root, rc["VCPU"], "VCPU", 64, allocation_ratio=4.0)
+    rows.inventory(root, rc["MEMORY_MB"], "MEMORY_MB", 262144, reserved=4096)
+    rows.inventory(root, rc["DISK_GB"], "DISK_GB", 2000)
+    root_traits = ["HW_CPU_X86_AVX2", "COMPUTE_VOLUME_MULTI_ATTACH"]
+    if rng.random() < 0.25:
+        root_traits.append("CUSTOM_GOLD")
+    rows.traits += [{"resource_provider_id": root, "trait_id": tr[t]} for t in root_traits]
+    rows.aggregates.append({"resource_provider_id": root, "aggregate_id": agg_ids[i % RACKS]})
+    ovs = rows.provider(f"cn{i}:ovs-agent", _uuid(rng), root, root)
+    rows.inventory(ovs, rc["NET_PACKET_RATE_KILOPACKET_PER_SEC"], "PPS", 1000)
+    rows.traits.append({"resource_provider_id": ovs, "trait_id": tr["CUSTOM_VNIC_TYPE_NORMAL"]})
+    bridge = rows.provider(f"cn{i}:br-ex", _uuid(rng), ovs, root)
+    sriov = rows.provider(f"cn{i}:sriov-agent", _uuid(rng), root, root)
+    rows.traits.append({"resource_provider_id": sriov, "trait_id": tr["CUSTOM_VNIC_TYPE_DIRECT"]})
+    nics = {"br-ex": bridge}
+    for name, pid, total, physnet, vnic in (
+        ("br-ex", bridge, 10_000_000, "CUSTOM_PHYSNET_PUBLIC", "CUSTOM_VNIC_TYPE_NORMAL"),
+        ("ens1f0", None, 25_000_000, "CUSTOM_PHYSNET_PHYSNET1", "CUSTOM_VNIC_TYPE_DIRECT"),
+        ("ens1f1", None, 25_000_000, "CUSTOM_PHYSNET_PHYSNET2", "CUSTOM_VNIC_TYPE_DIRECT"),
+    ):
+        if pid is None:
+            pid = rows.provider(f"cn{i}:{name}", _uuid(rng), sriov, root)
+            nics[name] = pid
+        for bw in BW_CLASSES:
+            rows.inventory(pid, rc[bw], bw, total)
+        rows.traits += [
+            {"resource_provider_id": pid, "trait_id": tr[physnet]},
+            {"resource_provider_id": pid, "trait_id": tr[vnic]},
+        ]
+    return {"root": root, **nics}
+
+
+def _allocate(
+    conn: Connection,
+    rng: random.Random,
+    trees: list[dict[str, int]],
+    rows: _Rows,
+    rc: dict[str, int],
+) -> int:
+    """Instances filling about half of CPU and memory; about a third of them hold bandwidth."""
+    now = rows.now
+    conn.execute(schema.projects.insert(), [{"external_id": "bench", "created_at": now}])
+    conn.execute(schema.users.insert(), [{"external_id": "bench", "created_at": now}])
+    project = conn.scalar(
+        sa.select(schema.projects.c.id).where(schema.projects.c.external_id == "bench")
+    )
+    user = conn.scalar(sa.select(schema.users.c.id).where(schema.users.c.external_id == "bench"))
+    consumers: list[dict[str, Any]] = []
+    allocations: list[dict[str, Any]] = []
+    for tree in trees:
+        root = tree["root"]
+        bandwidth_left = {nic: rows.capacity[tree[nic], BW_CLASSES[0]] // 3 for nic in NICS}
+        vcpu_left = rows.capacity[root, "VCPU"] // 2
+        mem_left = rows.capacity[root, "MEMORY_MB"] // 2
+        while vcpu_left >= 8 and mem_left >= 8192:
+            vcpus, mem = rng.choice([(2, 2048), (4, 4096), (8, 8192)])
+            consumer = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+            consumers.append(
+                {"uuid": consumer, "project_id": project, "user_id": user, "generation": 1,
+                 "created_at": now}
+            )  # fmt: skip
+            used = [(root, "VCPU", vcpus), (root, "MEMORY_MB", mem), (root, "DISK_GB", 20)]
+            nic = rng.choice(NICS)
+            share = rows.capacity[tree[nic], BW_CLASSES[0]] // 12
+            if rng.random() < 0.5 and bandwidth_left[nic] >= share:
+                bandwidth_left[nic] -= share
+                used += [(tree[nic], bw, share) for bw in BW_CLASSES]
+            allocations += [
+                {"resource_provider_id": pid, "consumer_id": consumer,
+                 "resource_class_id": rc[name], "used": amount, "created_at": now}
+                for pid, name, amount in used
+            ]  # fmt: skip
+            vcpu_left -= vcpus
+            mem_left -= mem
+    conn.execute(schema.consumers.insert(), consumers)
+    conn.execute(schema.allocations.insert(), allocations)
+    return len(consumers)
