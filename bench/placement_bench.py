@@ -74,6 +74,15 @@ def _queries(cloud: Cloud) -> list[tuple[str, str]]:
             "&resources_D=DISK_GB:100&required_D=MISC_SHARES_VIA_AGGREGATE&limit=1000",
         ),
         (
+            "wide tree, 8 port groups isolate, limit 1000",
+            "/allocation_candidates?resources=VCPU:1&group_policy=isolate&limit=1000"
+            + "".join(
+                f"&resources_W{k}=NET_BW_EGR_KILOBIT_PER_SEC:1000"
+                f"&required_W{k}=CUSTOM_PHYSNET_PHYSNET1,CUSTOM_VNIC_TYPE_DIRECT"
+                for k in range(8)
+            ),
+        ),
+        (
             "resource_providers?resources&required",
             "/resource_providers?resources=VCPU:2,MEMORY_MB:4096&required=CUSTOM_GOLD",
         ),
@@ -99,6 +108,15 @@ def _time(client: httpx.Client, name: str, path: str, repeat: int) -> Measure:
         len(response.content) / 1024,
         returned,
     )
+
+
+def _check_wide(client: httpx.Client) -> None:
+    """Every answer of the wide-tree query puts the eight ports on eight different PFs."""
+    path = dict(_queries(Cloud(racks=["a", "b"])))["wide tree, 8 port groups isolate, limit 1000"]
+    for candidate in client.get(path).json()["allocation_requests"]:
+        pfs = [rps[0] for suffix, rps in candidate["mappings"].items() if suffix.startswith("_W")]
+        if len(set(pfs)) != 8:
+            raise RuntimeError(f"invalid wide-tree answer: {candidate['mappings']}")
 
 
 def _claims(base: str, clients: int, seconds: float) -> tuple[int, int]:
@@ -196,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         httpx.Client(base_url=base, headers=_HEADERS, timeout=120) as client,
     ):
         measures = [_time(client, name, path, args.repeat) for name, path in _queries(cloud)]
+        _check_wide(client)
         print(f"\n{'measure':45} {'p50 ms':>9} {'p95 ms':>9} {'size KB':>9} {'returned':>9}")
         for m in measures:
             print(f"{m.name:45} {m.p50_ms:9.1f} {m.p95_ms:9.1f} {m.size_kb:9.1f} {m.returned:9}")

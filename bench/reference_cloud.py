@@ -10,7 +10,8 @@ N compute-node trees, each of six providers::
           +-- cnI:ens1f0   NET_BW_EGR/IGR 25,000,000, CUSTOM_PHYSNET_PHYSNET1, CUSTOM_VNIC_TYPE_DIRECT
           +-- cnI:ens1f1   NET_BW_EGR/IGR 25,000,000, CUSTOM_PHYSNET_PHYSNET2, CUSTOM_VNIC_TYPE_DIRECT
 
-Hosts spread over 20 rack aggregates; 4 sharing DISK_GB providers, each in 5 racks; then random
+Plus one wide host with eight identical PF children (upstream's candidate explosion case). Hosts
+spread over 20 rack aggregates; 4 sharing DISK_GB providers, each in 5 racks; then random
 allocations bringing about half of CPU and memory and a third of bandwidth into use. Rows are
 inserted in bulk in one transaction: the same rows the API would write, much faster.
 """
@@ -31,6 +32,7 @@ from berth.placement.store import names, schema
 
 RACKS = 20
 NICS = ("br-ex", "ens1f0", "ens1f1")
+WIDE_PFS = 8
 SHARED_DISKS = 4
 BW_CLASSES = ("NET_BW_EGR_KILOBIT_PER_SEC", "NET_BW_IGR_KILOBIT_PER_SEC")
 CUSTOM_TRAITS = (
@@ -49,6 +51,7 @@ class Cloud:
 
     racks: list[str]
     roots: list[str] = field(default_factory=list)
+    wide_root: str = ""
     providers: int = 0
     allocations: int = 0
 
@@ -132,6 +135,7 @@ def build(db: Database, n: int, seed: int) -> Cloud:
                 rows.aggregates.append(
                     {"resource_provider_id": pid, "aggregate_id": agg_ids[(d * 5 + r) % RACKS]}
                 )
+        cloud.wide_root = _wide_tree(rows, rng, rc, tr)
         conn.execute(schema.resource_providers.insert(), rows.providers)
         conn.execute(schema.inventories.insert(), rows.inventories)
         conn.execute(schema.resource_provider_traits.insert(), rows.traits)
@@ -197,6 +201,22 @@ def _tree(
             {"resource_provider_id": pid, "trait_id": tr[vnic]},
         ]
     return {"root": root, **nics}
+
+
+def _wide_tree(rows: _Rows, rng: random.Random, rc: dict[str, int], tr: dict[str, int]) -> str:
+    """One host with eight identical physical functions: the candidate explosion case."""
+    uid = _uuid(rng)
+    root = rows.provider("wide", uid, None, None)
+    rows.inventory(root, rc["VCPU"], "VCPU", 64, allocation_ratio=4.0)
+    for k in range(WIDE_PFS):
+        pf = rows.provider(f"wide:pf{k}", _uuid(rng), root, root)
+        for bw in BW_CLASSES:
+            rows.inventory(pf, rc[bw], bw, 25_000_000)
+        rows.traits += [
+            {"resource_provider_id": pf, "trait_id": tr["CUSTOM_PHYSNET_PHYSNET1"]},
+            {"resource_provider_id": pf, "trait_id": tr["CUSTOM_VNIC_TYPE_DIRECT"]},
+        ]
+    return uid
 
 
 def _allocate(

@@ -5,14 +5,14 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from bench.placement_bench import overcommitted
-from bench.reference_cloud import RACKS, SHARED_DISKS, build
+from bench.reference_cloud import RACKS, SHARED_DISKS, WIDE_PFS, build
 from berth.common.db import Database
 from berth.placement.store import schema
 
 
 def test_reference_cloud_shape_and_usage(placement_db: Database) -> None:
     cloud = build(placement_db, n=20, seed=3)
-    assert cloud.providers == 20 * 6 + SHARED_DISKS
+    assert cloud.providers == 20 * 6 + SHARED_DISKS + 1 + WIDE_PFS
     assert len(cloud.racks) == RACKS
     with placement_db.read() as conn:
         roots = conn.scalar(
@@ -28,7 +28,7 @@ def test_reference_cloud_shape_and_usage(placement_db: Database) -> None:
             )
             .where(schema.resource_classes.c.name == "VCPU")
         )
-    assert roots == 20 + SHARED_DISKS
+    assert roots == 20 + SHARED_DISKS + 1
     # About half of every host's 256 VCPU (64 x 4.0) is in use.
     assert 0.4 * 20 * 256 <= used_vcpu <= 0.5 * 20 * 256
     assert overcommitted(placement_db) == []
