@@ -28,6 +28,7 @@ import sqlalchemy as sa
 from bench.reference_cloud import Cloud, build
 from berth.common.db import Database
 from berth.placement.store import migrate, schema
+from berth.placement.store.database import open_database
 from tests.integration.server import running_placement
 
 PORTS_QUERY = (
@@ -201,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args(argv)
     url = args.database_url or f"sqlite:///{Path(tempfile.mkdtemp()) / 'placement.db'}"
-    db = Database(url)
+    db = open_database(url)
     migrate.sync(db)
     start = time.perf_counter()
     cloud = build(db, args.n, args.seed)

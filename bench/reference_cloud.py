@@ -28,7 +28,7 @@ from sqlalchemy.engine import Connection
 
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
-from berth.placement.store import names, schema
+from berth.placement.store import changes, names, schema
 
 RACKS = 20
 NICS = ("br-ex", "ens1f0", "ens1f1")
@@ -108,6 +108,8 @@ def build(db: Database, n: int, seed: int) -> Cloud:
     """Write the reference cloud of ``n`` trees into an empty, migrated database."""
     rng = random.Random(seed)
     with db.write() as conn:
+        # Written around the store, so every index must reload.
+        changes.publish_everything(conn)
         _ensure_traits(conn)
         rc = names.resource_class_ids(
             conn,

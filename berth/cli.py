@@ -114,12 +114,12 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _db_sync(args: argparse.Namespace) -> int:
-    from berth.common.db import Database
     from berth.placement.store import migrate
+    from berth.placement.store.database import open_database
 
     settings = config.load()
     url = args.database_url or settings.placement_database_url()
-    db = Database(url)
+    db = open_database(url)
     changed = migrate.sync(db)
     print(
         f"placement schema at {migrate.current_revision(db)} ({'upgraded' if changed else 'current'})"
@@ -129,11 +129,11 @@ def _db_sync(args: argparse.Namespace) -> int:
 
 
 def _db_version(args: argparse.Namespace) -> int:
-    from berth.common.db import Database
     from berth.placement.store import migrate
+    from berth.placement.store.database import open_database
 
     settings = config.load()
-    db = Database(args.database_url or settings.placement_database_url())
+    db = open_database(args.database_url or settings.placement_database_url())
     print(migrate.current_revision(db) or "empty")
     db.dispose()
     return 0

@@ -57,6 +57,11 @@ class PlacementSettings(BaseModel):
         description="Upper bound on candidates computed per request when no limit is given "
         "(-1: unbounded).",
     )
+    verify_index: bool = Field(
+        False,
+        description="Debugging aid: after every update of a worker's in-memory candidate index, "
+        "rebuild it from the database and fail the request if the two differ. Slow.",
+    )
     allocation_conflict_retry_count: int = Field(
         10,
         ge=0,

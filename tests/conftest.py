@@ -36,6 +36,9 @@ def placement_db(
 
 
 def make_service(db: Database, **settings: object) -> PlacementService:
+    """A service over ``db``; its candidate index is checked against the database after every
+    update, so a write that forgets to log its change fails the test that made it."""
+    settings.setdefault("verify_index", True)
     placement = PlacementSettings(**settings)  # type: ignore[arg-type]
     return PlacementService(settings=placement, db=db, policy=PolicyEnforcer(placement))
 

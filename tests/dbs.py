@@ -13,7 +13,8 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from berth.common.db import Database, normalise_url
-from berth.placement.store import migrate, schema
+from berth.placement.store import changes, migrate, schema
+from berth.placement.store.database import open_database
 
 ENV = {"postgresql": "BERTH_TEST_POSTGRESQL_URL", "mysql": "BERTH_TEST_MYSQL_URL"}
 
@@ -51,7 +52,7 @@ def fresh_database(backend: str, worker: str, tmp_dir: Path) -> Database:
         if backend == "sqlite"
         else server_url(backend, worker)
     )
-    db = Database(url)
+    db = open_database(url)
     migrate.sync(db)
     empty(db)
     return db
@@ -64,7 +65,10 @@ def empty(db: Database) -> None:
         providers = schema.resource_providers
         conn.execute(providers.update().values(parent_provider_id=None, root_provider_id=None))
         for table in reversed(schema.metadata.sorted_tables):
+            if table.name == "placement_change_sequence":
+                continue
             if table.name in ("resource_classes", "traits"):
                 conn.execute(table.delete().where(table.c.name.like("CUSTOM\\_%", escape="\\")))
             else:
                 conn.execute(table.delete())
+        changes.publish_everything(conn)

@@ -9,10 +9,10 @@ single write lock from its first statement, instead of failing when it upgrades 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -70,13 +70,23 @@ def _sqlite_engine(url: sa.URL) -> Engine:
     return engine
 
 
+class WriteHook(Protocol):
+    """Something a service does in every write transaction: ``begin`` right after it starts,
+    ``before_commit`` as its last statements, so they commit (or roll back) with it."""
+
+    def begin(self, conn: Connection) -> None: ...
+
+    def before_commit(self, conn: Connection) -> None: ...
+
+
 class Database:
     """A service's database: short read transactions and serialisable-enough write transactions."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, write_hooks: Sequence[WriteHook] = ()) -> None:
         self.url = normalise_url(url)
         self.engine = create_engine(self.url)
         self.backend = self.engine.dialect.name
+        self.write_hooks = tuple(write_hooks)
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -84,12 +94,28 @@ class Database:
             yield conn
 
     @contextmanager
+    def snapshot(self) -> Iterator[Connection]:
+        """A read transaction whose every statement sees the same committed state.
+
+        PostgreSQL and MariaDB need REPEATABLE READ for that; a SQLite transaction already is one.
+        """
+        with self.engine.connect() as conn:
+            if self.backend != "sqlite":
+                conn = conn.execution_options(isolation_level="REPEATABLE READ")
+            with conn.begin():
+                yield conn
+
+    @contextmanager
     def write(self) -> Iterator[Connection]:
         with self.engine.connect() as conn:
             if self.backend == "sqlite":
                 conn = conn.execution_options(**{_IMMEDIATE: True})
             with conn.begin():
+                for hook in self.write_hooks:
+                    hook.begin(conn)
                 yield conn
+                for hook in self.write_hooks:
+                    hook.before_commit(conn)
 
     def write_with_retry(self, work: Callable[[Connection], T], attempts: int = 5) -> T:
         """Run ``work`` in a write transaction, retrying when the database reports a deadlock."""

@@ -11,10 +11,10 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from berth import config
-from berth.common.db import Database
 from berth.placement.app import build_app
 from berth.placement.service import PlacementService
 from berth.placement.store import migrate
+from berth.placement.store.database import open_database
 
 LOG = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ def create_app() -> ASGIApp:
 def run(settings: config.Settings) -> int:
     url = settings.placement_database_url()
     # Upgrade once, in the parent, before any worker serves a request.
-    db = Database(url)
+    db = open_database(url)
     if migrate.sync(db):
         LOG.info("placement schema upgraded to %s", migrate.current_revision(db))
     db.dispose()

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 
 from berth.common.db import Database
 from berth.config import PlacementSettings
+from berth.placement.candidates.live import LiveIndex
 from berth.placement.policy import PolicyEnforcer
+from berth.placement.store.database import open_database
 
 
 @dataclass
@@ -16,7 +18,14 @@ class PlacementService:
     db: Database
     policy: PolicyEnforcer
     rng: random.Random = field(default_factory=random.Random)
+    # This worker's in-memory view of every provider, for candidates and provider lists.
+    index: LiveIndex = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.index = LiveIndex(self.db, verify=self.settings.verify_index)
 
     @classmethod
     def from_settings(cls, settings: PlacementSettings, database_url: str) -> PlacementService:
-        return cls(settings=settings, db=Database(database_url), policy=PolicyEnforcer(settings))
+        return cls(
+            settings=settings, db=open_database(database_url), policy=PolicyEnforcer(settings)
+        )

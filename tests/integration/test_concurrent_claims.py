@@ -25,6 +25,7 @@ from berth.placement import exceptions
 from berth.placement.capacity import Inventory
 from berth.placement.service import PlacementService
 from berth.placement.store import allocations, inventories, providers, schema
+from berth.placement.store.database import open_database
 from tests.conftest import wsgi_client
 
 THREADS = 8
@@ -110,7 +111,7 @@ def _claim_over_http(service: PlacementService, requests: list[Request]) -> list
 
 def _claim_in_process(url: str, requests: list[Request], retries: int) -> list[Request]:
     """Claims written through the store from another process, with its own engine."""
-    db = Database(url)
+    db = open_database(url)
     granted = []
     try:
         for request in requests:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from starlette.responses import Response
 
 from berth.placement import candidates
@@ -21,14 +23,16 @@ def list_allocation_candidates(req: PlacementRequest) -> Response:
     req.authorize("placement:allocation_candidates:list")
     version = (req.version.major, req.version.minor)
     request = candidates.parse_candidates_request(list(req.query_items), version)
-    with req.read() as conn:
-        snapshot = candidates.load_snapshot(conn)
     settings = req.service.settings
-    found = candidates.allocation_candidates(
-        snapshot,
-        request,
-        randomize=settings.randomize_allocation_candidates,
-        rng=req.service.rng,
-    )
+    if request.limit is None and settings.max_allocation_candidates > 0:
+        request = dataclasses.replace(request, limit=settings.max_allocation_candidates)
+    with req.service.index.current() as index:
+        found = candidates.allocation_candidates(
+            index,
+            request,
+            randomize=settings.randomize_allocation_candidates,
+            rng=req.service.rng,
+        )
+        body = candidates.render(found, index, version)
     # Candidates are an answer about now, so they are last modified now.
-    return req.respond(candidates.render(found, snapshot, version))
+    return req.respond(body)

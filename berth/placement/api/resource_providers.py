@@ -20,12 +20,12 @@ def provider_url(uuid: str) -> str:
     return f"/resource_providers/{uuid}"
 
 
-def _links(provider: ResourceProvider, version: Version) -> list[dict[str, str]]:
+def _links(uuid: str, version: Version) -> list[dict[str, str]]:
     """
     [{"rel": "self", "href": "/resource_providers/{uuid}"},
      {"rel": "inventories", "href": "/resource_providers/{uuid}/inventories"}, ...]
     """
-    url = provider_url(provider.uuid)
+    url = provider_url(uuid)
     rels = ["inventories", "usages"]
     if version.matches((1, 1)):
         rels.append("aggregates")
@@ -36,7 +36,9 @@ def _links(provider: ResourceProvider, version: Version) -> list[dict[str, str]]
     return [{"rel": "self", "href": url}] + [{"rel": r, "href": f"{url}/{r}"} for r in rels]
 
 
-def serialize_provider(provider: ResourceProvider, version: Version) -> dict[str, Any]:
+def serialize_provider(
+    provider: ResourceProvider | candidates.Provider, version: Version
+) -> dict[str, Any]:
     """
     {"uuid": "...", "name": "...", "generation": 0, "links": [...],
      "parent_provider_uuid": null, "root_provider_uuid": "..."}   (the last two from 1.14)
@@ -45,11 +47,15 @@ def serialize_provider(provider: ResourceProvider, version: Version) -> dict[str
         "uuid": provider.uuid,
         "name": provider.name,
         "generation": provider.generation,
-        "links": _links(provider, version),
+        "links": _links(provider.uuid, version),
     }
     if version.matches((1, 14)):
-        data["parent_provider_uuid"] = provider.parent_provider_uuid
-        data["root_provider_uuid"] = provider.root_provider_uuid
+        if isinstance(provider, ResourceProvider):
+            parent, root = provider.parent_provider_uuid, provider.root_provider_uuid
+        else:
+            parent, root = provider.parent_uuid, provider.root_uuid
+        data["parent_provider_uuid"] = parent
+        data["root_provider_uuid"] = root
     return data
 
 
@@ -143,10 +149,9 @@ def list_resource_providers(req: PlacementRequest) -> Response:
     """
     req.authorize("placement:resource_providers:list")
     filters = candidates.parse_provider_filters(req.query_items, req.version)
-    with req.read() as conn:
-        matching = candidates.matching_providers(candidates.load_snapshot(conn), filters)
-        found = providers.list_by_uuids(conn, [p.uuid for p in matching])
-    last_modified = max((p.last_modified for p in found), default=None)
+    with req.service.index.current() as index:
+        found = [index.provider(row) for row in candidates.matching_providers(index, filters)]
+    last_modified = max((p.modified for p in found if p.modified), default=None)
     return req.respond(
         {"resource_providers": [serialize_provider(p, req.version) for p in found]},
         last_modified=last_modified,

@@ -1,8 +1,10 @@
-"""Allocation candidates and provider filtering over an in-memory snapshot.
+"""Allocation candidates and provider filtering over each worker's in-memory provider index.
 
-See ``request`` for the query parsers and how the handlers call them.
+See ``request`` for the query parsers, ``index`` for the index and ``live`` for how it is kept
+current.
 """
 
+from berth.placement.candidates.index import Inventory, Provider, ProviderIndex
 from berth.placement.candidates.providers import matching_providers
 from berth.placement.candidates.render import render
 from berth.placement.candidates.request import (
@@ -12,7 +14,6 @@ from berth.placement.candidates.request import (
     parse_candidates_request,
     parse_provider_filters,
 )
-from berth.placement.candidates.snapshot import Inventory, Provider, Snapshot, load_snapshot
 from berth.placement.candidates.solver import AllocationRequest, Candidates, allocation_candidates
 
 __all__ = [
@@ -22,10 +23,9 @@ __all__ = [
     "Inventory",
     "Provider",
     "ProviderFilters",
+    "ProviderIndex",
     "RequestGroup",
-    "Snapshot",
     "allocation_candidates",
-    "load_snapshot",
     "matching_providers",
     "parse_candidates_request",
     "parse_provider_filters",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from berth.placement.candidates.snapshot import Snapshot
+import numpy as np
+
+from berth.placement.candidates.index import CAPACITY_CEILING, ProviderIndex, Rows
 from berth.placement.candidates.solver import AllocationRequest, Candidates
 
 Version = tuple[int, int]
@@ -38,37 +40,62 @@ def _allocations_dict(areq: AllocationRequest, version: Version) -> dict[str, An
     return body
 
 
-def _summary(
-    snapshot: Snapshot, uuid: str, requested: frozenset[str], version: Version
-) -> dict[str, Any]:
-    """{"resources": {"VCPU": {"capacity": 8, "used": 0}}, "traits": [...] (1.17),
-    "parent_provider_uuid": ..., "root_provider_uuid": ... (1.29)}; before 1.27 only the
-    requested classes are listed."""
-    p = snapshot.providers[uuid]
-    body: dict[str, Any] = {
-        "resources": {
-            rc: {"capacity": inv.capacity, "used": inv.used}
-            for rc, inv in p.inventories.items()
-            if version >= (1, 27) or rc in requested
-        }
-    }
+def summaries(
+    index: ProviderIndex, rows: Rows, requested: frozenset[str], version: Version
+) -> dict[str, dict[str, Any]]:
+    """{RP: {"resources": {"VCPU": {"capacity": 8, "used": 0}}, "traits": [...] (1.17),
+    "parent_provider_uuid": ..., "root_provider_uuid": ... (1.29)}}; before 1.27 only the
+    requested classes are listed. Built column by column, so the cost is a few list walks."""
+    uuids = index.uuids
+    row_list = rows.tolist()
+    resources: dict[int, dict[str, dict[str, int]]] = {row: {} for row in row_list}
+    for rc, column in index.columns.items():
+        if version < (1, 27) and rc not in requested:
+            continue
+        entries = column.entry_of[rows]
+        have = entries >= 0
+        held = entries[have]
+        for row, entry, cap, used in zip(
+            rows[have].tolist(),
+            held.tolist(),
+            column.capacity[held].tolist(),
+            column.used[held].tolist(),
+            strict=True,
+        ):
+            if cap >= CAPACITY_CEILING:
+                cap = column.exact_capacity(entry)
+            resources[row][rc] = {"capacity": cap, "used": used}
+    body = {uuids[row]: {"resources": resources[row]} for row in row_list}
     if version >= (1, 17):
-        body["traits"] = sorted(p.traits, key=lambda t: (snapshot.trait_rank.get(t, -1), t))
+        ordered = _ordered_trait_sets(index)
+        for row, set_id in zip(row_list, index.traits_by_row.of_row[rows].tolist(), strict=True):
+            body[uuids[row]]["traits"] = list(ordered[set_id])
     if version >= (1, 29):
-        body["parent_provider_uuid"] = p.parent_uuid
-        body["root_provider_uuid"] = p.root_uuid
+        parents = index.parent[rows].tolist()
+        roots = index.root[rows].tolist()
+        for row, parent, root in zip(row_list, parents, roots, strict=True):
+            summary = body[uuids[row]]
+            summary["parent_provider_uuid"] = uuids[parent] if parent >= 0 else None
+            summary["root_provider_uuid"] = uuids[root]
     return body
 
 
-def render(candidates: Candidates, snapshot: Snapshot, version: Version) -> dict[str, Any]:
+def _ordered_trait_sets(index: ProviderIndex) -> list[tuple[str, ...]]:
+    """Each distinct trait set in the order upstream lists traits (the order they were made)."""
+    rank = index.trait_rank
+    return [
+        tuple(sorted(traits, key=lambda t: (rank.get(t, -1), t)))
+        for traits in index.traits_by_row.sets
+    ]
+
+
+def render(candidates: Candidates, index: ProviderIndex, version: Version) -> dict[str, Any]:
     if version >= (1, 12):
         areqs = [_allocations_dict(a, version) for a in candidates.allocation_requests]
     else:
         areqs = [_allocations_list(a) for a in candidates.allocation_requests]
+    rows = np.asarray(candidates.summaries, np.int64)
     return {
         "allocation_requests": areqs,
-        "provider_summaries": {
-            uuid: _summary(snapshot, uuid, candidates.requested_classes, version)
-            for uuid in candidates.summaries
-        },
+        "provider_summaries": summaries(index, rows, candidates.requested_classes, version),
     }

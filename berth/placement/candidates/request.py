@@ -3,19 +3,19 @@
 Both parsers are pure: they take the query as a list of ``(key, value)`` pairs (in the order the
 client sent them) and the microversion as ``(major, minor)``, enforce every syntax and version
 rule, and raise ``InvalidInput`` (with upstream's error code where it has one). They do not look
-names up: whether a resource class or trait exists is checked against the snapshot by the solver
+names up: whether a resource class or trait exists is checked against the provider index by the solver
 and by ``matching_providers``, in the order upstream checks it (an unknown name after a group that
 already matches nothing gives an empty answer, not a 400).
 
 Allocation candidates::
 
     request = parse_candidates_request(pairs, (1, 39))
-    result = allocation_candidates(snapshot, request, randomize=False, rng=random.Random())
+    result = allocation_candidates(index, request, randomize=False, rng=random.Random())
 
 Provider list (the handler of ``GET /resource_providers`` calls this)::
 
     filters = parse_provider_filters(pairs, (1, 39))   # ProviderFilters
-    providers = matching_providers(snapshot, filters)  # list[Provider], in id order
+    rows = matching_providers(index, filters)          # index rows, in id order
 """
 
 from __future__ import annotations

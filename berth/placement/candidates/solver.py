@@ -2,22 +2,26 @@
 
 Pipeline, cheapest first:
 1. ``anchor_roots``: roots allowed by ``root_required``.
-2. ``group_tables``: per group and anchor, the providers that may serve it (names checked here).
+2. ``group_tables``: per group, vectorised over the whole index, the (anchor, provider) pairs
+   that may serve it (names checked here).
 3. Per anchor common to all groups, a lazy depth-first search over the slots (one per class of
    the unnamed group, one per suffixed group), pruning a branch as soon as summed amounts on a
    provider exceed its capacity or max_unit, or ``group_policy=isolate`` is broken; complete
    assignments are then checked for the unnamed group's traits, ``same_subtree`` and (before
    1.29) the one-provider-per-tree rule.
 4. The anchors' searches are interleaved round-robin, so a ``limit`` spreads over trees and
-   stops the search as soon as it is reached. Identical answers (same amounts per provider and
-   same mappings) reached from different anchors are returned once.
+   stops the search as soon as it is reached: an anchor's slots are only looked up when its
+   search starts, so a limited query touches only the trees it needs. Identical answers (same
+   amounts per provider and same mappings) reached from different anchors are returned once.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+import numpy as np
 
 from berth.placement.candidates.groups import (
     GroupTable,
@@ -25,9 +29,10 @@ from berth.placement.candidates.groups import (
     Slot,
     anchor_roots,
     group_tables,
+    has_traits,
 )
+from berth.placement.candidates.index import ProviderIndex, Rows
 from berth.placement.candidates.request import CandidatesRequest
-from berth.placement.candidates.snapshot import Snapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,121 +56,161 @@ class AllocationRequest:
 @dataclass(frozen=True, slots=True)
 class Candidates:
     allocation_requests: tuple[AllocationRequest, ...]
-    # Providers to summarise, in snapshot order.
-    summaries: tuple[str, ...]
+    # Rows of the providers to summarise, in row order.
+    summaries: Rows
     # Every class named by any group (summaries before 1.27 show only these).
     requested_classes: frozenset[str]
 
 
 def allocation_candidates(
-    snapshot: Snapshot, request: CandidatesRequest, *, randomize: bool, rng: random.Random
+    index: ProviderIndex, request: CandidatesRequest, *, randomize: bool, rng: random.Random
 ) -> Candidates:
     requested = frozenset(rc for g in request.groups for rc in g.resources)
+    nothing = Candidates((), np.empty(0, np.int64), requested)
     try:
-        anchors = anchor_roots(snapshot, request)
-        tables = group_tables(snapshot, request, anchors)
+        allowed = anchor_roots(index, request)
+        tables = group_tables(index, request, allowed)
     except NoCandidates:
-        return Candidates((), (), requested)
-    common = [root for root in snapshot.roots() if all(root in t for t in tables)]
+        return nothing
+    common = tables[0].anchors
+    for table in tables[1:]:
+        common = np.intersect1d(common, table.anchors, assume_unique=True)
     if randomize:
-        rng.shuffle(common)
-    searches = [
-        _search(snapshot, request, _slots(tables, root, randomize, rng), root) for root in common
-    ]
+        common = np.random.default_rng(rng.getrandbits(64)).permutation(common)
+
+    def search(anchor: int, slots: list[Slot]) -> Iterator[AllocationRequest]:
+        if randomize:
+            slots = [
+                Slot(s.suffix, s.rc, s.resources, tuple(rng.sample(s.options, len(s.options))))
+                for s in slots
+            ]
+        return _search(index, request, slots, anchor)
+
     found: dict[object, AllocationRequest] = {}
-    for areq in _round_robin(searches):
+    for areq in _round_robin(_anchor_slots(tables, common), search):
         found.setdefault(areq.key(), areq)
         if request.limit is not None and len(found) >= request.limit:
             break
     areqs = tuple(found.values())
-    return Candidates(areqs, _summaries(snapshot, request, areqs), requested)
+    return Candidates(areqs, _summaries(index, request, areqs), requested)
 
 
-def _slots(tables: list[GroupTable], root: str, randomize: bool, rng: random.Random) -> list[Slot]:
-    # The unnamed group's slots first, so its trait check runs as soon as they are filled.
-    slots = sorted((s for t in tables for s in t[root]), key=lambda s: s.suffix != "")
-    if randomize:
-        slots = [
-            Slot(s.suffix, s.rc, s.resources, tuple(rng.sample(s.options, len(s.options))))
-            for s in slots
+_CHUNK = 256
+
+
+def _anchor_slots(tables: list[GroupTable], anchors: Rows) -> Iterator[tuple[int, list[Slot]]]:
+    """Each anchor with its slots, looked up a chunk of anchors at a time. The unnamed group's
+    slots come first, so its trait check runs as soon as they are filled."""
+    options = sorted((s for t in tables for s in t.slots), key=lambda s: s.suffix != "")
+    for start in range(0, len(anchors), _CHUNK):
+        chunk = anchors[start : start + _CHUNK]
+        bounds = [
+            (
+                np.searchsorted(o.anchors, chunk).tolist(),
+                np.searchsorted(o.anchors, chunk, side="right").tolist(),
+            )
+            for o in options
         ]
-    return slots
+        for i, anchor in enumerate(chunk.tolist()):
+            yield anchor, [
+                Slot(o.suffix, o.rc, o.resources, tuple(o.rows[lo[i] : hi[i]].tolist()))
+                for o, (lo, hi) in zip(options, bounds, strict=True)
+            ]
 
 
-def _round_robin(searches: list[Iterator[AllocationRequest]]) -> Iterator[AllocationRequest]:
-    active = list(searches)
+def _round_robin(
+    anchors: Iterator[tuple[int, list[Slot]]],
+    search: Callable[[int, list[Slot]], Iterator[AllocationRequest]],
+) -> Iterator[AllocationRequest]:
+    """First answer of every anchor in turn (starting each search only when reached), then the
+    second of every anchor that had one, and so on."""
+    active = []
+    for anchor, slots in anchors:
+        started = search(anchor, slots)
+        areq = next(started, None)
+        if areq is not None:
+            yield areq
+            active.append(started)
     while active:
         still = []
-        for search in active:
-            areq = next(search, None)
+        for started in active:
+            areq = next(started, None)
             if areq is not None:
                 yield areq
-                still.append(search)
+                still.append(started)
         active = still
 
 
 class _State:
     """The partial assignment of one anchor's search."""
 
-    def __init__(self, snapshot: Snapshot, request: CandidatesRequest) -> None:
-        self.snapshot = snapshot
+    def __init__(self, index: ProviderIndex, request: CandidatesRequest) -> None:
+        self.index = index
         self.request = request
-        self.amounts: dict[tuple[str, str], int] = {}
-        self.chosen: list[tuple[Slot, str]] = []
-        self.isolated: set[str] = set()
+        self.amounts: dict[tuple[int, str], int] = {}
+        self.chosen: list[tuple[Slot, int]] = []
+        self.isolated: set[int] = set()
+        self._headroom: dict[tuple[int, str], tuple[int, int]] = {}
 
-    def place(self, slot: Slot, uuid: str) -> bool:
-        """Add ``slot`` on ``uuid`` if the summed amounts still fit; True when placed."""
-        if slot.rc is None and uuid in self.isolated:
+    def headroom(self, row: int, rc: str) -> tuple[int, int]:
+        """(capacity left, max_unit) of ``rc`` on ``row``."""
+        key = (row, rc)
+        found = self._headroom.get(key)
+        if found is None:
+            found = self._headroom[key] = self.index.columns[rc].headroom(row)
+        return found
+
+    def place(self, slot: Slot, row: int) -> bool:
+        """Add ``slot`` on ``row`` if the summed amounts still fit; True when placed."""
+        if slot.rc is None and row in self.isolated:
             return False
-        inventories = self.snapshot.providers[uuid].inventories
         for rc, n in slot.resources:
-            total = self.amounts.get((uuid, rc), 0) + n
-            inv = inventories[rc]
-            if inv.used + total > inv.capacity or total > inv.max_unit:
+            total = self.amounts.get((row, rc), 0) + n
+            left, max_unit = self.headroom(row, rc)
+            if total > left or total > max_unit:
                 return False
         for rc, n in slot.resources:
-            self.amounts[(uuid, rc)] = self.amounts.get((uuid, rc), 0) + n
+            self.amounts[(row, rc)] = self.amounts.get((row, rc), 0) + n
         if slot.rc is None and self.request.group_policy == "isolate":
-            self.isolated.add(uuid)
-        self.chosen.append((slot, uuid))
+            self.isolated.add(row)
+        self.chosen.append((slot, row))
         return True
 
     def undo(self) -> None:
-        slot, uuid = self.chosen.pop()
+        slot, row = self.chosen.pop()
         for rc, n in slot.resources:
-            self.amounts[(uuid, rc)] -= n
-            if not self.amounts[(uuid, rc)]:
-                del self.amounts[(uuid, rc)]
+            self.amounts[(row, rc)] -= n
+            if not self.amounts[(row, rc)]:
+                del self.amounts[(row, rc)]
         if slot.rc is None:
-            self.isolated.discard(uuid)
+            self.isolated.discard(row)
 
-    def mappings(self) -> dict[str, set[str]]:
-        result: dict[str, set[str]] = {}
-        for slot, uuid in self.chosen:
-            result.setdefault(slot.suffix, set()).add(uuid)
+    def mappings(self) -> dict[str, set[int]]:
+        result: dict[str, set[int]] = {}
+        for slot, row in self.chosen:
+            result.setdefault(slot.suffix, set()).add(row)
         return result
 
 
 def _search(
-    snapshot: Snapshot, request: CandidatesRequest, slots: list[Slot], anchor: str
+    index: ProviderIndex, request: CandidatesRequest, slots: list[Slot], anchor: int
 ) -> Iterator[AllocationRequest]:
-    state = _State(snapshot, request)
+    state = _State(index, request)
     unnamed = request.group("")
     n_unnamed = sum(1 for s in slots if s.rc is not None)
 
     def walk(i: int) -> Iterator[AllocationRequest]:
         if i == n_unnamed and unnamed is not None and unnamed.required:
-            traits = frozenset().union(*(snapshot.providers[u].traits for _, u in state.chosen))
-            if not all(any_of & traits for any_of in unnamed.required):
+            traits = frozenset().union(*(index.traits_of(r) for _, r in state.chosen))
+            if not has_traits(traits, unnamed.required):
                 return
         if i == len(slots):
-            areq = _complete(snapshot, request, state, anchor)
+            areq = _complete(index, request, state, anchor)
             if areq is not None:
                 yield areq
             return
-        for uuid in slots[i].options:
-            if state.place(slots[i], uuid):
+        for row in slots[i].options:
+            if state.place(slots[i], row):
                 yield from walk(i + 1)
                 state.undo()
 
@@ -173,36 +218,40 @@ def _search(
 
 
 def _complete(
-    snapshot: Snapshot, request: CandidatesRequest, state: _State, anchor: str
+    index: ProviderIndex, request: CandidatesRequest, state: _State, anchor: int
 ) -> AllocationRequest | None:
     mappings = state.mappings()
     for suffixes in request.same_subtree:
         members = set().union(*(mappings[s] for s in suffixes))
         if len(members) > 1 and not any(
-            all(m in snapshot.ancestors(other) for other in members) for m in members
+            all(m in index.ancestors(other) for other in members) for m in members
         ):
             return None
-    resources: dict[str, dict[str, int]] = {}
-    for (uuid, rc), n in state.amounts.items():
-        resources.setdefault(uuid, {})[rc] = n
-    if not request.nested_aware and snapshot.has_trees:
-        roots = [snapshot.root_of(uuid) for uuid in resources]
+    if not request.nested_aware and index.has_trees:
+        roots = [index.root_of(row) for row in {row for row, _ in state.amounts}]
         if len(roots) != len(set(roots)):
             return None
+    uuids = index.uuids
+    resources: dict[str, dict[str, int]] = {}
+    for (row, rc), n in state.amounts.items():
+        resources.setdefault(uuids[row], {})[rc] = n
     return AllocationRequest(
-        anchor=anchor,
+        anchor=uuids[anchor],
         resources=resources,
-        mappings={suffix: tuple(sorted(uuids)) for suffix, uuids in mappings.items()},
+        mappings={
+            suffix: tuple(sorted(uuids[r] for r in rows)) for suffix, rows in mappings.items()
+        },
     )
 
 
 def _summaries(
-    snapshot: Snapshot, request: CandidatesRequest, areqs: tuple[AllocationRequest, ...]
-) -> tuple[str, ...]:
+    index: ProviderIndex, request: CandidatesRequest, areqs: tuple[AllocationRequest, ...]
+) -> Rows:
     """Every provider in the trees the candidates take resources from; before 1.29 (when any
     tree exists) only the providers the candidates take from."""
-    used = {uuid for areq in areqs for uuid in areq.resources}
-    if not request.nested_aware and snapshot.has_trees:
-        return tuple(uuid for uuid in snapshot.providers if uuid in used)
-    roots = {snapshot.root_of(uuid) for uuid in used}
-    return tuple(uuid for uuid, p in snapshot.providers.items() if p.root_uuid in roots)
+    used = np.fromiter(
+        {index.row_of[uuid] for areq in areqs for uuid in areq.resources}, np.int64
+    )
+    if not request.nested_aware and index.has_trees:
+        return np.sort(used)
+    return np.flatnonzero(index.alive & np.isin(index.root, index.root[used]))

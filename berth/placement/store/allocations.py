@@ -28,7 +28,7 @@ from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.placement import capacity, exceptions
 from berth.placement.capacity import Inventory
-from berth.placement.store import consumers, inventories, names, providers, schema
+from berth.placement.store import changes, consumers, inventories, names, providers, schema
 from berth.placement.store.consumers import Consumer
 from berth.placement.store.providers import ResourceProvider
 from berth.placement.store.schema import allocations, resource_classes, resource_providers
@@ -123,7 +123,11 @@ def release(conn: Connection, consumer_uuid: str) -> None:
 
     Provider generations stay: freeing resources cannot push anyone past capacity.
     """
-    removed = conn.execute(allocations.delete().where(allocations.c.consumer_id == consumer_uuid))
+    held = allocations.c.consumer_id == consumer_uuid
+    changes.touch(
+        conn, conn.scalars(sa.select(allocations.c.resource_provider_id).where(held).distinct())
+    )
+    removed = conn.execute(allocations.delete().where(held))
     if removed.rowcount == 0:
         raise exceptions.NotFound(f"No allocations for consumer '{consumer_uuid}'")
     consumers.delete_unused(conn, [consumer_uuid])

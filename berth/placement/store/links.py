@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from berth.placement.store import changes
+
 
 def replace_links(
     conn: Connection, table: sa.Table, column: str, provider_id: int, wanted: set[int]
@@ -16,6 +18,8 @@ def replace_links(
     owner = table.c.resource_provider_id
     target = table.c[column]
     current = set(conn.scalars(sa.select(target).where(owner == provider_id)))
+    if current != wanted:
+        changes.touch(conn, [provider_id])
     if current - wanted:
         conn.execute(table.delete().where(owner == provider_id, target.in_(current - wanted)))
     if wanted - current:

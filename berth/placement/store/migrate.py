@@ -15,6 +15,7 @@ from sqlalchemy.engine import Connection
 
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
+from berth.placement.store import changes
 from berth.placement.store.schema import resource_classes, traits
 
 _SCRIPTS = Path(__file__).parent / "migrations"
@@ -61,3 +62,4 @@ def _ensure_names(conn: Connection, table: sa.Table, names: list[str]) -> None:
     if missing:
         now = utcnow()
         conn.execute(table.insert(), [{"name": n, "created_at": now} for n in missing])
+        changes.touch_names(conn)

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 
 from berth.common.timeutils import utcnow
 from berth.placement import errors, exceptions
-from berth.placement.store import tree
+from berth.placement.store import changes, tree
 from berth.placement.store.schema import (
     allocations,
     inventories,
@@ -115,6 +115,7 @@ def bump_generation(conn: Connection, provider: ResourceProvider) -> int:
             f"resource provider generation conflict: provider {provider.uuid} changed while "
             "this request was being processed. Please retry your update"
         )
+    changes.touch(conn, [provider.id])
     return provider.generation + 1
 
 
@@ -173,6 +174,7 @@ def create(
     if parent is None:
         # A root is the root of its own tree, which needs its id first.
         conn.execute(rp.update().where(rp.c.id == new_id).values(root_provider_id=new_id))
+    changes.touch(conn, [new_id])
     return get(conn, uuid)
 
 
@@ -219,6 +221,7 @@ def update(
         raise exceptions.DuplicateName(
             f"Conflicting resource provider {name} already exists."
         ) from None
+    changes.touch(conn, [provider.id])
     new_root = values.get("root_provider_id")
     if new_root is not None and new_root != provider.root_provider_id:
         descendants = tree.descendant_ids(conn, provider.root_provider_id, provider.id)
@@ -226,6 +229,7 @@ def update(
             conn.execute(
                 rp.update().where(rp.c.id.in_(descendants)).values(root_provider_id=new_root)
             )
+            changes.touch(conn, descendants)
     return get(conn, provider.uuid)
 
 
@@ -285,6 +289,7 @@ def delete(conn: Connection, uuid: str) -> None:
         conn.execute(table.delete().where(table.c.resource_provider_id == provider.id))
     # The row names itself as its root; cut that first so no database refuses the delete.
     conn.execute(rp.update().where(rp.c.id == provider.id).values(root_provider_id=None))
+    changes.touch(conn, [provider.id])
     try:
         conn.execute(rp.delete().where(rp.c.id == provider.id))
     except IntegrityError:

@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 
 from berth.common.timeutils import utcnow
 from berth.placement import exceptions
+from berth.placement.store import changes
 from berth.placement.store.names import NamedRecord
 from berth.placement.store.schema import allocations, inventories, resource_classes
 
@@ -53,6 +54,7 @@ def create(conn: Connection, name: str) -> ResourceClass:
             conn.execute(resource_classes.insert().values(name=name, created_at=utcnow()))
     except IntegrityError:
         raise conflict from None
+    changes.touch_names(conn)
     return get(conn, name)
 
 
@@ -83,6 +85,7 @@ def rename(conn: Connection, name: str, new_name: str) -> ResourceClass:
         )
     except IntegrityError:
         raise taken from None
+    changes.touch_names(conn)
     return get(conn, new_name)
 
 
@@ -101,3 +104,4 @@ def delete(conn: Connection, name: str) -> None:
                 f"{refused}: Cannot delete resource class {name}. Class is in use in inventory."
             )
     conn.execute(resource_classes.delete().where(resource_classes.c.id == current.id))
+    changes.touch_names(conn)

@@ -158,3 +158,27 @@ resource_provider_aggregates = sa.Table(
     ),
     **_MYSQL,
 )
+
+# The change sequence (DESIGN.md, "Placement at scale"): every write transaction that changes what
+# the candidate index holds advances ``value`` by one and logs the providers it changed under that
+# number. The row lock on ``value`` orders those transactions, so their numbers commit in order and
+# a reader that sees number N sees every change up to N.
+change_sequence = sa.Table(
+    "placement_change_sequence",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("value", sa.BigInteger, nullable=False),
+    **_MYSQL,
+)
+
+changes = sa.Table(
+    "placement_changes",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("seq", sa.BigInteger, nullable=False, index=True),
+    # "provider": the provider ``provider_id`` changed (or is gone); "names": resource classes or
+    # traits were added, renamed or removed; "everything": reload it all (bulk loads).
+    sa.Column("scope", sa.String(16), nullable=False),
+    sa.Column("provider_id", sa.Integer, nullable=True),
+    **_MYSQL,
+)

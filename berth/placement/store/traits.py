@@ -10,7 +10,7 @@ from sqlalchemy.exc import IntegrityError
 
 from berth.common.timeutils import utcnow
 from berth.placement import exceptions
-from berth.placement.store import providers
+from berth.placement.store import changes, providers
 from berth.placement.store.links import replace_links
 from berth.placement.store.names import NamedRecord
 from berth.placement.store.providers import ResourceProvider
@@ -76,6 +76,7 @@ def ensure(conn: Connection, name: str) -> tuple[Trait, bool]:
     except IntegrityError:
         # Another request created it first: that is the same outcome for the caller.
         return get(conn, name), False
+    changes.touch_names(conn)
     return get(conn, name), True
 
 
@@ -88,6 +89,7 @@ def delete(conn: Connection, name: str) -> None:
     if conn.execute(sa.select(link.c.trait_id).where(link.c.trait_id == trait.id)).first():
         raise exceptions.Conflict(f"The trait {name} is in use by a resource provider.")
     conn.execute(traits.delete().where(traits.c.id == trait.id))
+    changes.touch_names(conn)
 
 
 def of_provider(conn: Connection, provider_id: int) -> list[Trait]:

@@ -8,14 +8,36 @@ written out once, as a plain statement about one assignment; nothing is shared w
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass
 
+from berth.placement.candidates.index import SHARING_TRAIT, Provider, ProviderIndex
 from berth.placement.candidates.request import CandidatesRequest, RequestGroup
-from berth.placement.candidates.snapshot import SHARING_TRAIT, Snapshot
+
+
+@dataclass(frozen=True)
+class World:
+    """The same providers twice: plain records for the reference, an index for the engine."""
+
+    providers: dict[str, Provider]
+    index: ProviderIndex
+
+    @classmethod
+    def build(
+        cls, providers: Iterable[Provider], classes: Iterable[str], traits: Iterable[str]
+    ) -> World:
+        providers = list(providers)
+        return cls({p.uuid: p for p in providers}, ProviderIndex.build(providers, classes, traits))
+
+    @property
+    def has_trees(self) -> bool:
+        return any(p.parent_uuid for p in self.providers.values())
+
 
 Key = tuple[frozenset[tuple[str, str, int]], frozenset[tuple[str, tuple[str, ...]]]]
 
 
-def _fits(snap: Snapshot, uuid: str, rc: str, amount: int) -> bool:
+def _fits(snap: World, uuid: str, rc: str, amount: int) -> bool:
     inv = snap.providers[uuid].inventories.get(rc)
     if inv is None:
         return False
@@ -27,16 +49,16 @@ def _fits(snap: Snapshot, uuid: str, rc: str, amount: int) -> bool:
     )
 
 
-def _in_member_of(snap: Snapshot, uuid: str, group: RequestGroup) -> bool:
+def _in_member_of(snap: World, uuid: str, group: RequestGroup) -> bool:
     aggs = snap.providers[uuid].aggregates
     return all(aggs & any_of for any_of in group.member_of)
 
 
-def _in_forbidden_agg(snap: Snapshot, uuid: str, group: RequestGroup) -> bool:
+def _in_forbidden_agg(snap: World, uuid: str, group: RequestGroup) -> bool:
     return bool(snap.providers[uuid].aggregates & group.forbidden_aggs)
 
 
-def _shares_with_tree(snap: Snapshot, uuid: str, anchor: str) -> bool:
+def _shares_with_tree(snap: World, uuid: str, anchor: str) -> bool:
     sp = snap.providers[uuid]
     if SHARING_TRAIT not in sp.traits:
         return False
@@ -45,13 +67,13 @@ def _shares_with_tree(snap: Snapshot, uuid: str, anchor: str) -> bool:
     )
 
 
-def _tree_ok(snap: Snapshot, uuid: str, group: RequestGroup) -> bool:
+def _tree_ok(snap: World, uuid: str, group: RequestGroup) -> bool:
     if group.in_tree is None:
         return True
     return snap.providers[uuid].root_uuid == snap.providers[group.in_tree].root_uuid
 
 
-def _unnamed_ok(snap: Snapshot, group: RequestGroup, anchor: str, picks: dict[str, str]) -> bool:
+def _unnamed_ok(snap: World, group: RequestGroup, anchor: str, picks: dict[str, str]) -> bool:
     for rc, uuid in picks.items():
         p = snap.providers[uuid]
         if not _fits(snap, uuid, rc, group.resources[rc]) or not _tree_ok(snap, uuid, group):
@@ -76,7 +98,7 @@ def _unnamed_ok(snap: Snapshot, group: RequestGroup, anchor: str, picks: dict[st
     return all(together & any_of for any_of in group.required)
 
 
-def _suffixed_ok(snap: Snapshot, group: RequestGroup, anchor: str, uuid: str) -> bool:
+def _suffixed_ok(snap: World, group: RequestGroup, anchor: str, uuid: str) -> bool:
     p = snap.providers[uuid]
     if group.resources and not _tree_ok(snap, uuid, group):
         return False
@@ -89,7 +111,7 @@ def _suffixed_ok(snap: Snapshot, group: RequestGroup, anchor: str, uuid: str) ->
     return p.root_uuid == anchor or _shares_with_tree(snap, uuid, anchor)
 
 
-def _same_subtree_ok(snap: Snapshot, uuids: set[str]) -> bool:
+def _same_subtree_ok(snap: World, uuids: set[str]) -> bool:
     def under(child: str, top: str) -> bool:
         node: str | None = child
         while node is not None:
@@ -101,7 +123,7 @@ def _same_subtree_ok(snap: Snapshot, uuids: set[str]) -> bool:
     return len(uuids) == 1 or any(all(under(o, top) for o in uuids) for top in uuids)
 
 
-def reference_candidates(snap: Snapshot, req: CandidatesRequest) -> tuple[set[Key], set[str]]:
+def reference_candidates(snap: World, req: CandidatesRequest) -> tuple[set[Key], set[str]]:
     """(every distinct answer, the providers to summarise)."""
     unnamed = req.group("")
     unnamed_rcs = list(unnamed.resources) if unnamed else []
@@ -163,7 +185,7 @@ def reference_candidates(snap: Snapshot, req: CandidatesRequest) -> tuple[set[Ke
     return answers, summaries_for(snap, req, answers)
 
 
-def summaries_for(snap: Snapshot, req: CandidatesRequest, answers: set[Key]) -> set[str]:
+def summaries_for(snap: World, req: CandidatesRequest, answers: set[Key]) -> set[str]:
     takers = {u for resources, _ in answers for u, _, _ in resources}
     if req.version < (1, 29) and snap.has_trees:
         return takers

@@ -12,15 +12,15 @@ from berth.placement import errors
 from berth.placement.candidates import (
     Inventory,
     Provider,
-    Snapshot,
+    ProviderIndex,
     allocation_candidates,
-    load_snapshot,
     matching_providers,
     parse_candidates_request,
     parse_provider_filters,
     render,
 )
-from berth.placement.candidates.snapshot import SHARING_TRAIT
+from berth.placement.candidates.index import SHARING_TRAIT
+from berth.placement.candidates.loading import load_names, load_providers
 from berth.placement.exceptions import InvalidInput
 from berth.placement.store import schema
 
@@ -38,7 +38,7 @@ def rp(uuid: str, parent: Provider | None = None, **kw: object) -> Provider:
     )
 
 
-def solve(snap: Snapshot, query: str, version: tuple[int, int] = (1, 39)) -> dict:
+def solve(snap: ProviderIndex, query: str, version: tuple[int, int] = (1, 39)) -> dict:
     pairs = [tuple(p.split("=", 1)) for p in query.split("&")]
     req = parse_candidates_request(pairs, version)  # type: ignore[arg-type]
     return render(
@@ -47,10 +47,10 @@ def solve(snap: Snapshot, query: str, version: tuple[int, int] = (1, 39)) -> dic
 
 
 @pytest.fixture
-def sharing() -> Snapshot:
+def sharing() -> ProviderIndex:
     """cn1 (no disk), cn2 (with disk) and a shared disk ss, all in one aggregate."""
     agg = frozenset({"agg"})
-    return Snapshot.build(
+    return ProviderIndex.build(
         [
             rp(
                 "cn1",
@@ -79,7 +79,7 @@ def sharing() -> Snapshot:
 
 
 @pytest.fixture
-def numa() -> Snapshot:
+def numa() -> ProviderIndex:
     """cn with two NUMA nodes, each with a PF offering VFs; pf1 on physnet1."""
     cn = rp("cn", traits=frozenset())
     numa0 = rp("numa0", cn, inventories={"VCPU": Inventory(4)}, traits=frozenset({"HW_NUMA_ROOT"}))
@@ -91,22 +91,22 @@ def numa() -> Snapshot:
         inventories={"SRIOV_NET_VF": Inventory(8)},
         traits=frozenset({"CUSTOM_PHYSNET1"}),
     )
-    return Snapshot.build([cn, numa0, numa1, pf0, pf1], CLASSES, TRAITS)
+    return ProviderIndex.build([cn, numa0, numa1, pf0, pf1], CLASSES, TRAITS)
 
 
-def test_shared_disk_gives_one_candidate_per_way(sharing: Snapshot) -> None:
+def test_shared_disk_gives_one_candidate_per_way(sharing: ProviderIndex) -> None:
     body = solve(sharing, "resources=VCPU:1,MEMORY_MB:1024,DISK_GB:100")
     got = sorted(sorted(a["allocations"]) for a in body["allocation_requests"])
     assert got == [["cn1", "ss"], ["cn2"], ["cn2", "ss"]]
     assert set(body["provider_summaries"]) == {"cn1", "cn2", "ss"}
 
 
-def test_only_shared_resource_is_returned_once(sharing: Snapshot) -> None:
+def test_only_shared_resource_is_returned_once(sharing: ProviderIndex) -> None:
     body = solve(sharing, "resources=DISK_GB:1000")
     assert [list(a["allocations"]) for a in body["allocation_requests"]] == [["ss"]]
 
 
-def test_nested_granular_with_isolate_and_mappings(numa: Snapshot) -> None:
+def test_nested_granular_with_isolate_and_mappings(numa: ProviderIndex) -> None:
     body = solve(numa, "resources_A=VCPU:1&resources_B=VCPU:1&group_policy=isolate")
     maps = sorted((a["mappings"]["_A"], a["mappings"]["_B"]) for a in body["allocation_requests"])
     assert maps == [(["numa0"], ["numa1"]), (["numa1"], ["numa0"])]
@@ -118,7 +118,7 @@ def test_nested_granular_with_isolate_and_mappings(numa: Snapshot) -> None:
     ] * 2
 
 
-def test_same_subtree_with_resourceless_numa_group(numa: Snapshot) -> None:
+def test_same_subtree_with_resourceless_numa_group(numa: ProviderIndex) -> None:
     query = (
         "resources_VF=SRIOV_NET_VF:1&required_VF=CUSTOM_PHYSNET1&required_NUMA=HW_NUMA_ROOT"
         "&resources_CPU=VCPU:1&same_subtree=_VF,_NUMA,_CPU&group_policy=none"
@@ -129,12 +129,12 @@ def test_same_subtree_with_resourceless_numa_group(numa: Snapshot) -> None:
     ]
 
 
-def test_before_1_29_one_provider_per_tree(numa: Snapshot) -> None:
+def test_before_1_29_one_provider_per_tree(numa: ProviderIndex) -> None:
     assert solve(numa, "resources=VCPU:1,SRIOV_NET_VF:1", (1, 28))["allocation_requests"] == []
     assert len(solve(numa, "resources=VCPU:1,SRIOV_NET_VF:1", (1, 29))["allocation_requests"]) == 4
 
 
-def test_unnamed_group_traits_count_on_the_providers_used(numa: Snapshot) -> None:
+def test_unnamed_group_traits_count_on_the_providers_used(numa: ProviderIndex) -> None:
     body = solve(numa, "resources=VCPU:1,SRIOV_NET_VF:1&required=CUSTOM_PHYSNET1")
     assert sorted(sorted(a["allocations"]) for a in body["allocation_requests"]) == [
         ["numa0", "pf1"],
@@ -142,7 +142,7 @@ def test_unnamed_group_traits_count_on_the_providers_used(numa: Snapshot) -> Non
     ]
 
 
-def test_limit_spreads_over_trees(sharing: Snapshot) -> None:
+def test_limit_spreads_over_trees(sharing: ProviderIndex) -> None:
     body = solve(sharing, "resources=VCPU:1&limit=2")
     assert sorted(u for a in body["allocation_requests"] for u in a["allocations"]) == [
         "cn1",
@@ -150,7 +150,7 @@ def test_limit_spreads_over_trees(sharing: Snapshot) -> None:
     ]
 
 
-def test_render_formats_per_version(sharing: Snapshot) -> None:
+def test_render_formats_per_version(sharing: ProviderIndex) -> None:
     old = solve(sharing, "resources=VCPU:1", (1, 10))
     assert old["allocation_requests"][0] == {
         "allocations": [{"resource_provider": {"uuid": "cn1"}, "resources": {"VCPU": 1}}]
@@ -228,7 +228,7 @@ def test_bad_queries(query: str, version: tuple[int, int], code: str, phrase: st
     assert phrase in str(info.value)
 
 
-def test_unknown_names_are_400_unless_an_earlier_group_matches_nothing(sharing: Snapshot) -> None:
+def test_unknown_names_are_400_unless_an_earlier_group_matches_nothing(sharing: ProviderIndex) -> None:
     with pytest.raises(InvalidInput, match="Invalid resource class"):
         solve(sharing, "resources=MCPU:1")
     with pytest.raises(InvalidInput, match=r"No such trait\(s\): CUSTOM_NOPE"):
@@ -239,18 +239,18 @@ def test_unknown_names_are_400_unless_an_earlier_group_matches_nothing(sharing: 
     assert body["allocation_requests"] == []
 
 
-def test_provider_list_filters(numa: Snapshot) -> None:
+def test_provider_list_filters(numa: ProviderIndex) -> None:
     filters = parse_provider_filters(
         [("resources", "VCPU:4"), ("required", "HW_NUMA_ROOT")], (1, 39)
     )
-    assert [p.uuid for p in matching_providers(numa, filters)] == ["numa0", "numa1"]
+    assert [numa.uuids[row] for row in matching_providers(numa, filters)] == ["numa0", "numa1"]
     with pytest.raises(InvalidInput):  # in_tree must look like a uuid
         parse_provider_filters([("in_tree", "pf1")], (1, 14))
     with pytest.raises(InvalidInput, match="Invalid trait"):
         matching_providers(numa, parse_provider_filters([("required", "CUSTOM_NOPE")], (1, 18)))
 
 
-def test_load_snapshot_reads_everything() -> None:
+def test_loading_reads_everything() -> None:
     engine = sa.create_engine("sqlite://")
     schema.metadata.create_all(engine)
     now = datetime.datetime(2024, 1, 1)
@@ -326,9 +326,12 @@ def test_load_snapshot_reads_everything() -> None:
             [{"resource_provider_id": 1, "aggregate_id": 1}],
         )
     with engine.connect() as conn:
-        snap = load_snapshot(conn)
-    child = snap.providers["c"]
-    assert (child.parent_uuid, child.root_uuid, snap.providers["r"].generation) == ("r", "r", 3)
+        root, child = load_providers(conn)
+        assert load_providers(conn, [2, 99]) == [child]
+        assert load_names(conn) == (["VCPU"], ["HW_NUMA_ROOT"])
+    assert (child.parent_uuid, child.root_uuid, root.generation) == ("r", "r", 3)
     assert child.inventories["VCPU"].capacity == 13 and child.inventories["VCPU"].used == 3
-    assert child.traits == {"HW_NUMA_ROOT"} and snap.providers["r"].aggregates == {"agg"}
-    assert snap.has_trees and snap.trees["r"] == ("r", "c")
+    assert child.traits == {"HW_NUMA_ROOT"} and root.aggregates == {"agg"}
+    assert (root.id, child.id, child.modified) == (1, 2, now)
+    index = ProviderIndex.build([root, child], ["VCPU"], ["HW_NUMA_ROOT"])
+    assert index.has_trees and index.providers() == [root, child]

@@ -8,11 +8,11 @@ import random
 from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
 
+from berth.placement.candidates.index import SHARING_TRAIT, Inventory, Provider
 from berth.placement.candidates.providers import matching_providers
 from berth.placement.candidates.request import CandidatesRequest, ProviderFilters, RequestGroup
-from berth.placement.candidates.snapshot import SHARING_TRAIT, Inventory, Provider, Snapshot
 from berth.placement.candidates.solver import Candidates, allocation_candidates
-from tests.unit.candidates.reference import reference_candidates, summaries_for
+from tests.unit.candidates.reference import World, reference_candidates, summaries_for
 
 CLASSES = ["VCPU", "MEMORY_MB", "DISK_GB"]
 TRAITS = ["CUSTOM_A", "CUSTOM_B", "CUSTOM_C"]
@@ -46,7 +46,7 @@ def rarely(strategy: st.SearchStrategy, empty: object) -> st.SearchStrategy:
 
 
 @st.composite
-def snapshots(draw: st.DrawFn) -> Snapshot:
+def snapshots(draw: st.DrawFn) -> World:
     count = draw(st.integers(1, 6))
     providers: list[Provider] = []
     depth: dict[str, int] = {}
@@ -71,7 +71,7 @@ def snapshots(draw: st.DrawFn) -> Snapshot:
                 aggregates=frozenset(draw(st.sets(st.sampled_from(AGGS), max_size=2))),
             )
         )
-    return Snapshot.build(providers, CLASSES, [*TRAITS, SHARING_TRAIT])
+    return World.build(providers, CLASSES, [*TRAITS, SHARING_TRAIT])
 
 
 @st.composite
@@ -99,7 +99,7 @@ def groups(draw: st.DrawFn, suffix: str, providers: list[str], max_rcs: int) -> 
 
 
 @st.composite
-def cases(draw: st.DrawFn) -> tuple[Snapshot, CandidatesRequest]:
+def cases(draw: st.DrawFn) -> tuple[World, CandidatesRequest]:
     snap = draw(snapshots())
     uuids = list(snap.providers)
     have_unnamed = draw(st.booleans())
@@ -125,15 +125,19 @@ def cases(draw: st.DrawFn) -> tuple[Snapshot, CandidatesRequest]:
     )
 
 
-def _solve(snap: Snapshot, req: CandidatesRequest, limit: int | None = None) -> Candidates:
+def _solve(snap: World, req: CandidatesRequest, limit: int | None = None) -> Candidates:
     if limit is not None:
         req = dataclasses.replace(req, limit=limit)
-    return allocation_candidates(snap, req, randomize=False, rng=random.Random(0))
+    return allocation_candidates(snap.index, req, randomize=False, rng=random.Random(0))
+
+
+def _summarised(snap: World, result: Candidates) -> set[str]:
+    return {snap.index.uuids[row] for row in result.summaries.tolist()}
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
-def test_solver_matches_reference(case: tuple[Snapshot, CandidatesRequest]) -> None:
+def test_solver_matches_reference(case: tuple[World, CandidatesRequest]) -> None:
     snap, req = case
     result = _solve(snap, req)
     keys = [a.key() for a in result.allocation_requests]
@@ -143,13 +147,13 @@ def test_solver_matches_reference(case: tuple[Snapshot, CandidatesRequest]) -> N
     target(float(len(req.groups) * bool(expected)), label="groups answered")
     assert len(keys) == len(set(keys)), "duplicate allocation requests"
     assert set(keys) == expected
-    assert set(result.summaries) == summaries
+    assert _summarised(snap, result) == summaries
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.integers(1, 3))
 def test_limit_returns_a_subset_of_the_right_size(
-    case: tuple[Snapshot, CandidatesRequest], limit: int
+    case: tuple[World, CandidatesRequest], limit: int
 ) -> None:
     snap, req = case
     everything = {a.key() for a in _solve(snap, req).allocation_requests}
@@ -157,11 +161,11 @@ def test_limit_returns_a_subset_of_the_right_size(
     keys = {a.key() for a in limited.allocation_requests}
     assert keys <= everything
     assert len(limited.allocation_requests) == min(limit, len(everything))
-    assert set(limited.summaries) == summaries_for(snap, req, keys)
+    assert _summarised(snap, limited) == summaries_for(snap, req, keys)
 
 
 @st.composite
-def provider_filters(draw: st.DrawFn, snap: Snapshot) -> ProviderFilters:
+def provider_filters(draw: st.DrawFn, snap: World) -> ProviderFilters:
     uuids = list(snap.providers)
     return ProviderFilters(
         name=draw(rarely(st.sampled_from(uuids), None)),
@@ -187,7 +191,7 @@ def provider_filters(draw: st.DrawFn, snap: Snapshot) -> ProviderFilters:
     )
 
 
-def _brute_force_filter(snap: Snapshot, f: ProviderFilters) -> list[str]:
+def _brute_force_filter(snap: World, f: ProviderFilters) -> list[str]:
     """Each provider by itself against each filter, read straight off the API reference."""
     found = []
     for p in snap.providers.values():
@@ -222,21 +226,21 @@ def _brute_force_filter(snap: Snapshot, f: ProviderFilters) -> list[str]:
 def test_provider_filter_matches_brute_force(data: st.DataObject) -> None:
     snap = data.draw(snapshots())
     filters = data.draw(provider_filters(snap))
-    matched = [p.uuid for p in matching_providers(snap, filters)]
+    matched = [snap.index.uuids[row] for row in matching_providers(snap.index, filters)]
     assert matched == _brute_force_filter(snap, filters)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.integers(1, 3), st.integers(0, 2**32))
 def test_randomized_answers_are_the_same_set_and_respect_limit(
-    case: tuple[Snapshot, CandidatesRequest], limit: int, seed: int
+    case: tuple[World, CandidatesRequest], limit: int, seed: int
 ) -> None:
     snap, req = case
     everything = {a.key() for a in _solve(snap, req).allocation_requests}
-    shuffled = allocation_candidates(snap, req, randomize=True, rng=random.Random(seed))
+    shuffled = allocation_candidates(snap.index, req, randomize=True, rng=random.Random(seed))
     assert {a.key() for a in shuffled.allocation_requests} == everything
     limited = allocation_candidates(
-        snap, dataclasses.replace(req, limit=limit), randomize=True, rng=random.Random(seed)
+        snap.index, dataclasses.replace(req, limit=limit), randomize=True, rng=random.Random(seed)
     )
     keys = {a.key() for a in limited.allocation_requests}
     assert keys <= everything

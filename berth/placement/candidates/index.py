@@ -1,0 +1,444 @@
+"""The candidate index: every resource provider in columns, in memory, for vectorised queries.
+
+Each API worker keeps one ``ProviderIndex`` (see ``live``) and brings it up to date from the
+change sequence before each query. Providers are *rows*, numbered in database id order (so row
+order is the order upstream lists providers in); a deleted provider's row stays, marked dead,
+until the next full rebuild.
+
+- Per row: uuid, name, generation, last-modified time, parent row, root row.
+- Traits and aggregates: each row points to one interned set; a filter is a lookup table over the
+  distinct sets gathered by row, so it costs one pass over an integer array.
+- Inventories: one ``InventoryColumn`` per resource class, one entry per provider holding it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from berth.placement import capacity
+
+SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
+NO_ROW = -1
+# Capacities are held in 64-bit integers; nothing can use more than this, so clipping is exact.
+CAPACITY_CEILING = 2**62
+
+Rows = npt.NDArray[np.int64]
+Mask = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory(capacity.Inventory):
+    """An inventory and how much of it is already allocated."""
+
+    used: int = 0
+
+    def fits(self, amount: int) -> bool:
+        """Whether one more allocation of ``amount`` fits, by the same rule claims are held to."""
+        return capacity.fit(self, amount, self.used + amount, self.used) is None
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """One provider as the database holds it; what the index is built from."""
+
+    uuid: str
+    name: str
+    generation: int = 0
+    parent_uuid: str | None = None
+    root_uuid: str = ""
+    inventories: Mapping[str, Inventory] = field(default_factory=dict)
+    traits: frozenset[str] = frozenset()
+    aggregates: frozenset[str] = frozenset()
+    # The database id (row order); None in hand-built indexes, which keep the given order.
+    id: int | None = None
+    modified: dt.datetime | None = None
+
+
+class NeedsRebuild(Exception):
+    """An incremental update cannot keep row order (a new provider with a lower id)."""
+
+
+class InventoryColumn:
+    """Every provider's inventory of one resource class."""
+
+    _INT_FIELDS = ("total", "reserved", "min_unit", "max_unit", "step_size", "used", "capacity")
+
+    def __init__(self, rows: int) -> None:
+        self.entry_of: Rows = np.full(rows, NO_ROW, np.int64)
+        self.row: Rows = np.empty(0, np.int64)
+        self.total: Rows = np.empty(0, np.int64)
+        self.reserved: Rows = np.empty(0, np.int64)
+        self.min_unit: Rows = np.empty(0, np.int64)
+        self.max_unit: Rows = np.empty(0, np.int64)
+        self.step_size: Rows = np.empty(0, np.int64)
+        self.used: Rows = np.empty(0, np.int64)
+        self.capacity: Rows = np.empty(0, np.int64)
+        self.allocation_ratio: npt.NDArray[np.float64] = np.empty(0, np.float64)
+
+    def grow(self, rows: int) -> None:
+        extra = rows - len(self.entry_of)
+        if extra > 0:
+            self.entry_of = np.concatenate([self.entry_of, np.full(extra, NO_ROW, np.int64)])
+
+    def put(self, rows: Sequence[int], inventories: Sequence[Inventory]) -> None:
+        """Set the inventory of each row, replacing an entry it has or adding one."""
+        if not rows:
+            return
+        values = {
+            "total": [i.total for i in inventories],
+            "reserved": [i.reserved for i in inventories],
+            "min_unit": [i.min_unit for i in inventories],
+            "max_unit": [i.max_unit for i in inventories],
+            "step_size": [i.step_size for i in inventories],
+            "used": [i.used for i in inventories],
+            "capacity": [min(i.capacity, CAPACITY_CEILING) for i in inventories],
+            "allocation_ratio": [i.allocation_ratio for i in inventories],
+        }
+        at = np.asarray(rows, np.int64)
+        entries = self.entry_of[at]
+        old = entries != NO_ROW
+        for name, column in values.items():
+            array = np.asarray(column, np.float64 if name == "allocation_ratio" else np.int64)
+            getattr(self, name)[entries[old]] = array[old]
+            if not old.all():
+                setattr(self, name, np.concatenate([getattr(self, name), array[~old]]))
+        new_rows = at[~old]
+        if len(new_rows):
+            first = len(self.row)
+            self.row = np.concatenate([self.row, new_rows])
+            self.entry_of[new_rows] = np.arange(first, first + len(new_rows))
+
+    def drop(self, rows: Iterable[int]) -> None:
+        """Forget the rows' entries (they stay in the arrays, pointing at no row)."""
+        at = np.fromiter(rows, np.int64)
+        if not len(at):
+            return
+        entries = self.entry_of[at]
+        entries = entries[entries != NO_ROW]
+        self.row[entries] = NO_ROW
+        self.entry_of[at] = NO_ROW
+
+    def fitting(self, amount: int) -> Rows:
+        """Rows where one more allocation of ``amount`` fits (``capacity.fit``, vectorised)."""
+        ok = (
+            (self.row != NO_ROW)
+            & (self.min_unit <= amount)
+            & (self.max_unit >= amount)
+            & (amount % self.step_size == 0)
+        )
+        if amount > 0:
+            ok &= self.used + amount <= self.capacity
+        return self.row[ok]
+
+    def inventory(self, row: int) -> Inventory | None:
+        entry = int(self.entry_of[row])
+        if entry == NO_ROW:
+            return None
+        return Inventory(
+            total=int(self.total[entry]),
+            reserved=int(self.reserved[entry]),
+            min_unit=int(self.min_unit[entry]),
+            max_unit=int(self.max_unit[entry]),
+            step_size=int(self.step_size[entry]),
+            allocation_ratio=float(self.allocation_ratio[entry]),
+            used=int(self.used[entry]),
+        )
+
+    def exact_capacity(self, entry: int) -> int:
+        """The capacity of an entry, unclipped (for display; it may pass 64 bits)."""
+        total, reserved = int(self.total[entry]), int(self.reserved[entry])
+        return int((total - reserved) * float(self.allocation_ratio[entry]))
+
+    def headroom(self, row: int) -> tuple[int, int]:
+        """(capacity left, max_unit) of the row's entry, which must exist."""
+        entry = int(self.entry_of[row])
+        return int(self.capacity[entry] - self.used[entry]), int(self.max_unit[entry])
+
+
+class _Interned:
+    """Per row, one of a small number of distinct frozensets (trait sets, aggregate sets)."""
+
+    def __init__(self) -> None:
+        self.sets: list[frozenset[str]] = [frozenset()]
+        self._ids: dict[frozenset[str], int] = {frozenset(): 0}
+        self.of_row: npt.NDArray[np.int32] = np.empty(0, np.int32)
+
+    def id_of(self, value: frozenset[str]) -> int:
+        found = self._ids.get(value)
+        if found is None:
+            found = self._ids[value] = len(self.sets)
+            self.sets.append(value)
+        return found
+
+    def grow(self, rows: int) -> None:
+        extra = rows - len(self.of_row)
+        if extra > 0:
+            self.of_row = np.concatenate([self.of_row, np.zeros(extra, np.int32)])
+
+    def get(self, row: int) -> frozenset[str]:
+        return self.sets[self.of_row[row]]
+
+    def rows_where(self, test: Iterable[bool]) -> Mask:
+        """Rows whose set passes ``test`` (one answer per distinct set, in ``sets`` order)."""
+        table = np.fromiter(test, np.bool_, len(self.sets))
+        return table[self.of_row]
+
+    def any_of(self, names: frozenset[str]) -> Mask:
+        return self.rows_where(bool(s & names) for s in self.sets)
+
+
+class ProviderIndex:
+    """Every provider, its inventories, traits and aggregates, by row."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.ids: Rows = np.empty(0, np.int64)
+        self.generation: Rows = np.empty(0, np.int64)
+        self.parent: Rows = np.empty(0, np.int64)
+        self.root: Rows = np.empty(0, np.int64)
+        self.alive: Mask = np.empty(0, np.bool_)
+        self.uuids: list[str] = []
+        self.names: list[str] = []
+        self.modified: list[dt.datetime | None] = []
+        self.row_of: dict[str, int] = {}
+        self.traits_by_row = _Interned()
+        self.aggregates_by_row = _Interned()
+        self.columns: dict[str, InventoryColumn] = {}
+        self.resource_classes: frozenset[str] = frozenset()
+        self.traits: frozenset[str] = frozenset()
+        self.trait_rank: dict[str, int] = {}
+        self.dead = 0
+        self._cache: dict[object, object] = {}
+
+    @classmethod
+    def build(
+        cls,
+        providers: Iterable[Provider],
+        resource_classes: Iterable[str],
+        traits: Iterable[str],
+    ) -> ProviderIndex:
+        """``traits`` are every known trait name, oldest first."""
+        index = cls()
+        index.set_names(resource_classes, traits)
+        index.apply(providers)
+        return index
+
+    # -- changes --------------------------------------------------------------------------------
+
+    def set_names(self, resource_classes: Iterable[str], traits: Iterable[str]) -> None:
+        ordered = list(traits)
+        self.resource_classes = frozenset(resource_classes)
+        self.traits = frozenset(ordered)
+        self.trait_rank = {name: rank for rank, name in enumerate(ordered)}
+        self._cache.clear()
+
+    def apply(self, providers: Iterable[Provider], gone: Iterable[str] = ()) -> None:
+        """Add or replace ``providers`` (by uuid) and remove the providers named in ``gone``.
+
+        Raises ``NeedsRebuild`` when a new provider's id is below an existing one's: rows must
+        stay in id order.
+        """
+        self._cache.clear()
+        for uuid in gone:
+            self._kill(uuid)
+        changed: list[tuple[int, Provider]] = []
+        added: list[Provider] = []
+        for p in providers:
+            row = self.row_of.get(p.uuid)
+            if row is not None and (p.id is None or int(self.ids[row]) == p.id):
+                changed.append((row, p))
+            else:
+                if row is not None:
+                    self._kill(p.uuid)
+                added.append(p)
+        if added:
+            changed += self._append(added)
+        self._link(changed)
+
+    def _kill(self, uuid: str) -> None:
+        row = self.row_of.pop(uuid, None)
+        if row is None:
+            return
+        self.alive[row] = False
+        self.dead += 1
+        for column in self.columns.values():
+            column.drop([row])
+
+    def _append(self, added: list[Provider]) -> list[tuple[int, Provider]]:
+        top = int(self.ids[self.alive].max()) if self.alive.any() else -1
+        if all(p.id is not None for p in added):
+            added.sort(key=lambda p: p.id or 0)
+            if added[0].id is not None and added[0].id <= top:
+                raise NeedsRebuild
+        first, count = self.size, len(added)
+        self.size += count
+        ids = [p.id if p.id is not None else first + i for i, p in enumerate(added)]
+        self.ids = np.concatenate([self.ids, np.asarray(ids, np.int64)])
+        self.generation = np.concatenate([self.generation, np.zeros(count, np.int64)])
+        self.parent = np.concatenate([self.parent, np.full(count, NO_ROW, np.int64)])
+        self.root = np.concatenate([self.root, np.full(count, NO_ROW, np.int64)])
+        self.alive = np.concatenate([self.alive, np.ones(count, np.bool_)])
+        self.uuids += [p.uuid for p in added]
+        self.names += [p.name for p in added]
+        self.modified += [p.modified for p in added]
+        for i, p in enumerate(added):
+            self.row_of[p.uuid] = first + i
+        self.traits_by_row.grow(self.size)
+        self.aggregates_by_row.grow(self.size)
+        for column in self.columns.values():
+            column.grow(self.size)
+        return [(first + i, p) for i, p in enumerate(added)]
+
+    def _link(self, changed: list[tuple[int, Provider]]) -> None:
+        """Write every field of the changed rows, once all of them exist (a parent may be new)."""
+        puts: dict[str, tuple[list[int], list[Inventory]]] = {}
+        for row, p in changed:
+            self.names[row] = p.name
+            self.modified[row] = p.modified
+            self.generation[row] = p.generation
+            self.parent[row] = NO_ROW if p.parent_uuid is None else self.row_of[p.parent_uuid]
+            self.root[row] = self.row_of[p.root_uuid or p.uuid]
+            self.traits_by_row.of_row[row] = self.traits_by_row.id_of(p.traits)
+            self.aggregates_by_row.of_row[row] = self.aggregates_by_row.id_of(p.aggregates)
+            for rc, inventory in p.inventories.items():
+                rows, inventories = puts.setdefault(rc, ([], []))
+                rows.append(row)
+                inventories.append(inventory)
+        for rc, column in self.columns.items():
+            column.drop(row for row, p in changed if rc not in p.inventories)
+        for rc, (rows, inventories) in puts.items():
+            if rc not in self.columns:
+                self.columns[rc] = InventoryColumn(self.size)
+            self.columns[rc].put(rows, inventories)
+
+    # -- reading one provider -------------------------------------------------------------------
+
+    def row(self, uuid: str) -> int | None:
+        return self.row_of.get(uuid)
+
+    def row_of_id(self, provider_id: int) -> int | None:
+        """The live row of a database id (rows are in id order)."""
+        at = int(np.searchsorted(self.ids, provider_id, side="right")) - 1
+        if at >= 0 and int(self.ids[at]) == provider_id and self.alive[at]:
+            return at
+        return None
+
+    def uuid_of(self, row: int) -> str | None:
+        return None if row == NO_ROW else self.uuids[row]
+
+    def root_of(self, row: int) -> int:
+        return int(self.root[row])
+
+    def traits_of(self, row: int) -> frozenset[str]:
+        return self.traits_by_row.get(row)
+
+    def aggregates_of(self, row: int) -> frozenset[str]:
+        return self.aggregates_by_row.get(row)
+
+    def inventories_of(self, row: int) -> dict[str, Inventory]:
+        found = {}
+        for rc, column in self.columns.items():
+            inventory = column.inventory(row)
+            if inventory is not None:
+                found[rc] = inventory
+        return found
+
+    def provider(self, row: int) -> Provider:
+        return Provider(
+            uuid=self.uuids[row],
+            name=self.names[row],
+            generation=int(self.generation[row]),
+            parent_uuid=self.uuid_of(int(self.parent[row])),
+            root_uuid=self.uuids[int(self.root[row])],
+            inventories=self.inventories_of(row),
+            traits=self.traits_of(row),
+            aggregates=self.aggregates_of(row),
+            id=int(self.ids[row]),
+            modified=self.modified[row],
+        )
+
+    def providers(self) -> list[Provider]:
+        """Every live provider in row order (for checks and tests; not on a hot path)."""
+        return [self.provider(row) for row in np.flatnonzero(self.alive).tolist()]
+
+    def ancestors(self, row: int) -> set[int]:
+        """The row and every row above it."""
+        found = set()
+        current = row
+        while current != NO_ROW:
+            found.add(current)
+            current = int(self.parent[current])
+        return found
+
+    # -- vectorised filters ---------------------------------------------------------------------
+
+    def _cached(self, key: object, make: object) -> object:
+        if key not in self._cache:
+            self._cache[key] = make() if callable(make) else make
+        return self._cache[key]
+
+    def roots(self) -> Rows:
+        """Live root rows, in row order."""
+        return self._cached(  # type: ignore[return-value]
+            "roots", lambda: np.flatnonzero(self.alive & (self.root == np.arange(self.size)))
+        )
+
+    @property
+    def has_trees(self) -> bool:
+        return bool(self._cached("has_trees", lambda: bool((self.parent[self.alive] >= 0).any())))
+
+    def mask(self, rows: Rows) -> Mask:
+        found = np.zeros(self.size, np.bool_)
+        found[rows] = True
+        return found
+
+    def fitting(self, rc: str, amount: int) -> Mask:
+        """Rows with inventory of ``rc`` able to take one more allocation of ``amount``."""
+        column = self.columns.get(rc)
+        if column is None:
+            return np.zeros(self.size, np.bool_)
+        return self.mask(column.fitting(amount))
+
+    def with_traits(self, required: Iterable[frozenset[str]]) -> Mask:
+        """Rows having, by themselves, one trait of every any-of set."""
+        found = self.alive.copy()
+        for any_of in required:
+            found &= self.traits_by_row.any_of(any_of)
+        return found
+
+    def with_any_trait(self, names: frozenset[str]) -> Mask:
+        return self.traits_by_row.any_of(names) if names else np.zeros(self.size, np.bool_)
+
+    def in_aggregates(self, any_ofs: Iterable[frozenset[str]]) -> Mask:
+        """Rows that belong, each by itself, to one aggregate of every any-of set."""
+        found = self.alive.copy()
+        for any_of in any_ofs:
+            found &= self.aggregates_by_row.any_of(any_of)
+        return found
+
+    def in_any_aggregate(self, aggregates: frozenset[str]) -> Mask:
+        if not aggregates:
+            return np.zeros(self.size, np.bool_)
+        return self.aggregates_by_row.any_of(aggregates)
+
+    def sharing(self) -> Rows:
+        """Live rows of sharing providers (``MISC_SHARES_VIA_AGGREGATE``)."""
+        return self._cached(  # type: ignore[return-value]
+            "sharing",
+            lambda: np.flatnonzero(self.alive & self.with_any_trait(frozenset({SHARING_TRAIT}))),
+        )
+
+    def sharing_anchors(self, row: int) -> Rows:
+        """Roots of every provider sharing an aggregate with ``row`` (its own root included when
+        it has any aggregate): the trees a sharing provider may serve."""
+
+        def make() -> Rows:
+            members = self.alive & self.in_any_aggregate(self.aggregates_of(row))
+            return np.unique(self.root[members])
+
+        return self._cached(("sharing_anchors", row), make)  # type: ignore[return-value]

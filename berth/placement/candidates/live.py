@@ -1,0 +1,115 @@
+"""One worker's candidate index, kept current from the change sequence.
+
+Before each query the worker reads the sequence number (one small query). If it moved, the
+providers logged since are read again and applied; some changes (new resource classes or traits,
+bulk loads, a log pruned past this worker, many dead rows) rebuild the index instead. Reading the
+number, the log and the providers happens in one snapshot, so the index always matches some
+committed state no older than the last write that answered: read-your-writes across workers.
+The index only ever proposes; claims are decided by the database.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy.engine import Connection
+
+from berth.common.db import Database
+from berth.placement.candidates.index import NeedsRebuild, ProviderIndex
+from berth.placement.candidates.loading import load_names, load_providers
+from berth.placement.store import changes
+
+LOG = logging.getLogger(__name__)
+
+# Above this share of changed providers a rebuild is cheaper than reading them one batch at a time.
+_REBUILD_SHARE = 0.2
+
+
+class IndexMismatch(AssertionError):
+    """The updated index differs from one rebuilt from the database (``verify_index``)."""
+
+
+class LiveIndex:
+    def __init__(self, db: Database, *, verify: bool = False) -> None:
+        self.db = db
+        self.verify = verify
+        self._lock = threading.Lock()
+        self._index: ProviderIndex | None = None
+        self._seen = -1
+
+    @contextmanager
+    def current(self) -> Iterator[ProviderIndex]:
+        """The index as of now, held (against other threads' updates) while the caller reads."""
+        with self._lock:
+            with self.db.snapshot() as conn:
+                upto = changes.current(conn)
+                if self._index is None or upto != self._seen:
+                    self._catch_up(conn, upto)
+                    if self.verify:
+                        _compare(self._require(), _rebuild(conn))
+            yield self._require()
+
+    def _require(self) -> ProviderIndex:
+        assert self._index is not None
+        return self._index
+
+    def _catch_up(self, conn: Connection, upto: int) -> None:
+        index = self._index
+        if index is not None:
+            found = changes.since(conn, self._seen, upto)
+            if not (found.everything or found.names) and self._update(index, conn, found):
+                self._seen = upto
+                return
+        started = time.perf_counter()
+        self._index = _rebuild(conn)
+        self._seen = upto
+        # The index lives until the next rebuild: keep the collector from walking it.
+        # Unfreeze first, so garbage frozen by the last rebuild is collected now.
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        LOG.info(
+            "candidate index rebuilt: %d providers in %.2f s",
+            len(self._index.row_of),
+            time.perf_counter() - started,
+        )
+
+    def _update(self, index: ProviderIndex, conn: Connection, found: changes.Changes) -> bool:
+        """Apply the changed providers; False when a rebuild is the better (or only) way."""
+        if len(found.providers) > _REBUILD_SHARE * max(len(index.row_of), 1000):
+            return False
+        if index.dead > max(1000, index.size // 4):
+            return False
+        fresh = load_providers(conn, found.providers)
+        present = {p.id for p in fresh}
+        gone = [
+            index.uuids[row]
+            for row in (index.row_of_id(pid) for pid in found.providers - present)
+            if row is not None
+        ]
+        try:
+            index.apply(fresh, gone)
+        except NeedsRebuild:
+            return False
+        return True
+
+
+def _rebuild(conn: Connection) -> ProviderIndex:
+    classes, traits = load_names(conn)
+    return ProviderIndex.build(load_providers(conn), classes, traits)
+
+
+def _compare(kept: ProviderIndex, rebuilt: ProviderIndex) -> None:
+    if kept.resource_classes != rebuilt.resource_classes or kept.trait_rank != rebuilt.trait_rank:
+        raise IndexMismatch("resource class or trait names differ")
+    ours, theirs = kept.providers(), rebuilt.providers()
+    if ours != theirs:
+        differing = [a.uuid for a, b in zip(ours, theirs, strict=False) if a != b]
+        raise IndexMismatch(
+            f"index has {len(ours)} providers, database {len(theirs)}; differing: {differing[:5]}"
+        )

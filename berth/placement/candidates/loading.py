@@ -1,0 +1,134 @@
+"""Reading providers from the placement database into ``Provider`` records for the index."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from berth.placement.candidates.index import Inventory, Provider
+from berth.placement.store import schema
+from berth.placement.store.inventories import inventory_of
+
+# Ids per IN (...) list: well under every backend's limit on bound parameters.
+_BATCH = 500
+
+
+def load_names(conn: Connection) -> tuple[list[str], list[str]]:
+    """(every resource class name, every trait name oldest first)."""
+    rc, t = schema.resource_classes, schema.traits
+    return (
+        list(conn.scalars(sa.select(rc.c.name))),
+        list(conn.scalars(sa.select(t.c.name).order_by(t.c.id))),
+    )
+
+
+def load_providers(conn: Connection, ids: Collection[int] | None = None) -> list[Provider]:
+    """Every provider (``ids`` None) or those of ``ids`` that still exist, in id order."""
+    if ids is None:
+        return _load(conn, None)
+    ordered = sorted(ids)
+    found = []
+    for start in range(0, len(ordered), _BATCH):
+        found += _load(conn, ordered[start : start + _BATCH])
+    return found
+
+
+def _where(column: sa.Column[int], ids: list[int] | None) -> sa.ColumnElement[bool]:
+    return sa.true() if ids is None else column.in_(ids)
+
+
+def _load(conn: Connection, ids: list[int] | None) -> list[Provider]:
+    rp = schema.resource_providers
+    parent, root = rp.alias("parent"), rp.alias("root")
+    rows = conn.execute(
+        sa.select(
+            rp.c.id,
+            rp.c.uuid,
+            rp.c.name,
+            rp.c.generation,
+            parent.c.uuid.label("parent_uuid"),
+            root.c.uuid.label("root_uuid"),
+            rp.c.created_at,
+            rp.c.updated_at,
+        )
+        .select_from(rp)
+        .outerjoin(parent, parent.c.id == rp.c.parent_provider_id)
+        .outerjoin(root, root.c.id == rp.c.root_provider_id)
+        .where(_where(rp.c.id, ids))
+        .order_by(rp.c.id)
+    ).all()
+    inventories = _inventories(conn, ids)
+    rpt, rpa = schema.resource_provider_traits, schema.resource_provider_aggregates
+    traits = _names_by_provider(conn, ids, rpt.c.trait_id, schema.traits.c.name)
+    aggregates = _names_by_provider(
+        conn, ids, rpa.c.aggregate_id, schema.placement_aggregates.c.uuid
+    )
+    empty: frozenset[str] = frozenset()
+    return [
+        Provider(
+            uuid=row.uuid,
+            name=row.name,
+            generation=row.generation,
+            parent_uuid=row.parent_uuid,
+            root_uuid=row.root_uuid or row.uuid,
+            inventories=inventories.get(row.id, {}),
+            traits=traits.get(row.id, empty),
+            aggregates=aggregates.get(row.id, empty),
+            id=row.id,
+            modified=row.updated_at or row.created_at,
+        )
+        for row in rows
+    ]
+
+
+def _inventories(conn: Connection, ids: list[int] | None) -> dict[int, dict[str, Inventory]]:
+    inv, alloc, rc = schema.inventories, schema.allocations, schema.resource_classes
+    used = (
+        sa.select(
+            alloc.c.resource_provider_id,
+            alloc.c.resource_class_id,
+            sa.func.sum(alloc.c.used).label("used"),
+        )
+        .where(_where(alloc.c.resource_provider_id, ids))
+        .group_by(alloc.c.resource_provider_id, alloc.c.resource_class_id)
+        .subquery()
+    )
+    rows = conn.execute(
+        sa.select(inv, rc.c.name.label("rc_name"), used.c.used)
+        .join(rc, rc.c.id == inv.c.resource_class_id)
+        .outerjoin(
+            used,
+            sa.and_(
+                used.c.resource_provider_id == inv.c.resource_provider_id,
+                used.c.resource_class_id == inv.c.resource_class_id,
+            ),
+        )
+        .where(_where(inv.c.resource_provider_id, ids))
+    )
+    found: dict[int, dict[str, Inventory]] = defaultdict(dict)
+    for row in rows:
+        # int(): MySQL returns SUM as Decimal.
+        found[row.resource_provider_id][row.rc_name] = Inventory(
+            **inventory_of(row).fields(), used=int(row.used or 0)
+        )
+    return found
+
+
+def _names_by_provider(
+    conn: Connection, ids: list[int] | None, link: sa.Column[int], name: sa.Column[str]
+) -> dict[int, frozenset[str]]:
+    """Names (traits) or uuids (aggregates) linked to each provider through ``link``."""
+    owner = link.table.c.resource_provider_id
+    rows = conn.execute(
+        sa.select(owner, name)
+        .join(name.table, name.table.c.id == link)
+        .where(_where(owner, ids))
+    )
+    found: dict[int, set[str]] = defaultdict(set)
+    for provider_id, name in rows:
+        found[provider_id].add(name)
+    return {provider_id: frozenset(names) for provider_id, names in found.items()}
+

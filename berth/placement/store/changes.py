@@ -1,0 +1,118 @@
+"""The change sequence: what each write changed, for the workers' candidate indexes.
+
+Store functions that change something the index holds say so with ``touch`` (a provider's row,
+inventory, usage, traits or aggregates) or ``touch_names`` (resource classes or traits themselves).
+``ChangeLog``, a write hook of the placement database, then advances the sequence and logs the
+touched providers as the transaction's last statements, so the log commits with the change or not
+at all. Readers ask ``current`` for the newest number and ``since`` for what changed after theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from berth.placement.store.schema import change_sequence, changes
+
+_PENDING = "berth.placement.changes"
+# Log rows older than this many numbers are pruned; a reader further behind reloads everything.
+KEEP = 100_000
+_PRUNE_EVERY = 1_000
+
+
+@dataclass
+class _Pending:
+    providers: set[int] = field(default_factory=set)
+    names: bool = False
+    everything: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.providers) or self.names or self.everything
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What changed between two sequence numbers."""
+
+    upto: int
+    providers: frozenset[int] = frozenset()
+    names: bool = False
+    everything: bool = False
+
+
+class ChangeLog:
+    """The write hook that publishes each transaction's touches (see ``Database.write``)."""
+
+    def begin(self, conn: Connection) -> None:
+        conn.info[_PENDING] = _Pending()
+
+    def before_commit(self, conn: Connection) -> None:
+        pending = conn.info.pop(_PENDING, None)
+        if pending:
+            publish(conn, pending)
+
+
+def _pending(conn: Connection) -> _Pending:
+    try:
+        return conn.info[_PENDING]  # type: ignore[no-any-return]
+    except KeyError:
+        raise RuntimeError(
+            "placement writes must run in a write transaction of the placement database"
+        ) from None
+
+
+def touch(conn: Connection, provider_ids: Iterable[int]) -> None:
+    _pending(conn).providers.update(provider_ids)
+
+
+def touch_names(conn: Connection) -> None:
+    _pending(conn).names = True
+
+
+def publish_everything(conn: Connection) -> None:
+    """Tell every index to reload, from a transaction that wrote around the store (bulk loads)."""
+    publish(conn, _Pending(everything=True))
+
+
+def publish(conn: Connection, pending: _Pending) -> None:
+    seq = change_sequence
+    conn.execute(seq.update().where(seq.c.id == 1).values(value=seq.c.value + 1))
+    value = conn.execute(sa.select(seq.c.value).where(seq.c.id == 1)).scalar_one()
+    rows = [{"seq": value, "scope": "provider", "provider_id": p} for p in pending.providers]
+    if pending.names:
+        rows.append({"seq": value, "scope": "names", "provider_id": None})
+    if pending.everything:
+        rows.append({"seq": value, "scope": "everything", "provider_id": None})
+    conn.execute(changes.insert(), rows)
+    if value % _PRUNE_EVERY == 0:
+        conn.execute(changes.delete().where(changes.c.seq <= value - KEEP))
+
+
+def current(conn: Connection) -> int:
+    seq = change_sequence
+    return int(conn.execute(sa.select(seq.c.value).where(seq.c.id == 1)).scalar_one())
+
+
+def since(conn: Connection, seen: int, upto: int) -> Changes:
+    """What changed after number ``seen`` up to ``upto`` (a value ``current`` returned).
+
+    The row lock on the sequence makes numbers commit in order, so every change numbered up to
+    ``upto`` is visible once ``upto`` is.
+    """
+    if upto - seen > KEEP // 2:
+        return Changes(upto, everything=True)
+    rows = conn.execute(
+        sa.select(changes.c.scope, changes.c.provider_id).where(
+            changes.c.seq > seen, changes.c.seq <= upto
+        )
+    ).all()
+    scopes = {scope for scope, _ in rows}
+    return Changes(
+        upto,
+        providers=frozenset(p for scope, p in rows if scope == "provider"),
+        names="names" in scopes,
+        everything="everything" in scopes,
+    )
