@@ -123,12 +123,9 @@ def _names_by_provider(
     """Names (traits) or uuids (aggregates) linked to each provider through ``link``."""
     owner = link.table.c.resource_provider_id
     rows = conn.execute(
-        sa.select(owner, name)
-        .join(name.table, name.table.c.id == link)
-        .where(_where(owner, ids))
+        sa.select(owner, name).join(name.table, name.table.c.id == link).where(_where(owner, ids))
     )
     found: dict[int, set[str]] = defaultdict(set)
     for provider_id, name in rows:
         found[provider_id].add(name)
     return {provider_id: frozenset(names) for provider_id, names in found.items()}
-

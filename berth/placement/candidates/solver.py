@@ -112,10 +112,13 @@ def _anchor_slots(tables: list[GroupTable], anchors: Rows) -> Iterator[tuple[int
             for o in options
         ]
         for i, anchor in enumerate(chunk.tolist()):
-            yield anchor, [
-                Slot(o.suffix, o.rc, o.resources, tuple(o.rows[lo[i] : hi[i]].tolist()))
-                for o, (lo, hi) in zip(options, bounds, strict=True)
-            ]
+            yield (
+                anchor,
+                [
+                    Slot(o.suffix, o.rc, o.resources, tuple(o.rows[lo[i] : hi[i]].tolist()))
+                    for o, (lo, hi) in zip(options, bounds, strict=True)
+                ],
+            )
 
 
 def _round_robin(
@@ -249,9 +252,7 @@ def _summaries(
 ) -> Rows:
     """Every provider in the trees the candidates take resources from; before 1.29 (when any
     tree exists) only the providers the candidates take from."""
-    used = np.fromiter(
-        {index.row_of[uuid] for areq in areqs for uuid in areq.resources}, np.int64
-    )
+    used = np.fromiter({index.row_of[uuid] for areq in areqs for uuid in areq.resources}, np.int64)
     if not request.nested_aware and index.has_trees:
         return np.sort(used)
     return np.flatnonzero(index.alive & np.isin(index.root, index.root[used]))

@@ -228,7 +228,9 @@ def test_bad_queries(query: str, version: tuple[int, int], code: str, phrase: st
     assert phrase in str(info.value)
 
 
-def test_unknown_names_are_400_unless_an_earlier_group_matches_nothing(sharing: ProviderIndex) -> None:
+def test_unknown_names_are_400_unless_an_earlier_group_matches_nothing(
+    sharing: ProviderIndex,
+) -> None:
     with pytest.raises(InvalidInput, match="Invalid resource class"):
         solve(sharing, "resources=MCPU:1")
     with pytest.raises(InvalidInput, match=r"No such trait\(s\): CUSTOM_NOPE"):
