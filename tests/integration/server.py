@@ -7,9 +7,11 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import IO
 
 import httpx
 
@@ -30,29 +32,40 @@ def running_placement(database_url: str, *extra: str, workers: int = 1) -> Itera
         "--database-url", database_url, "--workers", str(workers), *extra,
     ]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith("BERTH_")}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_until_up(url, proc)
-        yield url
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
+    # A file, not a pipe: nobody reads a pipe while the server runs, and a full one blocks
+    # every worker at its next log line.
+    with tempfile.TemporaryFile() as log:
+        # Its own session, so that a server that will not stop is killed with all its workers.
+        proc = subprocess.Popen(
+            cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        url = f"http://127.0.0.1:{port}"
         try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
-    output = proc.stdout.read().decode() if proc.stdout else ""
+            _wait_until_up(url, proc, log)
+            yield url
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                raise
+        output = _read(log)
     if proc.returncode != 0 or "Finished server process" not in output:
         raise AssertionError(f"placement did not stop cleanly ({proc.returncode}):\n{output}")
 
 
-def _wait_until_up(url: str, proc: subprocess.Popen[bytes]) -> None:
+def _read(log: IO[bytes]) -> str:
+    log.seek(0)
+    return log.read().decode()
+
+
+def _wait_until_up(url: str, proc: subprocess.Popen[bytes], log: IO[bytes]) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            output = proc.stdout.read().decode() if proc.stdout else ""
+            output = _read(log)
             raise AssertionError(f"placement did not start:\n{output}")
         try:
             httpx.get(url + "/", timeout=1).raise_for_status()
