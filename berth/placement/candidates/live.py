@@ -41,6 +41,9 @@ class LiveIndex:
         self._lock = threading.Lock()
         self._index: ProviderIndex | None = None
         self._seen = -1
+        # How the index has been brought up to date so far (for operators and tests).
+        self.rebuilds = 0
+        self.updates = 0
 
     @contextmanager
     def current(self) -> Iterator[ProviderIndex]:
@@ -64,10 +67,12 @@ class LiveIndex:
             found = changes.since(conn, self._seen, upto)
             if not (found.everything or found.names) and self._update(index, conn, found):
                 self._seen = upto
+                self.updates += 1
                 return
         started = time.perf_counter()
         self._index = _rebuild(conn)
         self._seen = upto
+        self.rebuilds += 1
         # The index lives until the next rebuild: keep the collector from walking it.
         # Unfreeze first, so garbage frozen by the last rebuild is collected now.
         gc.unfreeze()

@@ -1,0 +1,144 @@
+"""Each worker's candidate index follows every write made through any worker (read-your-writes),
+by updates where it can and rebuilds where it must; the verify mode catches an unlogged write."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import sqlalchemy as sa
+
+from berth.common.db import Database
+from berth.placement.candidates.live import IndexMismatch
+from berth.placement.service import PlacementService
+from berth.placement.store import changes, schema
+from tests.conftest import make_service, wsgi_client
+
+HEADERS = {"x-auth-token": "admin", "openstack-api-version": "placement 1.39"}
+QUERY = "/allocation_candidates?resources=VCPU:2"
+
+
+Workers = tuple[PlacementService, httpx.Client, httpx.Client]
+
+
+@pytest.fixture
+def workers(placement_db: Database) -> Iterator[Workers]:
+    """Two services over one database, as two API worker processes would be; the second one's
+    index is what the tests watch."""
+    writer, reader = make_service(placement_db), make_service(placement_db)
+    with wsgi_client(writer) as w, wsgi_client(reader) as r:
+        w.headers.update(HEADERS)
+        r.headers.update(HEADERS)
+        yield reader, w, r
+
+
+def _provider(client: httpx.Client, name: str, vcpu: int = 8) -> str:
+    rp = client.post("/resource_providers", json={"name": name}).json()
+    inventory = {"inventories": {"VCPU": {"total": vcpu}}, "resource_provider_generation": 0}
+    assert client.put(f"/resource_providers/{rp['uuid']}/inventories", json=inventory).is_success
+    return str(rp["uuid"])
+
+
+def _hosts(client: httpx.Client) -> set[str]:
+    body = client.get(QUERY).json()
+    return {rp for areq in body["allocation_requests"] for rp in areq["allocations"]}
+
+
+def test_writes_on_one_worker_are_seen_by_the_next_query_on_another(workers: Workers) -> None:
+    reader, writer, read = workers
+    assert _hosts(read) == set()
+    first = _provider(writer, "cn1")
+    assert _hosts(read) == {first}
+    second = _provider(writer, "cn2", vcpu=1)  # too small for VCPU:2
+    assert _hosts(read) == {first}
+    claim = {
+        "allocations": {first: {"resources": {"VCPU": 8}}},
+        "project_id": "p",
+        "user_id": "u",
+        "consumer_generation": None,
+        "consumer_type": "INSTANCE",
+    }
+    consumer = str(uuid.uuid4())
+    assert writer.put(f"/allocations/{consumer}", json=claim).status_code == 204
+    assert _hosts(read) == set()
+    summary = read.get(f"/resource_providers?in_tree={first}").json()["resource_providers"]
+    assert summary[0]["generation"] == 2
+    assert writer.delete(f"/allocations/{consumer}").status_code == 204
+    assert _hosts(read) == {first}
+    assert writer.delete(f"/resource_providers/{second}").status_code == 204
+    names = {p["name"] for p in read.get("/resource_providers").json()["resource_providers"]}
+    assert names == {"cn1"}
+    assert reader.index.rebuilds == 1 and reader.index.updates >= 5
+
+
+def test_a_provider_recreated_with_the_same_uuid_is_a_new_row(workers: Workers) -> None:
+    _, writer, read = workers
+    rp = _provider(writer, "cn1")
+    assert _hosts(read) == {rp}
+    assert writer.delete(f"/resource_providers/{rp}").status_code == 204
+    writer.post("/resource_providers", json={"name": "again", "uuid": rp})
+    assert _hosts(read) == set()
+    assert [p["name"] for p in read.get("/resource_providers").json()["resource_providers"]] == [
+        "again"
+    ]
+
+
+def test_new_names_rebuild_the_index(workers: Workers) -> None:
+    reader, writer, read = workers
+    _provider(writer, "cn1")
+    _hosts(read)
+    assert writer.put("/traits/CUSTOM_NEW").status_code == 201
+    assert read.get(QUERY + "&required=CUSTOM_NEW").json()["allocation_requests"] == []
+    assert reader.index.rebuilds == 2
+
+
+def test_the_change_log_is_ordered_and_a_reader_far_behind_reloads(placement_db: Database) -> None:
+    with placement_db.read() as conn:
+        start = changes.current(conn)
+    for _ in range(3):
+        with placement_db.write() as conn:
+            changes.touch(conn, [7])
+    with placement_db.write() as conn:
+        changes.touch_names(conn)
+    with placement_db.read() as conn:
+        now = changes.current(conn)
+        assert now == start + 4
+        assert changes.since(conn, start, start + 3) == changes.Changes(start + 3, frozenset({7}))
+        assert changes.since(conn, start + 3, now).names
+        assert changes.since(conn, now - changes.KEEP, now).everything
+
+
+def test_a_write_that_touches_nothing_publishes_nothing(placement_db: Database) -> None:
+    with placement_db.read() as conn:
+        start = changes.current(conn)
+    with placement_db.write():
+        pass
+    with placement_db.read() as conn:
+        assert changes.current(conn) == start
+
+
+def test_touching_outside_a_placement_write_is_refused(placement_db: Database) -> None:
+    with placement_db.engine.connect() as conn, pytest.raises(RuntimeError):
+        changes.touch(conn, [1])
+
+
+def test_verify_catches_a_write_that_did_not_log_its_change(
+    workers: Workers, placement_db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    _, writer, read = workers
+    rp = _provider(writer, "cn1")
+    _hosts(read)
+    with placement_db.write() as conn:
+        # Shrink the inventory behind the store's back, logging some other provider instead.
+        conn.execute(sa.update(schema.inventories).values(total=1))
+        changes.touch(conn, [-1])
+    with caplog.at_level(logging.ERROR):
+        assert read.get(QUERY).status_code == 500
+    assert any(
+        isinstance(r.exc_info[1], IndexMismatch) and rp in str(r.exc_info[1])
+        for r in caplog.records
+        if r.exc_info
+    )
