@@ -86,12 +86,33 @@ def test_a_provider_recreated_with_the_same_uuid_is_a_new_row(workers: Workers) 
     ]
 
 
-def test_new_names_rebuild_the_index(workers: Workers) -> None:
+def test_new_names_are_taken_in_and_a_renamed_class_in_use_rebuilds(workers: Workers) -> None:
     reader, writer, read = workers
-    _provider(writer, "cn1")
+    rp = _provider(writer, "cn1")
     _hosts(read)
     assert writer.put("/traits/CUSTOM_NEW").status_code == 201
     assert read.get(QUERY + "&required=CUSTOM_NEW").json()["allocation_requests"] == []
+    assert writer.put(
+        f"/resource_providers/{rp}/traits",
+        json={"traits": ["CUSTOM_NEW"], "resource_provider_generation": 1},
+    ).is_success
+    assert len(read.get(QUERY + "&required=CUSTOM_NEW").json()["allocation_requests"]) == 1
+    assert reader.index.rebuilds == 1
+    old = {"OpenStack-API-Version": "placement 1.2"}
+    assert writer.post("/resource_classes", json={"name": "CUSTOM_A"}, headers=old).is_success
+    inventory = {"inventories": {"CUSTOM_A": {"total": 4}}, "resource_provider_generation": 2}
+    assert writer.put(f"/resource_providers/{rp}/inventories", json=inventory).is_success
+    assert (
+        len(read.get("/allocation_candidates?resources=CUSTOM_A:1").json()["allocation_requests"])
+        == 1
+    )
+    assert reader.index.rebuilds == 1
+    renamed = writer.put("/resource_classes/CUSTOM_A", json={"name": "CUSTOM_B"}, headers=old)
+    assert renamed.is_success
+    assert (
+        len(read.get("/allocation_candidates?resources=CUSTOM_B:1").json()["allocation_requests"])
+        == 1
+    )
     assert reader.index.rebuilds == 2
 
 

@@ -10,6 +10,7 @@ The index only ever proposes; claims are decided by the database.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 import threading
@@ -65,7 +66,9 @@ class LiveIndex:
         index = self._index
         if index is not None:
             found = changes.since(conn, self._seen, upto)
-            if not (found.everything or found.names) and self._update(index, conn, found):
+            if found.names and not found.everything:
+                found = self._new_names(index, conn, found)
+            if not found.everything and self._update(index, conn, found):
                 self._seen = upto
                 self.updates += 1
                 return
@@ -83,6 +86,18 @@ class LiveIndex:
             len(self._index.row_of),
             time.perf_counter() - started,
         )
+
+    @staticmethod
+    def _new_names(
+        index: ProviderIndex, conn: Connection, found: changes.Changes
+    ) -> changes.Changes:
+        """Take in new resource classes and traits. A class or trait can only be deleted when no
+        provider uses it; a renamed class in use needs a rebuild (``everything``)."""
+        classes, traits = load_names(conn)
+        if not set(index.columns) <= set(classes):
+            return dataclasses.replace(found, everything=True)
+        index.set_names(classes, traits)
+        return found
 
     def _update(self, index: ProviderIndex, conn: Connection, found: changes.Changes) -> bool:
         """Apply the changed providers; False when a rebuild is the better (or only) way."""
