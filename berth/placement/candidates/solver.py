@@ -78,16 +78,15 @@ def allocation_candidates(
     if randomize:
         common = np.random.default_rng(rng.getrandbits(64)).permutation(common)
 
-    def search(anchor: int, slots: list[Slot]) -> Iterator[AllocationRequest]:
+    def search(anchor: int, slots: list[Slot], headroom: Headroom) -> Iterator[AllocationRequest]:
         if randomize:
             slots = [
-                Slot(s.suffix, s.rc, s.resources, tuple(rng.sample(s.options, len(s.options))))
-                for s in slots
+                s._replace(options=tuple(rng.sample(s.options, len(s.options)))) for s in slots
             ]
-        return _search(index, request, slots, anchor)
+        return _search(index, request, slots, anchor, headroom)
 
     found: dict[object, AllocationRequest] = {}
-    for areq in _round_robin(_anchor_slots(tables, common), search):
+    for areq in _round_robin(_anchor_slots(index, tables, common), search):
         found.setdefault(areq.key(), areq)
         if request.limit is not None and len(found) >= request.limit:
             break
@@ -97,39 +96,55 @@ def allocation_candidates(
 
 _CHUNK = 256
 
+# (row, resource class) -> (capacity left, max_unit), for the options of the anchors being visited
+Headroom = dict[tuple[int, str], tuple[int, int]]
 
-def _anchor_slots(tables: list[GroupTable], anchors: Rows) -> Iterator[tuple[int, list[Slot]]]:
-    """Each anchor with its slots, looked up a chunk of anchors at a time. The unnamed group's
-    slots come first, so its trait check runs as soon as they are filled."""
+
+def _anchor_slots(
+    index: ProviderIndex, tables: list[GroupTable], anchors: Rows
+) -> Iterator[tuple[int, list[Slot], Headroom]]:
+    """Each anchor with its slots and their options' headroom, looked up a chunk of anchors at
+    a time with a few array operations. The unnamed group's slots come first, so its trait check
+    runs as soon as they are filled."""
     options = sorted((s for t in tables for s in t.slots), key=lambda s: s.suffix != "")
     for start in range(0, len(anchors), _CHUNK):
         chunk = anchors[start : start + _CHUNK]
-        bounds = [
-            (
-                np.searchsorted(o.anchors, chunk).tolist(),
-                np.searchsorted(o.anchors, chunk, side="right").tolist(),
-            )
-            for o in options
-        ]
+        per_option = []
+        headroom: Headroom = {}
+        for o in options:
+            lo = np.searchsorted(o.anchors, chunk)
+            counts = np.searchsorted(o.anchors, chunk, side="right") - lo
+            ends = np.cumsum(counts)
+            # Every option of every anchor of the chunk, in one gather.
+            picked = o.rows[np.repeat(lo - (ends - counts), counts) + np.arange(ends[-1])]
+            rows = picked.tolist()
+            for rc, _ in o.resources:
+                column = index.columns[rc]
+                entries = column.entry_of[picked]
+                left = (column.capacity[entries] - column.used[entries]).tolist()
+                most = column.max_unit[entries].tolist()
+                headroom.update(zip([(r, rc) for r in rows], zip(left, most, strict=True), strict=True))
+            per_option.append((o, rows, (ends - counts).tolist(), ends.tolist()))
         for i, anchor in enumerate(chunk.tolist()):
             yield (
                 anchor,
                 [
-                    Slot(o.suffix, o.rc, o.resources, tuple(o.rows[lo[i] : hi[i]].tolist()))
-                    for o, (lo, hi) in zip(options, bounds, strict=True)
+                    Slot(o.suffix, o.rc, o.resources, tuple(rows[begin[i] : end[i]]))
+                    for o, rows, begin, end in per_option
                 ],
+                headroom,
             )
 
 
 def _round_robin(
-    anchors: Iterator[tuple[int, list[Slot]]],
-    search: Callable[[int, list[Slot]], Iterator[AllocationRequest]],
+    anchors: Iterator[tuple[int, list[Slot], Headroom]],
+    search: Callable[[int, list[Slot], Headroom], Iterator[AllocationRequest]],
 ) -> Iterator[AllocationRequest]:
     """First answer of every anchor in turn (starting each search only when reached), then the
     second of every anchor that had one, and so on."""
     active = []
-    for anchor, slots in anchors:
-        started = search(anchor, slots)
+    for anchor, slots, headroom in anchors:
+        started = search(anchor, slots, headroom)
         areq = next(started, None)
         if areq is not None:
             yield areq
@@ -147,21 +162,12 @@ def _round_robin(
 class _State:
     """The partial assignment of one anchor's search."""
 
-    def __init__(self, index: ProviderIndex, request: CandidatesRequest) -> None:
-        self.index = index
+    def __init__(self, request: CandidatesRequest, headroom: Headroom) -> None:
         self.request = request
+        self.headroom = headroom
         self.amounts: dict[tuple[int, str], int] = {}
         self.chosen: list[tuple[Slot, int]] = []
         self.isolated: set[int] = set()
-        self._headroom: dict[tuple[int, str], tuple[int, int]] = {}
-
-    def headroom(self, row: int, rc: str) -> tuple[int, int]:
-        """(capacity left, max_unit) of ``rc`` on ``row``."""
-        key = (row, rc)
-        found = self._headroom.get(key)
-        if found is None:
-            found = self._headroom[key] = self.index.columns[rc].headroom(row)
-        return found
 
     def place(self, slot: Slot, row: int) -> bool:
         """Add ``slot`` on ``row`` if the summed amounts still fit; True when placed."""
@@ -169,7 +175,7 @@ class _State:
             return False
         for rc, n in slot.resources:
             total = self.amounts.get((row, rc), 0) + n
-            left, max_unit = self.headroom(row, rc)
+            left, max_unit = self.headroom[row, rc]
             if total > left or total > max_unit:
                 return False
         for rc, n in slot.resources:
@@ -196,9 +202,13 @@ class _State:
 
 
 def _search(
-    index: ProviderIndex, request: CandidatesRequest, slots: list[Slot], anchor: int
+    index: ProviderIndex,
+    request: CandidatesRequest,
+    slots: list[Slot],
+    anchor: int,
+    headroom: Headroom,
 ) -> Iterator[AllocationRequest]:
-    state = _State(index, request)
+    state = _State(request, headroom)
     unnamed = request.group("")
     n_unnamed = sum(1 for s in slots if s.rc is not None)
 
