@@ -63,6 +63,36 @@ class NeedsRebuild(Exception):
     """An incremental update cannot keep row order (a new provider with a lower id)."""
 
 
+@dataclass(frozen=True, slots=True)
+class InventoryArrays:
+    """One resource class's inventories as read in bulk, one entry per provider row."""
+
+    row: Rows
+    total: Rows
+    reserved: Rows
+    min_unit: Rows
+    max_unit: Rows
+    step_size: Rows
+    allocation_ratio: npt.NDArray[np.float64]
+    used: Rows
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderColumns:
+    """Every provider as read in bulk, in id order: what ``ProviderIndex.of_columns`` takes."""
+
+    ids: Rows
+    uuids: list[str]
+    names: list[str]
+    generation: Rows
+    parent: Rows  # rows, NO_ROW for a root
+    root: Rows
+    modified: list[dt.datetime | None]
+    trait_sets: list[frozenset[str]]  # per row
+    aggregate_sets: list[frozenset[str]]
+    inventories: dict[str, InventoryArrays]
+
+
 class InventoryColumn:
     """Every provider's inventory of one resource class."""
 
@@ -79,6 +109,21 @@ class InventoryColumn:
         self.used: Rows = np.empty(0, np.int64)
         self.capacity: Rows = np.empty(0, np.int64)
         self.allocation_ratio: npt.NDArray[np.float64] = np.empty(0, np.float64)
+
+    @classmethod
+    def of_arrays(cls, size: int, arrays: InventoryArrays) -> InventoryColumn:
+        """A column from whole arrays (a bulk load); ``arrays.row`` are distinct rows."""
+        column = cls(size)
+        column.row = arrays.row
+        column.total, column.reserved = arrays.total, arrays.reserved
+        column.min_unit, column.max_unit = arrays.min_unit, arrays.max_unit
+        column.step_size, column.used = arrays.step_size, arrays.used
+        column.allocation_ratio = arrays.allocation_ratio
+        # (total - reserved) * ratio, truncated, exactly as ``capacity.Inventory.capacity``.
+        capacity = np.trunc((arrays.total - arrays.reserved) * arrays.allocation_ratio)
+        column.capacity = np.minimum(capacity, CAPACITY_CEILING).astype(np.int64)
+        column.entry_of[arrays.row] = np.arange(len(arrays.row))
+        return column
 
     def grow(self, rows: int) -> None:
         extra = rows - len(self.entry_of)
@@ -226,6 +271,30 @@ class ProviderIndex:
         index = cls()
         index.set_names(resource_classes, traits)
         index.apply(providers)
+        return index
+
+    @classmethod
+    def of_columns(
+        cls, columns: ProviderColumns, resource_classes: Iterable[str], traits: Iterable[str]
+    ) -> ProviderIndex:
+        """The same index as ``build`` makes, from columns read in bulk (much faster)."""
+        index = cls()
+        index.set_names(resource_classes, traits)
+        index.size = len(columns.ids)
+        index.ids, index.generation = columns.ids, columns.generation
+        index.parent, index.root = columns.parent, columns.root
+        index.alive = np.ones(index.size, np.bool_)
+        index.uuids, index.names, index.modified = columns.uuids, columns.names, columns.modified
+        index.row_of = {uuid: row for row, uuid in enumerate(columns.uuids)}
+        for interned, sets in (
+            (index.traits_by_row, columns.trait_sets),
+            (index.aggregates_by_row, columns.aggregate_sets),
+        ):
+            interned.of_row = np.fromiter(map(interned.id_of, sets), np.int32, index.size)
+        index.columns = {
+            rc: InventoryColumn.of_arrays(index.size, arrays)
+            for rc, arrays in columns.inventories.items()
+        }
         return index
 
     # -- changes --------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection
 
 from berth.common.db import Database
 from berth.placement.candidates.index import NeedsRebuild, ProviderIndex
-from berth.placement.candidates.loading import load_names, load_providers
+from berth.placement.candidates.loading import load_index, load_names, load_providers
 from berth.placement.store import changes
 
 LOG = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ class LiveIndex:
                 if self._index is None or upto != self._seen:
                     self._catch_up(conn, upto)
                     if self.verify:
-                        _compare(self._require(), _rebuild(conn))
+                        _compare(self._require(), load_index(conn))
             yield self._require()
 
     def _require(self) -> ProviderIndex:
@@ -73,7 +73,7 @@ class LiveIndex:
                 self.updates += 1
                 return
         started = time.perf_counter()
-        self._index = _rebuild(conn)
+        self._index = load_index(conn)
         self._seen = upto
         self.rebuilds += 1
         # The index lives until the next rebuild: keep the collector from walking it.
@@ -117,11 +117,6 @@ class LiveIndex:
         except NeedsRebuild:
             return False
         return True
-
-
-def _rebuild(conn: Connection) -> ProviderIndex:
-    classes, traits = load_names(conn)
-    return ProviderIndex.build(load_providers(conn), classes, traits)
 
 
 def _compare(kept: ProviderIndex, rebuilt: ProviderIndex) -> None:

@@ -123,7 +123,9 @@ def _anchor_slots(
                 entries = column.entry_of[picked]
                 left = (column.capacity[entries] - column.used[entries]).tolist()
                 most = column.max_unit[entries].tolist()
-                headroom.update(zip([(r, rc) for r in rows], zip(left, most, strict=True), strict=True))
+                headroom.update(
+                    zip([(r, rc) for r in rows], zip(left, most, strict=True), strict=True)
+                )
             per_option.append((o, rows, (ends - counts).tolist(), ends.tolist()))
         for i, anchor in enumerate(chunk.tolist()):
             yield (

@@ -20,7 +20,7 @@ from berth.placement.candidates import (
     render,
 )
 from berth.placement.candidates.index import SHARING_TRAIT
-from berth.placement.candidates.loading import load_names, load_providers
+from berth.placement.candidates.loading import load_index, load_names, load_providers
 from berth.placement.exceptions import InvalidInput
 from berth.placement.store import schema
 
@@ -331,9 +331,10 @@ def test_loading_reads_everything() -> None:
         root, child = load_providers(conn)
         assert load_providers(conn, [2, 99]) == [child]
         assert load_names(conn) == (["VCPU"], ["HW_NUMA_ROOT"])
+        bulk = load_index(conn)
     assert (child.parent_uuid, child.root_uuid, root.generation) == ("r", "r", 3)
     assert child.inventories["VCPU"].capacity == 13 and child.inventories["VCPU"].used == 3
     assert child.traits == {"HW_NUMA_ROOT"} and root.aggregates == {"agg"}
     assert (root.id, child.id, child.modified) == (1, 2, now)
     index = ProviderIndex.build([root, child], ["VCPU"], ["HW_NUMA_ROOT"])
-    assert index.has_trees and index.providers() == [root, child]
+    assert index.has_trees and index.providers() == [root, child] == bulk.providers()
