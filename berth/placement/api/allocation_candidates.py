@@ -6,8 +6,9 @@ import dataclasses
 
 from starlette.responses import Response
 
+from berth.common import collector
 from berth.placement import candidates
-from berth.placement.api.request import PlacementRequest
+from berth.placement.api.request import PlacementRequest, dumps
 
 
 def list_allocation_candidates(req: PlacementRequest) -> Response:
@@ -26,13 +27,15 @@ def list_allocation_candidates(req: PlacementRequest) -> Response:
     settings = req.service.settings
     if request.limit is None and settings.max_allocation_candidates > 0:
         request = dataclasses.replace(request, limit=settings.max_allocation_candidates)
-    with req.service.index.current() as index:
+    with req.service.index.current() as index, collector.paused():
         found = candidates.allocation_candidates(
             index,
             request,
             randomize=settings.randomize_allocation_candidates,
             rng=req.service.rng,
         )
-        body = candidates.render(found, index, version)
+        # Serialised here, so the answer's objects are freed before the collector runs again.
+        body = dumps(candidates.render(found, index, version))
+        del found
     # Candidates are an answer about now, so they are last modified now.
     return req.respond(body)

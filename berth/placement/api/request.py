@@ -147,7 +147,8 @@ class PlacementRequest:
         last_modified: dt.datetime | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> Response:
-        """A JSON response; from 1.15 a GET or a write returning a body carries cache headers."""
+        """A JSON response (``body`` as data, or already serialised by ``dumps``); from 1.15 a GET
+        or a write returning a body carries cache headers."""
         out = dict(headers or {})
         if out.get("location", "").startswith("/"):
             # Absolute, as clients of the OpenStack APIs have always been given it.
@@ -157,13 +158,14 @@ class PlacementRequest:
             out["last-modified"] = http_date(last_modified or utcnow())
         if body is None:
             return Response(status_code=status, headers=out)
-        return Response(_dumps(body), status_code=status, headers=out, media_type=JSON)
+        content = body if isinstance(body, bytes) else dumps(body)
+        return Response(content, status_code=status, headers=out, media_type=JSON)
 
     def no_content(self) -> Response:
         return Response(status_code=204)
 
 
-def _dumps(body: Any) -> bytes:
+def dumps(body: Any) -> bytes:
     try:
         return orjson.dumps(body)
     except TypeError:

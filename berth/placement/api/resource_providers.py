@@ -37,7 +37,7 @@ def _links(uuid: str, version: Version) -> list[dict[str, str]]:
 
 
 def serialize_provider(
-    provider: ResourceProvider | candidates.Provider, version: Version
+    provider: ResourceProvider | candidates.ProviderHeader, version: Version
 ) -> dict[str, Any]:
     """
     {"uuid": "...", "name": "...", "generation": 0, "links": [...],
@@ -150,7 +150,7 @@ def list_resource_providers(req: PlacementRequest) -> Response:
     req.authorize("placement:resource_providers:list")
     filters = candidates.parse_provider_filters(req.query_items, req.version)
     with req.service.index.current() as index:
-        found = [index.provider(row) for row in candidates.matching_providers(index, filters)]
+        found = index.headers(candidates.matching_providers(index, filters))
     last_modified = max((p.modified for p in found if p.modified), default=None)
     return req.respond(
         {"resource_providers": [serialize_provider(p, req.version) for p in found]},

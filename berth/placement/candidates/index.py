@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -57,6 +58,17 @@ class Provider:
     # The database id (row order); None in hand-built indexes, which keep the given order.
     id: int | None = None
     modified: dt.datetime | None = None
+
+
+class ProviderHeader(NamedTuple):
+    """What a provider list shows of each provider."""
+
+    uuid: str
+    name: str
+    generation: int
+    parent_uuid: str | None
+    root_uuid: str
+    modified: dt.datetime | None
 
 
 class NeedsRebuild(Exception):
@@ -430,6 +442,26 @@ class ProviderIndex:
             id=int(self.ids[row]),
             modified=self.modified[row],
         )
+
+    def headers(self, rows: Rows) -> list[ProviderHeader]:
+        uuids = self.uuids
+        return [
+            ProviderHeader(
+                uuids[row],
+                self.names[row],
+                generation,
+                uuids[parent] if parent != NO_ROW else None,
+                uuids[root],
+                self.modified[row],
+            )
+            for row, generation, parent, root in zip(
+                rows.tolist(),
+                self.generation[rows].tolist(),
+                self.parent[rows].tolist(),
+                self.root[rows].tolist(),
+                strict=True,
+            )
+        ]
 
     def providers(self) -> list[Provider]:
         """Every live provider in row order (for checks and tests; not on a hot path)."""

@@ -75,6 +75,8 @@ def allocation_candidates(
     common = tables[0].anchors
     for table in tables[1:]:
         common = np.intersect1d(common, table.anchors, assume_unique=True)
+    if request.group_policy == "isolate":
+        common = _enough_for_isolation(index, tables, common)
     if randomize:
         common = np.random.default_rng(rng.getrandbits(64)).permutation(common)
 
@@ -92,6 +94,20 @@ def allocation_candidates(
             break
     areqs = tuple(found.values())
     return Candidates(areqs, _summaries(index, request, areqs), requested)
+
+
+def _enough_for_isolation(index: ProviderIndex, tables: list[GroupTable], common: Rows) -> Rows:
+    """Anchors where the suffixed groups' options hold at least one provider per group: with
+    ``group_policy=isolate`` no two of them may share one, so the others cannot succeed. (This
+    spares the search the trees that could never take a wide request.)"""
+    suffixed = [s for t in tables for s in t.slots if s.rc is None]
+    if len(suffixed) < 2:
+        return common
+    anchors = np.concatenate([s.anchors for s in suffixed])
+    rows = np.concatenate([s.rows for s in suffixed])
+    distinct = np.unique(anchors * index.size + rows) // index.size
+    served, counts = np.unique(distinct, return_counts=True)
+    return np.intersect1d(common, served[counts >= len(suffixed)], assume_unique=True)
 
 
 _CHUNK = 256
@@ -212,12 +228,13 @@ def _search(
 ) -> Iterator[AllocationRequest]:
     state = _State(request, headroom)
     unnamed = request.group("")
+    required = unnamed.required if unnamed is not None else ()
     n_unnamed = sum(1 for s in slots if s.rc is not None)
 
     def walk(i: int) -> Iterator[AllocationRequest]:
-        if i == n_unnamed and unnamed is not None and unnamed.required:
+        if i == n_unnamed and required:
             traits = frozenset().union(*(index.traits_of(r) for _, r in state.chosen))
-            if not has_traits(traits, unnamed.required):
+            if not has_traits(traits, required):
                 return
         if i == len(slots):
             areq = _complete(index, request, state, anchor)
