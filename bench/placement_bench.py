@@ -111,6 +111,35 @@ def _time(client: httpx.Client, name: str, path: str, repeat: int) -> Measure:
     )
 
 
+def worker_memory_mb(base_url: str) -> list[float]:
+    """Resident memory of each worker of the server listening at ``base_url`` (Linux /proc):
+    the children of the process started with that port."""
+    port = base_url.rsplit(":", 1)[1]
+    procs = [p for p in Path("/proc").iterdir() if p.name.isdigit()]
+
+    def status(proc: Path) -> dict[str, str]:
+        try:
+            lines = (proc / "status").read_text().splitlines()
+        except OSError:
+            return {}
+        return dict(line.split(":\t", 1) for line in lines if ":\t" in line)
+
+    def cmdline(proc: Path) -> list[str]:
+        try:
+            return (proc / "cmdline").read_bytes().decode().split("\0")
+        except OSError:
+            return []
+
+    servers = {p.name for p in procs if "placement" in cmdline(p) and port in cmdline(p)}
+    workers = [
+        p
+        for p in procs
+        if status(p).get("PPid", "").strip() in servers
+        and any("spawn_main" in part for part in cmdline(p))
+    ]
+    return [int(status(p).get("VmRSS", "0 kB").split()[0]) / 1024 for p in workers]
+
+
 def _check_wide(client: httpx.Client) -> None:
     """Every answer of the wide-tree query puts the eight ports on eight different PFs."""
     path = dict(_queries(Cloud(racks=["a", "b"])))["wide tree, 8 port groups isolate, limit 1000"]
@@ -219,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{'measure':45} {'p50 ms':>9} {'p95 ms':>9} {'size KB':>9} {'returned':>9}")
         for m in measures:
             print(f"{m.name:45} {m.p50_ms:9.1f} {m.p95_ms:9.1f} {m.size_kb:9.1f} {m.returned:9}")
+        rss = ", ".join(f"{mb:,.0f}" for mb in worker_memory_mb(base))
+        print(f"\nmemory per API worker (RSS, MB, after the queries): {rss}")
         start = time.perf_counter()
         made, conflicts = _claims(base, args.clients, args.claim_seconds)
         spent = time.perf_counter() - start
