@@ -54,8 +54,8 @@ class PlacementSettings(BaseModel):
     )
     max_allocation_candidates: int = Field(
         -1,
-        description="Upper bound on candidates computed per request when no limit is given "
-        "(-1: unbounded).",
+        description="Upper bound on the candidates one request returns, whatever limit it asks "
+        "for (-1: unbounded).",
     )
     verify_index: bool = Field(
         False,

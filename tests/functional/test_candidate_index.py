@@ -163,3 +163,13 @@ def test_verify_catches_a_write_that_did_not_log_its_change(
         for r in caplog.records
         if r.exc_info
     )
+
+
+def test_max_allocation_candidates_caps_every_answer(placement_db: Database) -> None:
+    with wsgi_client(make_service(placement_db, max_allocation_candidates=2)) as client:
+        client.headers.update(HEADERS)
+        for name in ("cn1", "cn2", "cn3"):
+            _provider(client, name)
+        for query in (QUERY, QUERY + "&limit=5"):
+            assert len(client.get(query).json()["allocation_requests"]) == 2
+        assert len(client.get(QUERY + "&limit=1").json()["allocation_requests"]) == 1

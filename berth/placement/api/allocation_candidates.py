@@ -25,8 +25,9 @@ def list_allocation_candidates(req: PlacementRequest) -> Response:
     version = (req.version.major, req.version.minor)
     request = candidates.parse_candidates_request(list(req.query_items), version)
     settings = req.service.settings
-    if request.limit is None and settings.max_allocation_candidates > 0:
-        request = dataclasses.replace(request, limit=settings.max_allocation_candidates)
+    cap = settings.max_allocation_candidates
+    if cap > 0 and (request.limit is None or request.limit > cap):
+        request = dataclasses.replace(request, limit=cap)
     with req.service.index.current() as index, collector.paused():
         found = candidates.allocation_candidates(
             index,
