@@ -13,7 +13,8 @@ N compute-node trees, each of six providers::
 Plus one wide host with eight identical PF children (upstream's candidate explosion case). Hosts
 spread over 20 rack aggregates; 4 sharing DISK_GB providers, each in 5 racks; then random
 allocations bringing about half of CPU and memory and a third of bandwidth into use. Rows are
-inserted in bulk in one transaction: the same rows the API would write, much faster.
+inserted in bulk (COPY on PostgreSQL), a few thousand trees at a time, in one transaction: the same
+rows the API would write, much faster.
 """
 
 from __future__ import annotations
@@ -104,8 +105,13 @@ class _Rows:
         self.capacity[pid, name] = int((total - row["reserved"]) * row["allocation_ratio"])
 
 
-def build(db: Database, n: int, seed: int) -> Cloud:
-    """Write the reference cloud of ``n`` trees into an empty, migrated database."""
+# Trees written per round of inserts: keeps the builder's memory flat at any N.
+_BATCH = 2000
+
+
+def build(db: Database, n: int, seed: int, batch: int = _BATCH) -> Cloud:
+    """Write the reference cloud of ``n`` trees into an empty, migrated database, ``batch``
+    trees per round of inserts."""
     rng = random.Random(seed)
     with db.write() as conn:
         # Written around the store, so every index must reload.
@@ -120,13 +126,21 @@ def build(db: Database, n: int, seed: int) -> Cloud:
             [*CUSTOM_TRAITS, "HW_CPU_X86_AVX2", "COMPUTE_VOLUME_MULTI_ATTACH",
              "MISC_SHARES_VIA_AGGREGATE"],
         )  # fmt: skip
-        first = (conn.scalar(sa.select(sa.func.max(schema.resource_providers.c.id))) or 0) + 1
-        rows = _Rows(first)
+        next_id = (conn.scalar(sa.select(sa.func.max(schema.resource_providers.c.id))) or 0) + 1
         cloud = Cloud(racks=[_uuid(rng) for _ in range(RACKS)])
         agg_ids = _aggregates(conn, cloud.racks)
-        trees: list[dict[str, int]] = []
-        for i in range(n):
-            trees.append(_tree(rows, rng, i, rc, tr, cloud, agg_ids))
+        owner = _owner(conn)
+        for start in range(0, n, batch):
+            rows = _Rows(next_id)
+            trees = [
+                _tree(rows, rng, i, rc, tr, cloud, agg_ids)
+                for i in range(start, min(n, start + batch))
+            ]
+            _write(conn, rows)
+            cloud.providers += len(rows.providers)
+            cloud.allocations += _allocate(conn, rng, trees, rows, rc, owner)
+            next_id = rows.next_id
+        rows = _Rows(next_id)
         for d in range(SHARED_DISKS):
             pid = rows.provider(f"shared-disk-{d}", _uuid(rng), None, None)
             rows.inventory(pid, rc["DISK_GB"], "DISK_GB", 100000)
@@ -138,13 +152,50 @@ def build(db: Database, n: int, seed: int) -> Cloud:
                     {"resource_provider_id": pid, "aggregate_id": agg_ids[(d * 5 + r) % RACKS]}
                 )
         cloud.wide_root = _wide_tree(rows, rng, rc, tr)
-        conn.execute(schema.resource_providers.insert(), rows.providers)
-        conn.execute(schema.inventories.insert(), rows.inventories)
-        conn.execute(schema.resource_provider_traits.insert(), rows.traits)
-        conn.execute(schema.resource_provider_aggregates.insert(), rows.aggregates)
-        cloud.providers = len(rows.providers)
-        cloud.allocations = _allocate(conn, rng, trees, rows, rc)
+        _write(conn, rows)
+        cloud.providers += len(rows.providers)
+        if conn.dialect.name == "postgresql":
+            # Ids were given explicitly; move the sequence past them for providers made later.
+            conn.execute(
+                sa.text(
+                    "SELECT setval(pg_get_serial_sequence('resource_providers', 'id'), "
+                    "(SELECT max(id) FROM resource_providers))"
+                )
+            )
     return cloud
+
+
+def _write(conn: Connection, rows: _Rows) -> None:
+    _insert(conn, schema.resource_providers, rows.providers)
+    _insert(conn, schema.inventories, rows.inventories)
+    _insert(conn, schema.resource_provider_traits, rows.traits)
+    _insert(conn, schema.resource_provider_aggregates, rows.aggregates)
+
+
+def _insert(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+    """Insert many rows: with COPY on PostgreSQL (several times faster), else executemany."""
+    if not rows:
+        return
+    if conn.dialect.name != "postgresql":
+        conn.execute(table.insert(), rows)
+        return
+    columns = list(rows[0])
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    with cursor.copy(f"COPY {table.name} ({', '.join(columns)}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row([row[c] for c in columns])
+
+
+def _owner(conn: Connection) -> tuple[int, int]:
+    """The project and user ids every instance of the reference cloud belongs to."""
+    now = utcnow()
+    conn.execute(schema.projects.insert(), [{"external_id": "bench", "created_at": now}])
+    conn.execute(schema.users.insert(), [{"external_id": "bench", "created_at": now}])
+    project = conn.scalar(
+        sa.select(schema.projects.c.id).where(schema.projects.c.external_id == "bench")
+    )
+    user = conn.scalar(sa.select(schema.users.c.id).where(schema.users.c.external_id == "bench"))
+    return int(project), int(user)
 
 
 def _ensure_traits(conn: Connection) -> None:
@@ -227,15 +278,11 @@ def _allocate(
     trees: list[dict[str, int]],
     rows: _Rows,
     rc: dict[str, int],
+    owner: tuple[int, int],
 ) -> int:
     """Instances filling about half of CPU and memory; about a third of them hold bandwidth."""
     now = rows.now
-    conn.execute(schema.projects.insert(), [{"external_id": "bench", "created_at": now}])
-    conn.execute(schema.users.insert(), [{"external_id": "bench", "created_at": now}])
-    project = conn.scalar(
-        sa.select(schema.projects.c.id).where(schema.projects.c.external_id == "bench")
-    )
-    user = conn.scalar(sa.select(schema.users.c.id).where(schema.users.c.external_id == "bench"))
+    project, user = owner
     consumers: list[dict[str, Any]] = []
     allocations: list[dict[str, Any]] = []
     for tree in trees:
@@ -263,6 +310,6 @@ def _allocate(
             ]  # fmt: skip
             vcpu_left -= vcpus
             mem_left -= mem
-    conn.execute(schema.consumers.insert(), consumers)
-    conn.execute(schema.allocations.insert(), allocations)
+    _insert(conn, schema.consumers, consumers)
+    _insert(conn, schema.allocations, allocations)
     return len(consumers)

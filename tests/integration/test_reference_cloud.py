@@ -8,10 +8,11 @@ from bench.placement_bench import overcommitted
 from bench.reference_cloud import RACKS, SHARED_DISKS, WIDE_PFS, build
 from berth.common.db import Database
 from berth.placement.store import schema
+from tests.conftest import make_service, wsgi_client
 
 
 def test_reference_cloud_shape_and_usage(placement_db: Database) -> None:
-    cloud = build(placement_db, n=20, seed=3)
+    cloud = build(placement_db, n=20, seed=3, batch=7)
     assert cloud.providers == 20 * 6 + SHARED_DISKS + 1 + WIDE_PFS
     assert len(cloud.racks) == RACKS
     with placement_db.read() as conn:
@@ -32,3 +33,15 @@ def test_reference_cloud_shape_and_usage(placement_db: Database) -> None:
     # About half of every host's 256 VCPU (64 x 4.0) is in use.
     assert 0.4 * 20 * 256 <= used_vcpu <= 0.5 * 20 * 256
     assert overcommitted(placement_db) == []
+
+
+def test_the_api_works_on_top_of_the_reference_cloud(placement_db: Database) -> None:
+    build(placement_db, n=5, seed=1)
+    with wsgi_client(make_service(placement_db)) as client:
+        client.headers.update({"x-auth-token": "admin", "openstack-api-version": "placement 1.39"})
+        query = "/allocation_candidates?resources=VCPU:2,MEMORY_MB:2048&limit=3"
+        assert len(client.get(query).json()["allocation_requests"]) == 3
+        # The ids the bulk path chose do not collide with the next provider's.
+        assert client.post("/resource_providers", json={"name": "after"}).status_code == 200
+        listed = client.get("/resource_providers?name=after").json()["resource_providers"]
+        assert len(listed) == 1
