@@ -39,40 +39,54 @@ class Slot(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class SlotOptions:
-    """One slot's options under every anchor: (anchor, row) pairs sorted by anchor, then row."""
+    """One slot's options under every anchor, as masks over rows: the providers that may serve
+    it in their own tree (``own``), and each sharing provider with the other trees it may serve
+    there (``shared``). ``served`` marks the anchors with at least one option."""
 
     suffix: str
     rc: str | None
     resources: tuple[tuple[str, int], ...]
-    anchors: Rows
-    rows: Rows
+    own: Mask
+    shared: tuple[tuple[int, Mask], ...]
+    served: Mask
 
     @classmethod
-    def of_pairs(
+    def of(
         cls,
+        index: ProviderIndex,
         group: RequestGroup,
         rc: str | None,
-        resources: tuple[tuple[str, int], ...],
-        anchors: Rows,
-        rows: Rows,
+        own: Mask,
+        shared: list[tuple[int, Mask]],
     ) -> SlotOptions:
-        order = np.lexsort((rows, anchors))
-        return cls(group.suffix, rc, resources, anchors[order], rows[order])
+        served = index.mask(index.root[own])
+        for _, anchors in shared:
+            served |= anchors
+        resources = ((rc, group.resources[rc]),) if rc else tuple(group.resources.items())
+        return cls(group.suffix, rc, resources, own, tuple(shared), served)
 
-    def served(self) -> Rows:
-        return np.unique(self.anchors)
-
-    def at(self, anchor: int) -> tuple[int, ...]:
-        lo, hi = np.searchsorted(self.anchors, [anchor, anchor + 1])
-        return tuple(self.rows[lo:hi].tolist())
+    def gather(self, index: ProviderIndex, anchors: Rows) -> list[tuple[int, ...]]:
+        """Each anchor's options, in row order."""
+        rows, begins, ends = index.tree_rows(anchors)
+        keep = self.own[rows]
+        kept = rows[keep].tolist()
+        counted = np.concatenate([np.zeros(1, np.int64), np.cumsum(keep)])
+        found = [
+            tuple(kept[b:e])
+            for b, e in zip(counted[begins].tolist(), counted[ends].tolist(), strict=True)
+        ]
+        for row, served in self.shared:
+            for i in np.flatnonzero(served[anchors]).tolist():
+                found[i] = tuple(sorted((*found[i], row)))
+        return found
 
 
 @dataclass(frozen=True, slots=True)
 class GroupTable:
-    """One group's slots, and the anchors (sorted) under which every slot has an option."""
+    """One group's slots, and the anchors under which every slot has an option."""
 
     slots: tuple[SlotOptions, ...]
-    anchors: Rows
+    anchors: Mask
 
 
 def check_trait_names(index: ProviderIndex, names: Iterable[str]) -> None:
@@ -126,19 +140,12 @@ def _with_capacity(index: ProviderIndex, group: RequestGroup) -> dict[str, Mask]
     return capable
 
 
-def _shared_pairs(
-    index: ProviderIndex, rows: Rows, anchor_ok: Mask | None
-) -> tuple[list[Rows], list[Rows]]:
-    """(anchors, rows) pairs for the sharing providers among ``rows``, beyond their own root."""
-    anchors, served = [], []
-    for row in np.intersect1d(rows, index.sharing()).tolist():
-        extra = index.sharing_anchors(row)
-        extra = extra[extra != index.root_of(row)]
-        if anchor_ok is not None:
-            extra = extra[anchor_ok[extra]]
-        anchors.append(extra)
-        served.append(np.full(len(extra), row, np.int64))
-    return anchors, served
+def _shared(index: ProviderIndex, rows: Mask, anchor_ok: Mask) -> list[tuple[int, Mask]]:
+    """Each sharing provider among ``rows`` with the other trees it may serve."""
+    return [
+        (row, index.sharing_anchor_mask(row) & anchor_ok)
+        for row in index.sharing()[rows[index.sharing()]].tolist()
+    ]
 
 
 def single_provider_table(
@@ -153,25 +160,12 @@ def single_provider_table(
     fitting &= ~index.in_any_aggregate(group.forbidden_aggs)
     fitting &= ~index.with_any_trait(group.forbidden)
     fitting &= index.with_traits(group.required)
-    rows = np.flatnonzero(fitting)
-    own = index.root[rows]
-    if allowed is not None:
-        keep = allowed[own]
-        own_pairs = (own[keep], rows[keep])
-    else:
-        own_pairs = (own, rows)
-    more_anchors, more_rows = _shared_pairs(index, rows, allowed)
-    anchors = np.concatenate([own_pairs[0], *more_anchors])
-    if not len(anchors):
+    anchor_ok = index.alive if allowed is None else allowed
+    own = fitting & anchor_ok[index.root]
+    options = SlotOptions.of(index, group, None, own, _shared(index, fitting, anchor_ok))
+    if not options.served.any():
         raise NoCandidates
-    options = SlotOptions.of_pairs(
-        group,
-        None,
-        tuple(group.resources.items()),
-        anchors,
-        np.concatenate([own_pairs[1], *more_rows]),
-    )
-    return GroupTable((options,), options.served())
+    return GroupTable((options,), options.served)
 
 
 def spread_table(index: ProviderIndex, group: RequestGroup, allowed: Mask | None) -> GroupTable:
@@ -185,63 +179,50 @@ def spread_table(index: ProviderIndex, group: RequestGroup, allowed: Mask | None
     anchor_ok = ~bad if allowed is None else ~bad & allowed
     slots = []
     for rc, mask in capable.items():
-        rows = np.flatnonzero(mask & usable)
-        own = index.root[rows]
-        keep = anchor_ok[own]
+        rows = mask & usable
+        own = rows & anchor_ok[index.root]
         if in_aggs is not None:
-            keep &= in_aggs[rows] | in_aggs[own]
-        more_anchors, more_rows = [], []
+            own &= in_aggs | in_aggs[index.root]
+        shared = []
         # Sharing is not considered when in_tree pins the group to one tree.
         if group.in_tree is None:
-            sharers = rows if in_aggs is None else rows[in_aggs[rows]]
-            more_anchors, more_rows = _shared_pairs(index, sharers, anchor_ok)
-        slots.append(
-            SlotOptions.of_pairs(
-                group,
-                rc,
-                ((rc, group.resources[rc]),),
-                np.concatenate([own[keep], *more_anchors]),
-                np.concatenate([rows[keep], *more_rows]),
-            )
-        )
-    common = _intersect(slot.served() for slot in slots)
+            shared = _shared(index, rows if in_aggs is None else rows & in_aggs, anchor_ok)
+        slots.append(SlotOptions.of(index, group, rc, own, shared))
+    common = np.logical_and.reduce([slot.served for slot in slots])
     if group.required:
-        common = _first_with_traits(index, slots, common, group.required)
+        common = _with_traits_somewhere(index, slots, common, group.required)
     return GroupTable(tuple(slots), common)
 
 
-def _intersect(arrays: Iterable[Rows]) -> Rows:
-    result: Rows | None = None
-    for array in arrays:
-        result = array if result is None else np.intersect1d(result, array, assume_unique=True)
-    return result if result is not None else np.empty(0, np.int64)
-
-
-def _first_with_traits(
+def _with_traits_somewhere(
     index: ProviderIndex,
     slots: list[SlotOptions],
-    common: Rows,
+    common: Mask,
     required: tuple[frozenset[str], ...],
-) -> Rows:
+) -> Mask:
     """Narrow ``common`` to anchors where, for each any-of set, some option has one of its
     traits (necessary), and make sure at least one anchor has a combination of options that
     has them all together (sufficient). The search checks each anchor exactly as it goes."""
     for any_of in required:
         has = index.with_any_trait(any_of)
-        covered = _union(slot.anchors[has[slot.rows]] for slot in slots)
-        common = np.intersect1d(common, covered, assume_unique=True)
-    for anchor in common.tolist():
-        options = [slot.at(anchor) for slot in slots]
-        if any(
-            has_traits(frozenset().union(*(index.traits_of(r) for r in combo)), required)
-            for combo in itertools.product(*options)
-        ):
-            return common
+        covered = np.zeros(index.size, np.bool_)
+        for slot in slots:
+            covered[index.root[slot.own & has]] = True
+            for row, served in slot.shared:
+                if has[row]:
+                    covered |= served
+        common = common & covered
+    anchors = np.flatnonzero(common)
+    for start in range(0, len(anchors), 64):
+        chunk = anchors[start : start + 64]
+        per_slot = [slot.gather(index, chunk) for slot in slots]
+        for options in zip(*per_slot, strict=True):
+            if any(
+                has_traits(frozenset().union(*(index.traits_of(r) for r in combo)), required)
+                for combo in itertools.product(*options)
+            ):
+                return common
     raise NoCandidates
-
-
-def _union(arrays: Iterable[Rows]) -> Rows:
-    return np.unique(np.concatenate([np.empty(0, np.int64), *arrays]))
 
 
 def has_traits(traits: frozenset[str], required: tuple[frozenset[str], ...]) -> bool:
@@ -259,7 +240,7 @@ def group_tables(
             if group.use_same_provider
             else spread_table(index, group, allowed)
         )
-        if not len(table.anchors):
+        if not table.anchors.any():
             raise NoCandidates
         tables.append(table)
     return tables

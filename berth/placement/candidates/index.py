@@ -324,7 +324,7 @@ class ProviderIndex:
         Raises ``NeedsRebuild`` when a new provider's id is below an existing one's: rows must
         stay in id order.
         """
-        self._cache.clear()
+        gone = [uuid for uuid in gone if uuid in self.row_of]
         for uuid in gone:
             self._kill(uuid)
         changed: list[tuple[int, Provider]] = []
@@ -336,10 +336,32 @@ class ProviderIndex:
             else:
                 if row is not None:
                     self._kill(p.uuid)
+                    gone.append(p.uuid)
                 added.append(p)
         if added:
             changed += self._append(added)
+        rows = np.asarray([row for row, _ in changed], np.int64)
+        before = self._shape(rows)
         self._link(changed)
+        # Trees, roots and sharing only change with providers' places, traits or aggregates;
+        # a claim (usage, generation) keeps what was derived from them.
+        if (
+            gone
+            or added
+            or any(
+                not np.array_equal(old, new)
+                for old, new in zip(before, self._shape(rows), strict=True)
+            )
+        ):
+            self._cache.clear()
+
+    def _shape(self, rows: Rows) -> tuple[Rows, ...]:
+        return (
+            self.parent[rows],
+            self.root[rows],
+            self.traits_by_row.of_row[rows].astype(np.int64),
+            self.aggregates_by_row.of_row[rows].astype(np.int64),
+        )
 
     def _kill(self, uuid: str) -> None:
         row = self.row_of.pop(uuid, None)
@@ -534,6 +556,24 @@ class ProviderIndex:
             lambda: np.flatnonzero(self.alive & self.with_any_trait(frozenset({SHARING_TRAIT}))),
         )
 
+    def tree_rows(self, anchors: Rows) -> tuple[Rows, Rows, Rows]:
+        """The live rows of each anchor's tree, in row order, one anchor after the other:
+        (rows, begins, ends), anchor ``i`` owning ``rows[begins[i]:ends[i]]``."""
+
+        def layout() -> tuple[Rows, Rows, Rows]:
+            live = np.flatnonzero(self.alive)
+            roots = self.root[live]
+            order = live[np.argsort(roots, kind="stable")]
+            size = np.bincount(roots, minlength=self.size).astype(np.int64)
+            return order, np.cumsum(size) - size, size
+
+        order, start, size = self._cached("trees", layout)  # type: ignore[misc]
+        counts = size[anchors]
+        ends = np.cumsum(counts)
+        begins = ends - counts
+        total = int(ends[-1]) if len(ends) else 0
+        return order[np.repeat(start[anchors] - begins, counts) + np.arange(total)], begins, ends
+
     def sharing_anchors(self, row: int) -> Rows:
         """Roots of every provider sharing an aggregate with ``row`` (its own root included when
         it has any aggregate): the trees a sharing provider may serve."""
@@ -543,3 +583,13 @@ class ProviderIndex:
             return np.unique(self.root[members])
 
         return self._cached(("sharing_anchors", row), make)  # type: ignore[return-value]
+
+    def sharing_anchor_mask(self, row: int) -> Mask:
+        """``sharing_anchors`` as a mask over rows, without the provider's own root."""
+
+        def make() -> Mask:
+            found = self.mask(self.sharing_anchors(row))
+            found[self.root[row]] = False
+            return found
+
+        return self._cached(("sharing_anchor_mask", row), make)  # type: ignore[return-value]

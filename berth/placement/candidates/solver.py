@@ -17,6 +17,7 @@ Pipeline, cheapest first:
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from berth.placement.candidates.groups import (
     group_tables,
     has_traits,
 )
-from berth.placement.candidates.index import ProviderIndex, Rows
+from berth.placement.candidates.index import Mask, ProviderIndex, Rows
 from berth.placement.candidates.request import CandidatesRequest
 
 
@@ -72,11 +73,10 @@ def allocation_candidates(
         tables = group_tables(index, request, allowed)
     except NoCandidates:
         return nothing
-    common = tables[0].anchors
-    for table in tables[1:]:
-        common = np.intersect1d(common, table.anchors, assume_unique=True)
+    served = np.logical_and.reduce([table.anchors for table in tables])
     if request.group_policy == "isolate":
-        common = _enough_for_isolation(index, tables, common)
+        served &= _enough_for_isolation(index, tables)
+    common = np.flatnonzero(served)
     if randomize:
         common = np.random.default_rng(rng.getrandbits(64)).permutation(common)
 
@@ -96,18 +96,22 @@ def allocation_candidates(
     return Candidates(areqs, _summaries(index, request, areqs), requested)
 
 
-def _enough_for_isolation(index: ProviderIndex, tables: list[GroupTable], common: Rows) -> Rows:
+def _enough_for_isolation(index: ProviderIndex, tables: list[GroupTable]) -> Mask:
     """Anchors where the suffixed groups' options hold at least one provider per group: with
     ``group_policy=isolate`` no two of them may share one, so the others cannot succeed. (This
     spares the search the trees that could never take a wide request.)"""
     suffixed = [s for t in tables for s in t.slots if s.rc is None]
     if len(suffixed) < 2:
-        return common
-    anchors = np.concatenate([s.anchors for s in suffixed])
-    rows = np.concatenate([s.rows for s in suffixed])
-    distinct = np.unique(anchors * index.size + rows) // index.size
-    served, counts = np.unique(distinct, return_counts=True)
-    return np.intersect1d(common, served[counts >= len(suffixed)], assume_unique=True)
+        return index.alive
+    own = np.logical_or.reduce([s.own for s in suffixed])
+    distinct = np.bincount(index.root[own], minlength=index.size)
+    sharing: dict[int, Mask] = {}
+    for slot in suffixed:
+        for row, served in slot.shared:
+            sharing[row] = sharing[row] | served if row in sharing else served
+    for served in sharing.values():
+        distinct += served
+    return distinct >= len(suffixed)
 
 
 _CHUNK = 256
@@ -125,30 +129,25 @@ def _anchor_slots(
     options = sorted((s for t in tables for s in t.slots), key=lambda s: s.suffix != "")
     for start in range(0, len(anchors), _CHUNK):
         chunk = anchors[start : start + _CHUNK]
-        per_option = []
+        per_option = [o.gather(index, chunk) for o in options]
         headroom: Headroom = {}
-        for o in options:
-            lo = np.searchsorted(o.anchors, chunk)
-            counts = np.searchsorted(o.anchors, chunk, side="right") - lo
-            ends = np.cumsum(counts)
-            # Every option of every anchor of the chunk, in one gather.
-            picked = o.rows[np.repeat(lo - (ends - counts), counts) + np.arange(ends[-1])]
-            rows = picked.tolist()
+        for o, found in zip(options, per_option, strict=True):
+            rows = sorted(set(itertools.chain.from_iterable(found)))
+            at = np.asarray(rows, np.int64)
             for rc, _ in o.resources:
                 column = index.columns[rc]
-                entries = column.entry_of[picked]
+                entries = column.entry_of[at]
                 left = (column.capacity[entries] - column.used[entries]).tolist()
                 most = column.max_unit[entries].tolist()
                 headroom.update(
                     zip([(r, rc) for r in rows], zip(left, most, strict=True), strict=True)
                 )
-            per_option.append((o, rows, (ends - counts).tolist(), ends.tolist()))
         for i, anchor in enumerate(chunk.tolist()):
             yield (
                 anchor,
                 [
-                    Slot(o.suffix, o.rc, o.resources, tuple(rows[begin[i] : end[i]]))
-                    for o, rows, begin, end in per_option
+                    Slot(o.suffix, o.rc, o.resources, found[i])
+                    for o, found in zip(options, per_option, strict=True)
                 ],
                 headroom,
             )
