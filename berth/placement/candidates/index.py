@@ -99,8 +99,10 @@ class ProviderColumns:
     generation: Rows
     parent: Rows  # rows, NO_ROW for a root
     root: Rows
-    modified: list[dt.datetime | None]
-    trait_sets: list[frozenset[str]]  # per row
+    modified: list[dt.datetime | str | None]  # SQLite's driver gives the text of a timestamp
+    trait_set_of_row: Rows  # index into trait_sets
+    trait_sets: list[frozenset[str]]
+    aggregate_set_of_row: Rows
     aggregate_sets: list[frozenset[str]]
     inventories: dict[str, InventoryArrays]
 
@@ -261,7 +263,7 @@ class ProviderIndex:
         self.alive: Mask = np.empty(0, np.bool_)
         self.uuids: list[str] = []
         self.names: list[str] = []
-        self.modified: list[dt.datetime | None] = []
+        self.modified: list[dt.datetime | str | None] = []
         self.row_of: dict[str, int] = {}
         self.traits_by_row = _Interned()
         self.aggregates_by_row = _Interned()
@@ -298,11 +300,12 @@ class ProviderIndex:
         index.alive = np.ones(index.size, np.bool_)
         index.uuids, index.names, index.modified = columns.uuids, columns.names, columns.modified
         index.row_of = {uuid: row for row, uuid in enumerate(columns.uuids)}
-        for interned, sets in (
-            (index.traits_by_row, columns.trait_sets),
-            (index.aggregates_by_row, columns.aggregate_sets),
+        for interned, of_row, sets in (
+            (index.traits_by_row, columns.trait_set_of_row, columns.trait_sets),
+            (index.aggregates_by_row, columns.aggregate_set_of_row, columns.aggregate_sets),
         ):
-            interned.of_row = np.fromiter(map(interned.id_of, sets), np.int32, index.size)
+            ids = np.asarray([interned.id_of(s) for s in sets], np.int32)
+            interned.of_row = ids[of_row] if len(of_row) else np.empty(0, np.int32)
         index.columns = {
             rc: InventoryColumn.of_arrays(index.size, arrays)
             for rc, arrays in columns.inventories.items()
@@ -424,6 +427,11 @@ class ProviderIndex:
     def row(self, uuid: str) -> int | None:
         return self.row_of.get(uuid)
 
+    def modified_at(self, row: int) -> dt.datetime | None:
+        when = self.modified[row]
+        # A bulk load keeps SQLite's text as it came (parsing 600,000 of them is slow).
+        return dt.datetime.fromisoformat(when) if isinstance(when, str) else when
+
     def row_of_id(self, provider_id: int) -> int | None:
         """The live row of a database id (rows are in id order)."""
         at = int(np.searchsorted(self.ids, provider_id, side="right")) - 1
@@ -462,7 +470,7 @@ class ProviderIndex:
             traits=self.traits_of(row),
             aggregates=self.aggregates_of(row),
             id=int(self.ids[row]),
-            modified=self.modified[row],
+            modified=self.modified_at(row),
         )
 
     def headers(self, rows: Rows) -> list[ProviderHeader]:
@@ -474,7 +482,7 @@ class ProviderIndex:
                 generation,
                 uuids[parent] if parent != NO_ROW else None,
                 uuids[root],
-                self.modified[row],
+                self.modified_at(row),
             )
             for row, generation, parent, root in zip(
                 rows.tolist(),

@@ -4,9 +4,11 @@ or some of them as ``Provider`` records to update one (``load_providers``)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterator
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
@@ -142,72 +144,119 @@ def _names_by_provider(
 
 
 def load_index(conn: Connection) -> ProviderIndex:
-    """Every provider, read in bulk straight into columns: a handful of queries and array
-    operations, no per-provider records."""
+    """Every provider, read in bulk straight into columns: a handful of queries read through the
+    driver's own cursor (no per-row objects), then array operations."""
     rp = schema.resource_providers
-    rows = conn.execute(
-        sa.select(
-            rp.c.id,
-            rp.c.uuid,
-            rp.c.name,
-            rp.c.generation,
-            rp.c.parent_provider_id,
-            rp.c.root_provider_id,
-            rp.c.created_at,
-            rp.c.updated_at,
-        ).order_by(rp.c.id)
-    ).all()
-    ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-
-    def rows_of(provider_ids: Iterable[int | None], default: Rows) -> Rows:
-        wanted = np.fromiter((NO_ROW if i is None else i for i in provider_ids), np.int64)
-        found = np.searchsorted(ids, wanted)
-        return np.where(wanted == NO_ROW, default, found)
-
-    own = np.arange(len(rows), dtype=np.int64)
+    uuids, names, numbers, modified = [], [], [], []
+    query = sa.select(
+        rp.c.id,
+        rp.c.uuid,
+        rp.c.name,
+        rp.c.generation,
+        rp.c.parent_provider_id,
+        rp.c.root_provider_id,
+        rp.c.created_at,
+        rp.c.updated_at,
+    ).order_by(rp.c.id)
+    for chunk in _fetch(conn, query):
+        uuids += [r[1] for r in chunk]
+        names += [r[2] for r in chunk]
+        modified += [r[7] or r[6] for r in chunk]
+        numbers.append(
+            np.array(
+                [(r[0], r[3], NO_ROW if r[4] is None else r[4], r[5] or r[0]) for r in chunk],
+                np.int64,
+            ).reshape(-1, 4)
+        )
+    table = np.concatenate(numbers) if numbers else np.empty((0, 4), np.int64)
+    ids = table[:, 0].copy()
+    parent = np.where(table[:, 2] == NO_ROW, NO_ROW, np.searchsorted(ids, table[:, 2]))
     classes, traits = load_names(conn)
+    trait_rows, trait_sets = _interned_sets(
+        conn, ids, schema.resource_provider_traits.c.trait_id, schema.traits.c.name
+    )
+    aggregate_rows, aggregate_sets = _interned_sets(
+        conn,
+        ids,
+        schema.resource_provider_aggregates.c.aggregate_id,
+        schema.placement_aggregates.c.uuid,
+    )
     columns = ProviderColumns(
         ids=ids,
-        uuids=[r[1] for r in rows],
-        names=[r[2] for r in rows],
-        generation=np.fromiter((r[3] for r in rows), np.int64, len(rows)),
-        parent=rows_of((r[4] for r in rows), np.full(len(rows), NO_ROW, np.int64)),
-        root=rows_of((r[5] for r in rows), own),
-        modified=[r[7] or r[6] for r in rows],
-        trait_sets=_sets_by_row(
-            conn, ids, schema.resource_provider_traits.c.trait_id, schema.traits.c.name
-        ),
-        aggregate_sets=_sets_by_row(
-            conn,
-            ids,
-            schema.resource_provider_aggregates.c.aggregate_id,
-            schema.placement_aggregates.c.uuid,
-        ),
+        uuids=uuids,
+        names=names,
+        generation=table[:, 1].copy(),
+        parent=parent,
+        root=np.searchsorted(ids, table[:, 3]),
+        modified=modified,
+        trait_set_of_row=trait_rows,
+        trait_sets=trait_sets,
+        aggregate_set_of_row=aggregate_rows,
+        aggregate_sets=aggregate_sets,
         inventories=_inventory_arrays(conn, ids),
     )
     return ProviderIndex.of_columns(columns, classes, traits)
 
 
-def _sets_by_row(
+def _fetch(conn: Connection, query: sa.Select[Any], size: int = 100_000) -> Iterator[list[Any]]:
+    """Rows of a parameterless query, in chunks, as the driver gives them (tuples)."""
+    compiled = query.compile(dialect=conn.dialect)
+    assert not compiled.params, "bulk reads take no parameters"
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(str(compiled))
+        while chunk := cursor.fetchmany(size):
+            yield chunk
+    finally:
+        cursor.close()
+
+
+def _array(conn: Connection, query: sa.Select[Any], columns: int, dtype: type) -> npt.NDArray[Any]:
+    parts = [np.array(chunk, dtype).reshape(-1, columns) for chunk in _fetch(conn, query)]
+    return np.concatenate(parts) if parts else np.empty((0, columns), dtype)
+
+
+def _interned_sets(
     conn: Connection, ids: Rows, link: sa.Column[int], name: sa.Column[str]
-) -> list[frozenset[str]]:
-    found = _names_by_provider(conn, None, link, name)
-    empty: frozenset[str] = frozenset()
-    return [found.get(provider_id, empty) for provider_id in ids.tolist()]
+) -> tuple[npt.NDArray[np.int64], list[frozenset[str]]]:
+    """Per row, the index of its set of linked names (traits, aggregate uuids) in a list of the
+    distinct sets. Each row's set is a bitmap over the names in use, so finding the distinct
+    ones is one sort of the bitmaps."""
+    owner = link.table.c.resource_provider_id
+    pairs = _array(conn, sa.select(owner, link), 2, np.int64)
+    named = dict(_fetch_all(conn, sa.select(name.table.c.id, name)))
+    used, local = np.unique(pairs[:, 1], return_inverse=True)
+    words = max(1, (len(used) + 63) // 64)
+    bits = np.zeros((len(ids), words), np.uint64)
+    np.bitwise_or.at(
+        bits,
+        (np.searchsorted(ids, pairs[:, 0]), local // 64),
+        np.left_shift(np.uint64(1), (local % 64).astype(np.uint64)),
+    )
+    distinct, of_row = np.unique(bits, axis=0, return_inverse=True)
+    flags = np.unpackbits(distinct.view(np.uint8), axis=1, bitorder="little")
+    sets = [frozenset(named[int(used[j])] for j in np.flatnonzero(row)) for row in flags]
+    return of_row.reshape(-1).astype(np.int64), sets
+
+
+def _fetch_all(conn: Connection, query: sa.Select[Any]) -> list[Any]:
+    return [row for chunk in _fetch(conn, query) for row in chunk]
 
 
 def _inventory_arrays(conn: Connection, ids: Rows) -> dict[str, InventoryArrays]:
     inv, alloc, rc = schema.inventories, schema.allocations, schema.resource_classes
-    names = dict(conn.execute(sa.select(rc.c.id, rc.c.name)).all())
-    used_rows = conn.execute(
+    names = dict(_fetch_all(conn, sa.select(rc.c.id, rc.c.name)))
+    used = _array(
+        conn,
         sa.select(
             alloc.c.resource_provider_id, alloc.c.resource_class_id, sa.func.sum(alloc.c.used)
-        ).group_by(alloc.c.resource_provider_id, alloc.c.resource_class_id)
-    ).all()
-    # int(): MySQL returns SUM as Decimal.
-    used = {(provider_id, class_id): int(total) for provider_id, class_id, total in used_rows}
-    by_class: dict[int, list[tuple[int, ...]]] = defaultdict(list)
-    for row in conn.execute(
+        ).group_by(alloc.c.resource_provider_id, alloc.c.resource_class_id),
+        3,
+        np.int64,
+    )
+    # Every value fits a double exactly (totals are 32-bit), so one read gives all the columns.
+    read = _array(
+        conn,
         sa.select(
             inv.c.resource_class_id,
             inv.c.resource_provider_id,
@@ -217,22 +266,32 @@ def _inventory_arrays(conn: Connection, ids: Rows) -> dict[str, InventoryArrays]
             inv.c.max_unit,
             inv.c.step_size,
             inv.c.allocation_ratio,
-        )
-    ):
-        by_class[row[0]].append(row[1:])
+        ),
+        8,
+        np.float64,
+    )
+    held = read[:, :7].astype(np.int64)
+    span = int(max(held[:, 0].max(initial=0), used[:, 1].max(initial=0))) + 1
+    held_keys = held[:, 1] * span + held[:, 0]
+    used_keys = used[:, 0] * span + used[:, 1]
+    order = np.argsort(used_keys)
+    at = np.minimum(np.searchsorted(used_keys[order], held_keys), max(len(order) - 1, 0))
+    found_used = (
+        np.where(used_keys[order][at] == held_keys, used[order, 2][at], 0)
+        if len(order)
+        else np.zeros(len(held), np.int64)
+    )
     found = {}
-    for class_id, entries in by_class.items():
-        provider_ids, total, reserved, min_unit, max_unit, step_size, ratio = zip(
-            *entries, strict=True
-        )
+    for class_id in np.unique(held[:, 0]).tolist():
+        mine = held[:, 0] == class_id
         found[names[class_id]] = InventoryArrays(
-            row=np.searchsorted(ids, np.asarray(provider_ids, np.int64)),
-            total=np.asarray(total, np.int64),
-            reserved=np.asarray(reserved, np.int64),
-            min_unit=np.asarray(min_unit, np.int64),
-            max_unit=np.asarray(max_unit, np.int64),
-            step_size=np.asarray(step_size, np.int64),
-            allocation_ratio=np.asarray(ratio, np.float64),
-            used=np.asarray([used.get((p, class_id), 0) for p in provider_ids], np.int64),
+            row=np.searchsorted(ids, held[mine, 1]),
+            total=held[mine, 2].copy(),
+            reserved=held[mine, 3].copy(),
+            min_unit=held[mine, 4].copy(),
+            max_unit=held[mine, 5].copy(),
+            step_size=held[mine, 6].copy(),
+            allocation_ratio=read[mine, 7].copy(),
+            used=found_used[mine].astype(np.int64),
         )
     return found
