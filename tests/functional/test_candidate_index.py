@@ -173,3 +173,20 @@ def test_max_allocation_candidates_caps_every_answer(placement_db: Database) -> 
         for query in (QUERY, QUERY + "&limit=5"):
             assert len(client.get(query).json()["allocation_requests"]) == 2
         assert len(client.get(QUERY + "&limit=1").json()["allocation_requests"]) == 1
+
+
+@pytest.mark.parametrize("version", ["1.0", "1.14", "1.39"])
+def test_a_listed_provider_is_shown_as_by_itself(placement_db: Database, version: str) -> None:
+    """The list is written from a template; it must say exactly what GET of one provider says."""
+    with wsgi_client(make_service(placement_db)) as client:
+        client.headers.update(HEADERS)
+        root = client.post("/resource_providers", json={"name": 'odd "name" \\ é ✓'}).json()
+        client.post(
+            "/resource_providers", json={"name": "child", "parent_provider_uuid": root["uuid"]}
+        )
+        _provider(client, "with inventory")
+        client.headers["openstack-api-version"] = f"placement {version}"
+        listed = client.get("/resource_providers").json()["resource_providers"]
+        assert len(listed) == 3
+        for provider in listed:
+            assert provider == client.get(f"/resource_providers/{provider['uuid']}").json()

@@ -68,7 +68,6 @@ class ProviderHeader(NamedTuple):
     generation: int
     parent_uuid: str | None
     root_uuid: str
-    modified: dt.datetime | None
 
 
 class NeedsRebuild(Exception):
@@ -427,6 +426,16 @@ class ProviderIndex:
     def row(self, uuid: str) -> int | None:
         return self.row_of.get(uuid)
 
+    def last_modified(self, rows: Rows) -> dt.datetime | None:
+        """The latest change of any of ``rows``."""
+        values = [self.modified[row] for row in rows.tolist()]
+        # SQLite's timestamps all have one format, so the text sorts as the time does.
+        texts = [v for v in values if isinstance(v, str)]
+        times = [v for v in values if isinstance(v, dt.datetime)]
+        if texts:
+            times.append(dt.datetime.fromisoformat(max(texts)))
+        return max(times, default=None)
+
     def modified_at(self, row: int) -> dt.datetime | None:
         when = self.modified[row]
         # A bulk load keeps SQLite's text as it came (parsing 600,000 of them is slow).
@@ -482,7 +491,6 @@ class ProviderIndex:
                 generation,
                 uuids[parent] if parent != NO_ROW else None,
                 uuids[root],
-                self.modified_at(row),
             )
             for row, generation, parent, root in zip(
                 rows.tolist(),

@@ -88,7 +88,8 @@ def allocation_candidates(
         return _search(index, request, slots, anchor, headroom)
 
     found: dict[object, AllocationRequest] = {}
-    for areq in _round_robin(_anchor_slots(index, tables, common), search):
+    first = min(_CHUNK, request.limit or _CHUNK)
+    for areq in _round_robin(_anchor_slots(index, tables, common, first), search):
         found.setdefault(areq.key(), areq)
         if request.limit is not None and len(found) >= request.limit:
             break
@@ -121,14 +122,17 @@ Headroom = dict[tuple[int, str], tuple[int, int]]
 
 
 def _anchor_slots(
-    index: ProviderIndex, tables: list[GroupTable], anchors: Rows
+    index: ProviderIndex, tables: list[GroupTable], anchors: Rows, first: int
 ) -> Iterator[tuple[int, list[Slot], Headroom]]:
     """Each anchor with its slots and their options' headroom, looked up a chunk of anchors at
-    a time with a few array operations. The unnamed group's slots come first, so its trait check
-    runs as soon as they are filled."""
+    a time with a few array operations, ``first`` anchors at first (a small limit needs few),
+    then chunks twice as large up to ``_CHUNK``. The unnamed group's slots come first, so its
+    trait check runs as soon as they are filled."""
     options = sorted((s for t in tables for s in t.slots), key=lambda s: s.suffix != "")
-    for start in range(0, len(anchors), _CHUNK):
-        chunk = anchors[start : start + _CHUNK]
+    start, size = 0, max(first, 1)
+    while start < len(anchors):
+        chunk = anchors[start : start + size]
+        start, size = start + size, min(size * 2, _CHUNK)
         per_option = [o.gather(index, chunk) for o in options]
         headroom: Headroom = {}
         for o, found in zip(options, per_option, strict=True):
