@@ -249,6 +249,11 @@ class _Interned:
     def any_of(self, names: frozenset[str]) -> Mask:
         return self.rows_where(bool(s & names) for s in self.sets)
 
+    def all_of(self, any_ofs: Iterable[frozenset[str]]) -> Mask:
+        """Rows whose set meets one name of every any-of set."""
+        wanted = list(any_ofs)
+        return self.rows_where(all(s & names for names in wanted) for s in self.sets)
+
 
 class ProviderIndex:
     """Every provider, its inventories, traits and aggregates, by row."""
@@ -544,21 +549,15 @@ class ProviderIndex:
         return self.mask(column.fitting(amount))
 
     def with_traits(self, required: Iterable[frozenset[str]]) -> Mask:
-        """Rows having, by themselves, one trait of every any-of set."""
-        found = self.alive.copy()
-        for any_of in required:
-            found &= self.traits_by_row.any_of(any_of)
-        return found
+        """Live rows having, by themselves, one trait of every any-of set."""
+        return self.alive & self.traits_by_row.all_of(required)
 
     def with_any_trait(self, names: frozenset[str]) -> Mask:
         return self.traits_by_row.any_of(names) if names else np.zeros(self.size, np.bool_)
 
     def in_aggregates(self, any_ofs: Iterable[frozenset[str]]) -> Mask:
-        """Rows that belong, each by itself, to one aggregate of every any-of set."""
-        found = self.alive.copy()
-        for any_of in any_ofs:
-            found &= self.aggregates_by_row.any_of(any_of)
-        return found
+        """Live rows that belong, each by itself, to one aggregate of every any-of set."""
+        return self.alive & self.aggregates_by_row.all_of(any_ofs)
 
     def in_any_aggregate(self, aggregates: frozenset[str]) -> Mask:
         if not aggregates:

@@ -21,7 +21,7 @@ from berth.placement.candidates.index import (
     ProviderIndex,
     Rows,
 )
-from berth.placement.store import schema
+from berth.placement.store import providers, schema
 from berth.placement.store.inventories import inventory_of
 
 # Ids per IN (...) list: well under every backend's limit on bound parameters.
@@ -54,24 +54,12 @@ def _where(column: sa.Column[int], ids: list[int] | None) -> sa.ColumnElement[bo
 
 def _load(conn: Connection, ids: list[int] | None) -> list[Provider]:
     rp = schema.resource_providers
-    parent, root = rp.alias("parent"), rp.alias("root")
-    rows = conn.execute(
-        sa.select(
-            rp.c.id,
-            rp.c.uuid,
-            rp.c.name,
-            rp.c.generation,
-            parent.c.uuid.label("parent_uuid"),
-            root.c.uuid.label("root_uuid"),
-            rp.c.created_at,
-            rp.c.updated_at,
+    rows = [
+        providers.ResourceProvider(**row._asdict())
+        for row in conn.execute(
+            providers.select_providers().where(_where(rp.c.id, ids)).order_by(rp.c.id)
         )
-        .select_from(rp)
-        .outerjoin(parent, parent.c.id == rp.c.parent_provider_id)
-        .outerjoin(root, root.c.id == rp.c.root_provider_id)
-        .where(_where(rp.c.id, ids))
-        .order_by(rp.c.id)
-    ).all()
+    ]
     inventories = _inventories(conn, ids)
     rpt, rpa = schema.resource_provider_traits, schema.resource_provider_aggregates
     traits = _names_by_provider(conn, ids, rpt.c.trait_id, schema.traits.c.name)
@@ -84,13 +72,13 @@ def _load(conn: Connection, ids: list[int] | None) -> list[Provider]:
             uuid=row.uuid,
             name=row.name,
             generation=row.generation,
-            parent_uuid=row.parent_uuid,
-            root_uuid=row.root_uuid or row.uuid,
+            parent_uuid=row.parent_provider_uuid,
+            root_uuid=row.root_provider_uuid or row.uuid,
             inventories=inventories.get(row.id, {}),
             traits=traits.get(row.id, empty),
             aggregates=aggregates.get(row.id, empty),
             id=row.id,
-            modified=row.updated_at or row.created_at,
+            modified=row.last_modified,
         )
         for row in rows
     ]

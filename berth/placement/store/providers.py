@@ -49,7 +49,8 @@ class ResourceProvider:
         return self.updated_at or self.created_at
 
 
-def _select() -> sa.Select[tuple[object, ...]]:
+def select_providers() -> sa.Select[tuple[object, ...]]:
+    """Providers with their parent's and root's uuids (``ResourceProvider`` rows)."""
     rp = resource_providers
     return (
         sa.select(
@@ -75,7 +76,7 @@ def _from_row(row: sa.Row[tuple[object, ...]]) -> ResourceProvider:
 
 
 def find(conn: Connection, uuid: str) -> ResourceProvider | None:
-    row = conn.execute(_select().where(resource_providers.c.uuid == uuid)).first()
+    row = conn.execute(select_providers().where(resource_providers.c.uuid == uuid)).first()
     return _from_row(row) if row is not None else None
 
 
@@ -84,7 +85,9 @@ def list_by_uuids(conn: Connection, uuids: Sequence[str]) -> list[ResourceProvid
     if not uuids:
         return []
     rp = resource_providers
-    rows = conn.execute(_select().where(rp.c.uuid.in_(sorted(set(uuids)))).order_by(rp.c.id))
+    rows = conn.execute(
+        select_providers().where(rp.c.uuid.in_(sorted(set(uuids)))).order_by(rp.c.id)
+    )
     return [_from_row(row) for row in rows]
 
 
