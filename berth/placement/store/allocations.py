@@ -200,7 +200,8 @@ def write(
         bumped[provider.uuid] = replace(provider, generation=generation)
     for consumer in held:
         consumers.bump_generation(conn, consumer)
-    consumers.delete_unused(conn, [c.uuid for c in held])
+    # Only a consumer whose allocations were all taken away can be left without any.
+    consumers.delete_unused(conn, [c.consumer_uuid for c in claims if not c.allocations])
     return bumped
 
 

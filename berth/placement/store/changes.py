@@ -79,8 +79,12 @@ def publish_everything(conn: Connection) -> None:
 
 def publish(conn: Connection, pending: _Pending) -> None:
     seq = change_sequence
-    conn.execute(seq.update().where(seq.c.id == 1).values(value=seq.c.value + 1))
-    value = conn.execute(sa.select(seq.c.value).where(seq.c.id == 1)).scalar_one()
+    advance = seq.update().where(seq.c.id == 1).values(value=seq.c.value + 1)
+    if conn.dialect.update_returning:
+        value = conn.execute(advance.returning(seq.c.value)).scalar_one()
+    else:
+        conn.execute(advance)
+        value = conn.execute(sa.select(seq.c.value).where(seq.c.id == 1)).scalar_one()
     rows = [{"seq": value, "scope": "provider", "provider_id": p} for p in pending.providers]
     if pending.names:
         rows.append({"seq": value, "scope": "names", "provider_id": None})

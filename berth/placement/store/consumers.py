@@ -78,19 +78,14 @@ def ensure(
     With ``check_generation`` (from 1.28) the client must have seen the current generation, or
     None for a consumer that does not exist yet.
     """
-    project_id = _ensure_named(conn, projects, projects.c.external_id, owner.project_id)
-    user_id = _ensure_named(conn, users, users.c.external_id, owner.user_id)
-    type_id = (
-        _ensure_named(conn, consumer_types, consumer_types.c.name, owner.consumer_type)
-        if owner.consumer_type is not None
-        else None
-    )
+    project_id, user_id, type_id = _owner_ids(conn, owner)
     consumer = find(conn, uuid)
     if consumer is None:
         if check_generation:
             _check_generation(None, seen)
-        if _create(conn, uuid, project_id, user_id, type_id):
-            return _existing(conn, uuid)
+        new_id = _create(conn, uuid, project_id, user_id, type_id)
+        if new_id is not None:
+            return Consumer(new_id, uuid, 0, owner.project_id, owner.user_id, owner.consumer_type)
         # Another writer created it since we looked; from here on it is an existing consumer.
         consumer = _existing(conn, uuid)
     if check_generation:
@@ -108,6 +103,30 @@ def ensure(
             .values(updated_at=utcnow(), **values)
         )
     return consumer
+
+
+def _owner_ids(conn: Connection, owner: Owner) -> tuple[int, int, int | None]:
+    """The ids of the owner's project, user and consumer type, made where missing. One query
+    when they all exist, as they do for every claim but a project's first."""
+    named = [
+        (projects, projects.c.external_id, owner.project_id),
+        (users, users.c.external_id, owner.user_id),
+    ]
+    if owner.consumer_type is not None:
+        named.append((consumer_types, consumer_types.c.name, owner.consumer_type))
+    found = conn.execute(
+        sa.select(
+            *(
+                sa.select(table.c.id).where(key == value).scalar_subquery()
+                for table, key, value in named
+            )
+        )
+    ).one()
+    ids = [
+        int(known) if known is not None else _ensure_named(conn, table, key, value)
+        for known, (table, key, value) in zip(found, named, strict=True)
+    ]
+    return ids[0], ids[1], ids[2] if len(ids) > 2 else None
 
 
 def _ensure_named(conn: Connection, table: sa.Table, key: sa.Column[str], value: str) -> int:
@@ -137,11 +156,11 @@ def _existing(conn: Connection, uuid: str) -> Consumer:
 
 def _create(
     conn: Connection, uuid: str, project_id: int, user_id: int, type_id: int | None
-) -> bool:
-    """Insert a consumer at generation 0; False when another writer created it first."""
+) -> int | None:
+    """Insert a consumer at generation 0: its id, or None when another writer created it first."""
     try:
         with conn.begin_nested():
-            conn.execute(
+            created = conn.execute(
                 consumers.insert().values(
                     uuid=uuid,
                     project_id=project_id,
@@ -152,8 +171,8 @@ def _create(
                 )
             )
     except IntegrityError:
-        return False
-    return True
+        return None
+    return int(created.inserted_primary_key[0])
 
 
 def _check_generation(consumer: Consumer | None, seen: int | None) -> None:
