@@ -162,7 +162,23 @@ def build(db: Database, n: int, seed: int, batch: int = _BATCH) -> Cloud:
                     "(SELECT max(id) FROM resource_providers))"
                 )
             )
+    _analyze(db)
     return cloud
+
+
+def _analyze(db: Database) -> None:
+    """Give the planner statistics for tables that were empty a moment ago. Autovacuum would get
+    there in time; until it does, PostgreSQL plans a claim's lookups as if the tables were tiny
+    and scans 600,000 providers for each (measured: 3 claims/s instead of 40)."""
+    if db.backend == "postgresql":
+        with db.engine.connect() as conn:
+            conn.execute(sa.text("ANALYZE"))
+            conn.commit()
+    elif db.backend == "mysql":
+        with db.engine.connect() as conn:
+            tables = ", ".join(t.name for t in schema.metadata.sorted_tables)
+            conn.execute(sa.text(f"ANALYZE TABLE {tables}"))
+            conn.commit()
 
 
 def _write(conn: Connection, rows: _Rows) -> None:

@@ -87,10 +87,19 @@ class PlacementApp:
             response.headers["vary"] = "openstack-api-version"
         return response
 
+    def _load_index(self) -> None:
+        try:
+            with self.service.index.current():
+                pass
+        except Exception:  # the first query will try again; a worker still serves the rest
+            LOG.exception("could not load the candidate index at start-up")
+
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                # Before the first request, so no client waits for a large index to load.
+                await run_in_threadpool(self._load_index)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self.service.db.dispose()
