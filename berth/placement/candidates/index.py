@@ -277,6 +277,9 @@ class ProviderIndex:
         self.trait_rank: dict[str, int] = {}
         self.dead = 0
         self._cache: dict[object, object] = {}
+        # Rendered provider summaries by row and form (see ``render.summaries``); a row's go
+        # when it changes.
+        self.fragments: dict[int, dict[object, object]] = {}
 
     @classmethod
     def build(
@@ -324,6 +327,7 @@ class ProviderIndex:
         self.traits = frozenset(ordered)
         self.trait_rank = {name: rank for rank, name in enumerate(ordered)}
         self._cache.clear()
+        self.fragments.clear()
 
     def apply(self, providers: Iterable[Provider], gone: Iterable[str] = ()) -> None:
         """Add or replace ``providers`` (by uuid) and remove the providers named in ``gone``.
@@ -350,6 +354,8 @@ class ProviderIndex:
         rows = np.asarray([row for row, _ in changed], np.int64)
         before = self._shape(rows)
         self._link(changed)
+        for row in rows.tolist():
+            self.fragments.pop(row, None)
         # Trees, roots and sharing only change with providers' places, traits or aggregates;
         # a claim (usage, generation) keeps what was derived from them.
         if (

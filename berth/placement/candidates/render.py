@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
+import orjson
 
 from berth.placement.candidates.index import CAPACITY_CEILING, ProviderIndex, Rows
 from berth.placement.candidates.solver import AllocationRequest, Candidates
@@ -89,7 +91,41 @@ def _ordered_trait_sets(index: ProviderIndex) -> list[tuple[str, ...]]:
     ]
 
 
+# How many rendered summaries an index keeps (about 300 bytes each).
+_FRAGMENTS_KEPT = 100_000
+
+
+def _summary_fragments(
+    index: ProviderIndex, rows: Rows, requested: frozenset[str], version: Version
+) -> dict[str, Any]:
+    """``summaries`` as already-serialised JSON, kept per row: the trees a query summarises are
+    mostly those the last one did, and only the rows that changed since need rendering again.
+    Before 1.27 a summary depends on the request's classes and is not kept."""
+    if version < (1, 27) or len(rows) > _FRAGMENTS_KEPT:
+        return summaries(index, rows, requested, version)
+    form = version >= (1, 29)
+    kept = index.fragments
+    uuids = index.uuids
+    missing = [row for row in rows.tolist() if form not in kept.get(row, ())]
+    if missing:
+        if len(kept) + len(missing) > _FRAGMENTS_KEPT:
+            kept.clear()
+        fresh = summaries(index, np.asarray(missing, np.int64), requested, version)
+        for row in missing:
+            kept.setdefault(row, {})[form] = orjson.Fragment(_json(fresh[uuids[row]]))
+    return {uuids[row]: kept[row][form] for row in rows.tolist()}
+
+
+def _json(value: Any) -> bytes:
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        # orjson stops at 64-bit integers; a capacity with a huge allocation ratio goes past.
+        return json.dumps(value, separators=(",", ":")).encode()
+
+
 def render(candidates: Candidates, index: ProviderIndex, version: Version) -> dict[str, Any]:
+    """The body, for ``orjson.dumps``: from 1.27 the summaries in it are already serialised."""
     if version >= (1, 12):
         areqs = [_allocations_dict(a, version) for a in candidates.allocation_requests]
     else:
@@ -97,5 +133,7 @@ def render(candidates: Candidates, index: ProviderIndex, version: Version) -> di
     rows = np.asarray(candidates.summaries, np.int64)
     return {
         "allocation_requests": areqs,
-        "provider_summaries": summaries(index, rows, candidates.requested_classes, version),
+        "provider_summaries": _summary_fragments(
+            index, rows, candidates.requested_classes, version
+        ),
     }

@@ -43,6 +43,8 @@ class AllocationRequest:
     anchor: str
     resources: dict[str, dict[str, int]]
     mappings: dict[str, tuple[str, ...]]
+    # Some provider of the answer is not a sharing one: no other anchor can give it.
+    only_here: bool = False
 
     def key(self) -> tuple[frozenset[tuple[str, str, int]], frozenset[tuple[str, tuple[str, ...]]]]:
         """What makes two candidates the same answer (the anchor does not)."""
@@ -79,18 +81,21 @@ def allocation_candidates(
     common = np.flatnonzero(served)
     if randomize:
         common = np.random.default_rng(rng.getrandbits(64)).permutation(common)
+    sharing = frozenset(index.sharing().tolist())
 
     def search(anchor: int, slots: list[Slot], headroom: Headroom) -> Iterator[AllocationRequest]:
         if randomize:
             slots = [
                 s._replace(options=tuple(rng.sample(s.options, len(s.options)))) for s in slots
             ]
-        return _search(index, request, slots, anchor, headroom)
+        return _search(index, request, slots, anchor, headroom, sharing)
 
+    # Answers reached from two anchors are returned once. Only sharing providers serve more than
+    # one anchor, so an answer with any other provider cannot come twice and skips the check.
     found: dict[object, AllocationRequest] = {}
     first = min(_CHUNK, request.limit or _CHUNK)
     for areq in _round_robin(_anchor_slots(index, tables, common, first), search):
-        found.setdefault(areq.key(), areq)
+        found.setdefault(object() if areq.only_here else areq.key(), areq)
         if request.limit is not None and len(found) >= request.limit:
             break
     areqs = tuple(found.values())
@@ -183,9 +188,12 @@ def _round_robin(
 class _State:
     """The partial assignment of one anchor's search."""
 
-    def __init__(self, request: CandidatesRequest, headroom: Headroom) -> None:
+    def __init__(
+        self, request: CandidatesRequest, headroom: Headroom, sharing: frozenset[int]
+    ) -> None:
         self.request = request
         self.headroom = headroom
+        self.sharing = sharing
         self.amounts: dict[tuple[int, str], int] = {}
         self.chosen: list[tuple[Slot, int]] = []
         self.isolated: set[int] = set()
@@ -228,8 +236,9 @@ def _search(
     slots: list[Slot],
     anchor: int,
     headroom: Headroom,
+    sharing: frozenset[int],
 ) -> Iterator[AllocationRequest]:
-    state = _State(request, headroom)
+    state = _State(request, headroom, sharing)
     unnamed = request.group("")
     required = unnamed.required if unnamed is not None else ()
     n_unnamed = sum(1 for s in slots if s.rc is not None)
@@ -270,12 +279,14 @@ def _complete(
     resources: dict[str, dict[str, int]] = {}
     for (row, rc), n in state.amounts.items():
         resources.setdefault(uuids[row], {})[rc] = n
+    used = {row for row, _ in state.amounts}.union(*mappings.values())
     return AllocationRequest(
         anchor=uuids[anchor],
         resources=resources,
         mappings={
             suffix: tuple(sorted(uuids[r] for r in rows)) for suffix, rows in mappings.items()
         },
+        only_here=not used <= state.sharing,
     )
 
 

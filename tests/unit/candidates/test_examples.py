@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import random
 
+import orjson
 import pytest
 import sqlalchemy as sa
 
@@ -41,9 +42,10 @@ def rp(uuid: str, parent: Provider | None = None, **kw: object) -> Provider:
 def solve(snap: ProviderIndex, query: str, version: tuple[int, int] = (1, 39)) -> dict:
     pairs = [tuple(p.split("=", 1)) for p in query.split("&")]
     req = parse_candidates_request(pairs, version)  # type: ignore[arg-type]
-    return render(
+    body = render(
         allocation_candidates(snap, req, randomize=False, rng=random.Random()), snap, version
     )
+    return orjson.loads(orjson.dumps(body))  # type: ignore[no-any-return]
 
 
 @pytest.fixture
