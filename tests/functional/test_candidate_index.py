@@ -190,3 +190,16 @@ def test_a_listed_provider_is_shown_as_by_itself(placement_db: Database, version
         assert len(listed) == 3
         for provider in listed:
             assert provider == client.get(f"/resource_providers/{provider['uuid']}").json()
+
+
+def test_a_deleted_provider_whose_id_is_reused_is_gone(workers: Workers) -> None:
+    """SQLite gives the id of a deleted last row to the next one; the index must not keep the
+    deleted provider alive under the new one's id, and it needs no rebuild for that."""
+    reader, writer, read = workers
+    first = _provider(writer, "cn1")
+    last = _provider(writer, "cn2")
+    assert _hosts(read) == {first, last}
+    assert writer.delete(f"/resource_providers/{last}").status_code == 204
+    again = _provider(writer, "cn3")
+    assert _hosts(read) == {first, again}
+    assert reader.index.rebuilds == 1

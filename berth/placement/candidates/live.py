@@ -68,7 +68,13 @@ class LiveIndex:
             found = changes.since(conn, self._seen, upto)
             if found.names and not found.everything:
                 found = self._new_names(index, conn, found)
-            if not found.everything and self._update(index, conn, found):
+            try:
+                updated = not found.everything and self._update(index, conn, found)
+            except Exception:
+                # Half applied: the next query starts again from the database.
+                self._index = None
+                raise
+            if updated:
                 self._seen = upto
                 self.updates += 1
                 return
@@ -106,11 +112,12 @@ class LiveIndex:
         if index.dead > max(1000, index.size // 4):
             return False
         fresh = load_providers(conn, found.providers)
-        present = {p.id for p in fresh}
+        # By uuid, not id: SQLite may give a deleted provider's id to the next one made.
+        present = {p.uuid for p in fresh}
         gone = [
             index.uuids[row]
-            for row in (index.row_of_id(pid) for pid in found.providers - present)
-            if row is not None
+            for row in map(index.row_of_id, found.providers)
+            if row is not None and index.uuids[row] not in present
         ]
         try:
             index.apply(fresh, gone)
