@@ -126,6 +126,16 @@ def test_a_capacity_past_64_bits_is_answered(client: httpx.Client) -> None:
     assert summary["capacity"] == int(8 * 3.4e38)
 
 
+def test_an_amount_past_64_bits_fits_nowhere(client: httpx.Client) -> None:
+    _seed(client)
+    latest = {"openstack-api-version": "placement latest"}
+    huge = "VCPU:99999999999999999999"
+    found = client.get(f"/allocation_candidates?resources={huge}", headers=latest)
+    assert found.status_code == 200 and found.json()["allocation_requests"] == []
+    listed = client.get(f"/resource_providers?resources={huge}", headers=latest)
+    assert listed.status_code == 200 and listed.json()["resource_providers"] == []
+
+
 def test_a_value_the_database_cannot_store_is_a_bad_request(
     client: httpx.Client, placement_backend: str
 ) -> None:

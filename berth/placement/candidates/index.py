@@ -183,6 +183,9 @@ class InventoryColumn:
 
     def fitting(self, amount: int) -> Rows:
         """Rows where one more allocation of ``amount`` fits (``capacity.fit``, vectorised)."""
+        if amount > capacity.MAX_INT:
+            # Past every max_unit (a 32-bit column), and past what the arrays can compare.
+            return np.empty(0, np.int64)
         ok = (
             (self.row != NO_ROW)
             & (self.min_unit <= amount)
@@ -211,11 +214,6 @@ class InventoryColumn:
         """The capacity of an entry, unclipped (for display; it may pass 64 bits)."""
         total, reserved = int(self.total[entry]), int(self.reserved[entry])
         return int((total - reserved) * float(self.allocation_ratio[entry]))
-
-    def headroom(self, row: int) -> tuple[int, int]:
-        """(capacity left, max_unit) of the row's entry, which must exist."""
-        entry = int(self.entry_of[row])
-        return int(self.capacity[entry] - self.used[entry]), int(self.max_unit[entry])
 
 
 class _Interned:
