@@ -46,7 +46,7 @@ def rarely(strategy: st.SearchStrategy, empty: object) -> st.SearchStrategy:
 
 
 @st.composite
-def snapshots(draw: st.DrawFn) -> World:
+def worlds(draw: st.DrawFn) -> World:
     count = draw(st.integers(1, 6))
     providers: list[Provider] = []
     depth: dict[str, int] = {}
@@ -100,7 +100,7 @@ def groups(draw: st.DrawFn, suffix: str, providers: list[str], max_rcs: int) -> 
 
 @st.composite
 def cases(draw: st.DrawFn) -> tuple[World, CandidatesRequest]:
-    snap = draw(snapshots())
+    snap = draw(worlds())
     uuids = list(snap.providers)
     have_unnamed = draw(st.booleans())
     n_suffixed = draw(st.integers(0 if have_unnamed else 1, 3))
@@ -224,7 +224,7 @@ def _brute_force_filter(snap: World, f: ProviderFilters) -> list[str]:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_provider_filter_matches_brute_force(data: st.DataObject) -> None:
-    snap = data.draw(snapshots())
+    snap = data.draw(worlds())
     filters = data.draw(provider_filters(snap))
     matched = [snap.index.uuids[row] for row in matching_providers(snap.index, filters)]
     assert matched == _brute_force_filter(snap, filters)
