@@ -241,24 +241,46 @@ def _search(
     state = _State(request, headroom, sharing)
     unnamed = request.group("")
     required = unnamed.required if unnamed is not None else ()
+    n_slots = len(slots)
     n_unnamed = sum(1 for s in slots if s.rc is not None)
 
-    def walk(i: int) -> Iterator[AllocationRequest]:
-        if i == n_unnamed and required:
-            traits = frozenset().union(*(index.traits_of(r) for _, r in state.chosen))
-            if not has_traits(traits, required):
-                return
-        if i == len(slots):
+    def traits_met() -> bool:
+        """The unnamed group's traits, on its providers together (checked once its slots are
+        all filled)."""
+        traits = frozenset().union(*(index.traits_of(r) for _, r in state.chosen))
+        return has_traits(traits, required)
+
+    if required and n_unnamed == 0 and not traits_met():
+        return
+    # Depth-first, without recursion: ``tried[d]`` is how many options of slot ``d`` have been
+    # tried; the slots above ``depth`` are placed.
+    tried = [0] * n_slots
+    depth = 0
+    while depth >= 0:
+        if depth == n_slots:
             areq = _complete(index, request, state, anchor)
             if areq is not None:
                 yield areq
-            return
-        for row in slots[i].options:
-            if state.place(slots[i], row):
-                yield from walk(i + 1)
+            depth -= 1
+            if depth >= 0:
                 state.undo()
-
-    return walk(0)
+            continue
+        slot = slots[depth]
+        options = slot.options
+        at = tried[depth]
+        while at < len(options) and not state.place(slot, options[at]):
+            at += 1
+        if at == len(options):
+            tried[depth] = 0
+            depth -= 1
+            if depth >= 0:
+                state.undo()
+            continue
+        tried[depth] = at + 1
+        if depth + 1 == n_unnamed and required and not traits_met():
+            state.undo()
+            continue
+        depth += 1
 
 
 def _complete(
