@@ -516,11 +516,13 @@ class ProviderIndex:
 
     def ancestors(self, row: int) -> set[int]:
         """The row and every row above it."""
+        # A plain list: the search asks this for every answer with ``same_subtree``.
+        parents: list[int] = self._cached("parents", self.parent.tolist)  # type: ignore[assignment]
         found = set()
         current = row
         while current != NO_ROW:
             found.add(current)
-            current = int(self.parent[current])
+            current = parents[current]
         return found
 
     # -- vectorised filters ---------------------------------------------------------------------

@@ -289,10 +289,10 @@ def _complete(
     mappings = state.mappings()
     for suffixes in request.same_subtree:
         members = set().union(*(mappings[s] for s in suffixes))
-        if len(members) > 1 and not any(
-            all(m in index.ancestors(other) for other in members) for m in members
-        ):
-            return None
+        if len(members) > 1:
+            above = {m: index.ancestors(m) for m in members}
+            if not any(all(m in above[other] for other in members) for m in members):
+                return None
     if not request.nested_aware and index.has_trees:
         roots = [index.root_of(row) for row in {row for row, _ in state.amounts}]
         if len(roots) != len(set(roots)):
