@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -588,7 +588,7 @@ class ProviderIndex:
             size = np.bincount(roots, minlength=self.size).astype(np.int64)
             return order, np.cumsum(size) - size, size
 
-        order, start, size = self._cached("trees", layout)  # type: ignore[misc]
+        order, start, size = cast(tuple[Rows, Rows, Rows], self._cached("trees", layout))
         counts = size[anchors]
         ends = np.cumsum(counts)
         begins = ends - counts

@@ -126,8 +126,8 @@ def _names_by_provider(
         sa.select(owner, name).join(name.table, name.table.c.id == link).where(_where(owner, ids))
     )
     found: dict[int, set[str]] = defaultdict(set)
-    for provider_id, name in rows:
-        found[provider_id].add(name)
+    for provider_id, value in rows:
+        found[provider_id].add(value)
     return {provider_id: frozenset(names) for provider_id, names in found.items()}
 
 
@@ -200,7 +200,9 @@ def _fetch(conn: Connection, query: sa.Select[Any], size: int = 100_000) -> Iter
 
 
 def _array(conn: Connection, query: sa.Select[Any], columns: int, dtype: type) -> npt.NDArray[Any]:
-    parts = [np.array(chunk, dtype).reshape(-1, columns) for chunk in _fetch(conn, query)]
+    parts: list[npt.NDArray[Any]] = [
+        np.array(chunk, dtype).reshape(-1, columns) for chunk in _fetch(conn, query)
+    ]
     return np.concatenate(parts) if parts else np.empty((0, columns), dtype)
 
 

@@ -67,7 +67,9 @@ def summaries(
             if cap >= CAPACITY_CEILING:
                 cap = column.exact_capacity(entry)
             resources[row][rc] = {"capacity": cap, "used": used}
-    body = {uuids[row]: {"resources": resources[row]} for row in row_list}
+    body: dict[str, dict[str, Any]] = {
+        uuids[row]: {"resources": resources[row]} for row in row_list
+    }
     if version >= (1, 17):
         ordered = _ordered_trait_sets(index)
         for row, set_id in zip(row_list, index.traits_by_row.of_row[rows].tolist(), strict=True):
