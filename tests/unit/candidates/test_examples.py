@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import random
 
+import jsonschema
 import orjson
 import pytest
 import sqlalchemy as sa
@@ -18,6 +19,7 @@ from berth.placement.candidates import (
     matching_providers,
     parse_candidates_request,
     parse_provider_filters,
+    qsschema,
     render,
 )
 from berth.placement.candidates.index import SHARING_TRAIT
@@ -340,3 +342,10 @@ def test_loading_reads_everything() -> None:
     assert (root.id, child.id, child.modified) == (1, 2, now)
     index = ProviderIndex.build([root, child], ["VCPU"], ["HW_NUMA_ROOT"])
     assert index.has_trees and index.providers() == [root, child] == bulk.providers()
+
+
+@pytest.mark.parametrize("minor", range(0, 40))
+def test_query_string_schemas_are_valid_schemas(minor: int) -> None:
+    """Requests skip checking these schemas against the metaschema; this checks them once."""
+    for query in (qsschema.candidates_schema((1, minor)), qsschema.providers_schema((1, minor))):
+        jsonschema.validators.validator_for(query).check_schema(query)
