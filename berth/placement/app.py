@@ -89,8 +89,7 @@ class PlacementApp:
 
     def _load_index(self) -> None:
         try:
-            with self.service.index.current():
-                pass
+            self.service.index.refresh()
         except Exception:  # the first query will try again; a worker still serves the rest
             LOG.exception("could not load the candidate index at start-up")
 

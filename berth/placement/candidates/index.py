@@ -14,7 +14,7 @@ until the next full rebuild.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, cast
 
@@ -527,9 +527,10 @@ class ProviderIndex:
 
     # -- vectorised filters ---------------------------------------------------------------------
 
-    def _cached(self, key: object, make: object) -> object:
+    def _cached(self, key: object, make: Callable[[], object]) -> object:
+        """Something derived from the trees, traits or aggregates, until they change."""
         if key not in self._cache:
-            self._cache[key] = make() if callable(make) else make
+            self._cache[key] = make()
         return self._cache[key]
 
     def roots(self) -> Rows:
@@ -595,21 +596,13 @@ class ProviderIndex:
         total = int(ends[-1]) if len(ends) else 0
         return order[np.repeat(start[anchors] - begins, counts) + np.arange(total)], begins, ends
 
-    def sharing_anchors(self, row: int) -> Rows:
-        """Roots of every provider sharing an aggregate with ``row`` (its own root included when
-        it has any aggregate): the trees a sharing provider may serve."""
-
-        def make() -> Rows:
-            members = self.alive & self.in_any_aggregate(self.aggregates_of(row))
-            return np.unique(self.root[members])
-
-        return self._cached(("sharing_anchors", row), make)  # type: ignore[return-value]
-
     def sharing_anchor_mask(self, row: int) -> Mask:
-        """``sharing_anchors`` as a mask over rows, without the provider's own root."""
+        """The other trees a sharing provider may serve, as a mask over their root rows: the
+        roots of every provider sharing an aggregate with ``row``, less ``row``'s own root."""
 
         def make() -> Mask:
-            found = self.mask(self.sharing_anchors(row))
+            members = self.alive & self.in_any_aggregate(self.aggregates_of(row))
+            found = self.mask(self.root[members])
             found[self.root[row]] = False
             return found
 

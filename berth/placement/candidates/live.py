@@ -50,13 +50,21 @@ class LiveIndex:
     def current(self) -> Iterator[ProviderIndex]:
         """The index as of now, held (against other threads' updates) while the caller reads."""
         with self._lock:
-            with self.db.snapshot() as conn:
-                upto = changes.current(conn)
-                if self._index is None or upto != self._seen:
-                    self._catch_up(conn, upto)
-                    if self.verify:
-                        _compare(self._require(), load_index(conn))
+            self._refresh()
             yield self._require()
+
+    def refresh(self) -> None:
+        """Bring the index up to date (a worker does this at start, before its first request)."""
+        with self._lock:
+            self._refresh()
+
+    def _refresh(self) -> None:
+        with self.db.snapshot() as conn:
+            upto = changes.current(conn)
+            if self._index is None or upto != self._seen:
+                self._catch_up(conn, upto)
+                if self.verify:
+                    _compare(self._require(), load_index(conn))
 
     def _require(self) -> ProviderIndex:
         assert self._index is not None
