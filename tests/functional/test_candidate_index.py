@@ -127,9 +127,23 @@ def test_the_change_log_is_ordered_and_a_reader_far_behind_reloads(placement_db:
     with placement_db.read() as conn:
         now = changes.current(conn)
         assert now == start + 4
-        assert changes.since(conn, start, start + 3) == changes.Changes(start + 3, frozenset({7}))
-        assert changes.since(conn, start + 3, now).names
-        assert changes.since(conn, now - changes.KEEP, now).everything
+        assert changes.since(conn, start) == changes.Changes(now, frozenset({7}), names=True)
+        assert changes.since(conn, start + 3) == changes.Changes(now, names=True)
+        assert changes.since(conn, now) == changes.Changes(now)
+        assert changes.since(conn, now - changes.KEEP).everything
+
+
+def test_a_claim_logs_usage_apart_from_whole_provider_changes(placement_db: Database) -> None:
+    with placement_db.read() as conn:
+        start = changes.current(conn)
+    with placement_db.write() as conn:
+        changes.touch_usage(conn, [7, 8])
+    with placement_db.write() as conn:
+        changes.touch_usage(conn, [9])
+        changes.touch(conn, [9])
+    with placement_db.read() as conn:
+        found = changes.since(conn, start)
+    assert (found.providers, found.usage) == ({9}, {7, 8})
 
 
 def test_a_write_that_touches_nothing_publishes_nothing(placement_db: Database) -> None:

@@ -70,6 +70,16 @@ class ProviderHeader(NamedTuple):
     root_uuid: str
 
 
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """A provider's usage after a claim, with the generation and time the claim gave it."""
+
+    id: int
+    generation: int
+    modified: dt.datetime | str | None
+    used: dict[str, int]  # by resource class; a class it holds but nobody uses is absent
+
+
 class NeedsRebuild(Exception):
     """An incremental update cannot keep row order (a new provider with a lower id)."""
 
@@ -365,6 +375,21 @@ class ProviderIndex:
             )
         ):
             self._cache.clear()
+
+    def apply_usage(self, usages: Iterable[Usage]) -> None:
+        """Set the usage and generation of providers a claim changed; nothing else moved, so
+        trees, traits and aggregates (and what is derived from them) stay."""
+        for usage in usages:
+            row = self.row_of_id(usage.id)
+            if row is None:
+                continue
+            self.generation[row] = usage.generation
+            self.modified[row] = usage.modified
+            for rc, column in self.columns.items():
+                entry = int(column.entry_of[row])
+                if entry != NO_ROW:
+                    column.used[entry] = usage.used.get(rc, 0)
+            self.fragments.pop(row, None)
 
     def _shape(self, rows: Rows) -> tuple[Rows, ...]:
         return (

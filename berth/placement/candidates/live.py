@@ -1,7 +1,8 @@
 """One worker's candidate index, kept current from the change sequence.
 
-Before each query the worker reads the sequence number (one small query). If it moved, the
-providers logged since are read again and applied; some changes (new resource classes or traits,
+Before each query the worker reads the sequence number and what was logged after its own (one
+small query). If it moved, the providers logged since are read again and applied (only usage and
+generation for those that only claims changed); some changes (new resource classes or traits,
 bulk loads, a log pruned past this worker, many dead rows) rebuild the index instead. Reading the
 number, the log and the providers happens in one snapshot, so the index always matches some
 committed state no older than the last write that answered: read-your-writes across workers.
@@ -22,7 +23,12 @@ from sqlalchemy.engine import Connection
 
 from berth.common.db import Database
 from berth.placement.candidates.index import NeedsRebuild, ProviderIndex
-from berth.placement.candidates.loading import load_index, load_names, load_providers
+from berth.placement.candidates.loading import (
+    load_index,
+    load_names,
+    load_providers,
+    load_usage,
+)
 from berth.placement.store import changes
 
 LOG = logging.getLogger(__name__)
@@ -60,32 +66,36 @@ class LiveIndex:
 
     def _refresh(self) -> None:
         with self.db.snapshot() as conn:
-            upto = changes.current(conn)
-            if self._index is None or upto != self._seen:
-                self._catch_up(conn, upto)
-                if self.verify:
-                    _compare(self._require(), load_index(conn))
+            if self._index is None:
+                self._rebuild(conn, changes.current(conn))
+            else:
+                found = changes.since(conn, self._seen)
+                if found.upto == self._seen:
+                    return
+                self._catch_up(self._index, conn, found)
+            if self.verify:
+                _compare(self._require(), load_index(conn))
 
     def _require(self) -> ProviderIndex:
         assert self._index is not None
         return self._index
 
-    def _catch_up(self, conn: Connection, upto: int) -> None:
-        index = self._index
-        if index is not None:
-            found = changes.since(conn, self._seen, upto)
-            if found.names and not found.everything:
-                found = self._new_names(index, conn, found)
-            try:
-                updated = not found.everything and self._update(index, conn, found)
-            except Exception:
-                # Half applied: the next query starts again from the database.
-                self._index = None
-                raise
-            if updated:
-                self._seen = upto
-                self.updates += 1
-                return
+    def _catch_up(self, index: ProviderIndex, conn: Connection, found: changes.Changes) -> None:
+        if found.names and not found.everything:
+            found = self._new_names(index, conn, found)
+        try:
+            updated = not found.everything and self._update(index, conn, found)
+        except Exception:
+            # Half applied: the next query starts again from the database.
+            self._index = None
+            raise
+        if updated:
+            self._seen = found.upto
+            self.updates += 1
+        else:
+            self._rebuild(conn, found.upto)
+
+    def _rebuild(self, conn: Connection, upto: int) -> None:
         started = time.perf_counter()
         self._index = load_index(conn)
         self._seen = upto
@@ -115,11 +125,15 @@ class LiveIndex:
 
     def _update(self, index: ProviderIndex, conn: Connection, found: changes.Changes) -> bool:
         """Apply the changed providers; False when a rebuild is the better (or only) way."""
-        if len(found.providers) > _REBUILD_SHARE * max(len(index.row_of), 1000):
+        if len(found.providers) + len(found.usage) > _REBUILD_SHARE * max(len(index.row_of), 1000):
             return False
         if index.dead > max(1000, index.size // 4):
             return False
-        fresh = load_providers(conn, found.providers)
+        claimed = load_usage(conn, found.usage)
+        # A provider can only vanish by a logged whole-provider change, but should one be
+        # missing, reading it whole finds it gone.
+        vanished = found.usage - {usage.id for usage in claimed}
+        fresh = load_providers(conn, found.providers | vanished)
         # By uuid, not id: SQLite may give a deleted provider's id to the next one made.
         present = {p.uuid for p in fresh}
         gone = [
@@ -131,6 +145,7 @@ class LiveIndex:
             index.apply(fresh, gone)
         except NeedsRebuild:
             return False
+        index.apply_usage(claimed)
         return True
 
 

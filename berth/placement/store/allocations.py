@@ -17,7 +17,7 @@ step 2, and any committed after it moves the generation, so no check ever passes
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -124,7 +124,7 @@ def release(conn: Connection, consumer_uuid: str) -> None:
     Provider generations stay: freeing resources cannot push anyone past capacity.
     """
     held = allocations.c.consumer_id == consumer_uuid
-    changes.touch(
+    changes.touch_usage(
         conn, conn.scalars(sa.select(allocations.c.resource_provider_id).where(held).distinct())
     )
     removed = conn.execute(allocations.delete().where(held))
@@ -158,7 +158,7 @@ def write(
     ``seen`` holds providers this transaction has already read and changed itself (the
     reshaper's); the others are read here. Returns each involved provider at its new generation.
     """
-    held = [
+    ensured = [
         consumers.ensure(
             conn,
             claim.consumer_uuid,
@@ -168,9 +168,11 @@ def write(
         )
         for claim in claims
     ]
+    # A consumer this write created holds nothing yet: only the others' allocations go.
+    existing = {consumer.uuid for consumer, created in ensured if not created}
     wanted = _providers(conn, [uuid for claim in claims for uuid in claim.allocations], seen)
     class_ids = _class_ids(conn, claims)
-    old = _rows_of(conn, [claim.consumer_uuid for claim in claims])
+    old = _rows_of(conn, existing)
     released = {
         row.provider_uuid
         for claim in claims
@@ -180,26 +182,29 @@ def write(
     }
     involved = {**_providers(conn, sorted(released - wanted.keys()), seen), **wanted}
     keys = [(p.id, class_id) for p in wanted.values() for class_id in class_ids.values()]
-    before = _usage(conn, keys)
-    conn.execute(allocations.delete().where(allocations.c.consumer_id.in_({c.uuid for c in held})))
+    stock, before = _stock(conn, keys)
+    if existing:
+        conn.execute(allocations.delete().where(allocations.c.consumer_id.in_(existing)))
     usage = dict(before)
     for row in old:
         if (row.provider_id, row.class_id) in usage:
             usage[row.provider_id, row.class_id] -= row.used
-    _check(claims, wanted, class_ids, _inventories(conn, keys), usage, before)
+    _check(claims, wanted, class_ids, stock, usage, before)
     _insert(conn, claims, wanted, class_ids)
     bumped = {}
     for provider in sorted(involved.values(), key=lambda p: p.id):
         try:
-            generation = providers.bump_generation(conn, provider)
+            generation = providers.advance_generation(conn, provider)
         except exceptions.ConcurrentUpdate:
             raise GenerationRace(
                 "Another thread concurrently updated the resource provider data. "
                 "Please retry your update"
             ) from None
         bumped[provider.uuid] = replace(provider, generation=generation)
-    for consumer in held:
-        consumers.bump_generation(conn, consumer)
+    changes.touch_usage(conn, (provider.id for provider in involved.values()))
+    for consumer, created in ensured:
+        if not created:
+            consumers.bump_generation(conn, consumer)
     # Only a consumer whose allocations were all taken away can be left without any.
     consumers.delete_unused(conn, [c.consumer_uuid for c in claims if not c.allocations])
     return bumped
@@ -240,7 +245,9 @@ def _class_ids(conn: Connection, claims: Sequence[Claim]) -> dict[str, int]:
     return known
 
 
-def _rows_of(conn: Connection, consumer_uuids: Sequence[str]) -> list[_Row]:
+def _rows_of(conn: Connection, consumer_uuids: Collection[str]) -> list[_Row]:
+    if not consumer_uuids:
+        return []
     a, rp = allocations, resource_providers
     rows = conn.execute(
         sa.select(
@@ -256,42 +263,37 @@ def _rows_of(conn: Connection, consumer_uuids: Sequence[str]) -> list[_Row]:
     return [_Row(**row._asdict()) for row in rows]
 
 
-def _usage(conn: Connection, keys: Sequence[tuple[int, int]]) -> dict[tuple[int, int], int]:
-    """Units allocated per (provider id, class id), zero where nothing is."""
+def _stock(
+    conn: Connection, keys: Sequence[tuple[int, int]]
+) -> tuple[dict[tuple[int, int], Inventory], dict[tuple[int, int], int]]:
+    """The inventory of each (provider id, class id) that has one, and the units allocated of
+    every key (zero where nothing is): one query."""
     usage = dict.fromkeys(keys, 0)
     if not keys:
-        return usage
-    a = allocations
-    rows = conn.execute(
-        sa.select(a.c.resource_provider_id, a.c.resource_class_id, sa.func.sum(a.c.used))
+        return {}, usage
+    inv, a = schema.inventories, allocations
+    used = (
+        sa.select(sa.func.sum(a.c.used))
         .where(
-            a.c.resource_provider_id.in_({p for p, _ in keys}),
-            a.c.resource_class_id.in_({c for _, c in keys}),
+            a.c.resource_provider_id == inv.c.resource_provider_id,
+            a.c.resource_class_id == inv.c.resource_class_id,
         )
-        .group_by(a.c.resource_provider_id, a.c.resource_class_id)
+        .scalar_subquery()
     )
-    for provider_id, class_id, used in rows:
-        if (provider_id, class_id) in usage:
-            usage[provider_id, class_id] = int(used)
-    return usage
-
-
-def _inventories(
-    conn: Connection, keys: Sequence[tuple[int, int]]
-) -> dict[tuple[int, int], Inventory]:
-    if not keys:
-        return {}
-    inv = schema.inventories
     rows = conn.execute(
-        sa.select(inv).where(
+        sa.select(inv, used.label("used")).where(
             inv.c.resource_provider_id.in_({p for p, _ in keys}),
             inv.c.resource_class_id.in_({c for _, c in keys}),
         )
     )
-    return {
-        (row.resource_provider_id, row.resource_class_id): inventories.inventory_of(row)
-        for row in rows
-    }
+    inventory = {}
+    for row in rows:
+        key = (row.resource_provider_id, row.resource_class_id)
+        inventory[key] = inventories.inventory_of(row)
+        if key in usage:
+            # int(): MySQL returns SUM as Decimal.
+            usage[key] = int(row.used or 0)
+    return inventory, usage
 
 
 def _check(

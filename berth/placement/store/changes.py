@@ -1,7 +1,8 @@
 """The change sequence: what each write changed, for the workers' candidate indexes.
 
 Store functions that change something the index holds say so with ``touch`` (a provider's row,
-inventory, usage, traits or aggregates) or ``touch_names`` (resource classes or traits themselves).
+inventory, traits or aggregates), ``touch_usage`` (only its usage and generation: a claim) or
+``touch_names`` (resource classes or traits themselves).
 ``ChangeLog``, a write hook of the placement database, then advances the sequence and logs the
 touched providers as the transaction's last statements, so the log commits with the change or not
 at all. Readers ask ``current`` for the newest number and ``since`` for what changed after theirs.
@@ -26,19 +27,22 @@ _PRUNE_EVERY = 1_000
 @dataclass
 class _Pending:
     providers: set[int] = field(default_factory=set)
+    usage: set[int] = field(default_factory=set)
     names: bool = False
     everything: bool = False
 
     def __bool__(self) -> bool:
-        return bool(self.providers) or self.names or self.everything
+        return bool(self.providers or self.usage) or self.names or self.everything
 
 
 @dataclass(frozen=True, slots=True)
 class Changes:
-    """What changed between two sequence numbers."""
+    """What changed between two sequence numbers. ``usage`` holds the providers of which only
+    usage and generation changed (claims), none of those in ``providers``."""
 
     upto: int
     providers: frozenset[int] = frozenset()
+    usage: frozenset[int] = frozenset()
     names: bool = False
     everything: bool = False
 
@@ -68,6 +72,11 @@ def touch(conn: Connection, provider_ids: Iterable[int]) -> None:
     _pending(conn).providers.update(provider_ids)
 
 
+def touch_usage(conn: Connection, provider_ids: Iterable[int]) -> None:
+    """The providers' usage (and so their generation) changed, nothing else about them."""
+    _pending(conn).usage.update(provider_ids)
+
+
 def touch_names(conn: Connection) -> None:
     _pending(conn).names = True
 
@@ -86,6 +95,10 @@ def publish(conn: Connection, pending: _Pending) -> None:
         conn.execute(advance)
         value = conn.execute(sa.select(seq.c.value).where(seq.c.id == 1)).scalar_one()
     rows = [{"seq": value, "scope": "provider", "provider_id": p} for p in pending.providers]
+    rows += [
+        {"seq": value, "scope": "usage", "provider_id": p}
+        for p in pending.usage - pending.providers
+    ]
     if pending.names:
         rows.append({"seq": value, "scope": "names", "provider_id": None})
     if pending.everything:
@@ -100,23 +113,32 @@ def current(conn: Connection) -> int:
     return int(conn.execute(sa.select(seq.c.value).where(seq.c.id == 1)).scalar_one())
 
 
-def since(conn: Connection, seen: int, upto: int) -> Changes:
-    """What changed after number ``seen`` up to ``upto`` (a value ``current`` returned).
+def since(conn: Connection, seen: int) -> Changes:
+    """What changed after number ``seen``, up to the newest number: one round trip.
 
     The row lock on the sequence makes numbers commit in order, so every change numbered up to
-    ``upto`` is visible once ``upto`` is.
+    the newest is visible once that number is. A reader too far behind reloads everything.
     """
+    seq, log = change_sequence, changes
+    rows = conn.execute(
+        sa.select(seq.c.value, log.c.scope, log.c.provider_id)
+        .select_from(
+            seq.outerjoin(
+                log,
+                sa.and_(log.c.seq > seen, log.c.seq <= seq.c.value, log.c.seq <= seen + KEEP // 2),
+            )
+        )
+        .where(seq.c.id == 1)
+    ).all()
+    upto = int(rows[0][0])
     if upto - seen > KEEP // 2:
         return Changes(upto, everything=True)
-    rows = conn.execute(
-        sa.select(changes.c.scope, changes.c.provider_id).where(
-            changes.c.seq > seen, changes.c.seq <= upto
-        )
-    ).all()
-    scopes = {scope for scope, _ in rows}
+    scopes = {scope for _, scope, _ in rows}
+    whole = frozenset(p for _, scope, p in rows if scope == "provider")
     return Changes(
         upto,
-        providers=frozenset(p for scope, p in rows if scope == "provider"),
+        providers=whole,
+        usage=frozenset(p for _, scope, p in rows if scope == "usage") - whole,
         names="names" in scopes,
         everything="everything" in scopes,
     )

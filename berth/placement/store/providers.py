@@ -103,10 +103,19 @@ def get(conn: Connection, uuid: str) -> ResourceProvider:
 
 
 def bump_generation(conn: Connection, provider: ResourceProvider) -> int:
-    """Advance the provider's generation if it is still the one ``provider`` was read with.
+    """Advance the provider's generation for a change of the provider itself (inventory, traits,
+    aggregates) if it is still the one ``provider`` was read with.
 
     Returns the new generation. Raises ``ConcurrentUpdate`` when another writer got there first.
     """
+    generation = advance_generation(conn, provider)
+    changes.touch(conn, [provider.id])
+    return generation
+
+
+def advance_generation(conn: Connection, provider: ResourceProvider) -> int:
+    """The compare-and-swap of ``bump_generation``, which says nothing to the change log: the
+    caller logs what it changed (a claim logs usage)."""
     rp = resource_providers
     updated = conn.execute(
         rp.update()
@@ -118,7 +127,6 @@ def bump_generation(conn: Connection, provider: ResourceProvider) -> int:
             f"resource provider generation conflict: provider {provider.uuid} changed while "
             "this request was being processed. Please retry your update"
         )
-    changes.touch(conn, [provider.id])
     return provider.generation + 1
 
 
