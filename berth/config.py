@@ -70,6 +70,58 @@ class PlacementSettings(BaseModel):
     )
 
 
+class NetworkSettings(BaseModel):
+    """The network service (OpenStack Networking v2.0 API)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = Field("127.0.0.1", description="Address the Networking API listens on.")
+    port: int = Field(9696, description="TCP port of the Networking API.")
+    workers: int = Field(1, ge=1, description="Number of API worker processes.")
+    database_url: str | None = Field(
+        None,
+        description="SQLAlchemy URL of the network database; default: a SQLite file in data_dir.",
+    )
+    placement_url: str | None = Field(
+        None,
+        description="Base URL of the Placement API the agents' providers are published to "
+        "(e.g. http://127.0.0.1:8778); none: providers are not published.",
+    )
+    auth_strategy: Literal["noauth2"] = Field(
+        "noauth2",
+        description="How requests are authenticated. noauth2 trusts X-Auth-Token (development).",
+    )
+    base_mac: str = Field(
+        "fa:16:3e:00:00:00",
+        description="MAC addresses of new ports keep this prefix (its first three octets) and "
+        "get random low octets.",
+    )
+    tenant_network_type: Literal["vxlan", "geneve"] = Field(
+        "vxlan",
+        description="Segment type of a network created without provider attributes; it gets "
+        "the lowest free segmentation id.",
+    )
+    global_physnet_mtu: int = Field(
+        1500, ge=68, description="MTU of the physical networks; a flat or VLAN network's MTU."
+    )
+    tunnel_overhead: int = Field(
+        50,
+        ge=0,
+        description="Bytes an overlay (VXLAN, Geneve) takes from the physical MTU.",
+    )
+    agent_down_time: int = Field(
+        75,
+        ge=1,
+        description="Seconds without a heartbeat after which an agent counts as dead and its "
+        "host can no longer bind ports.",
+    )
+    pagination_max_limit: int = Field(
+        1000,
+        ge=1,
+        description="The most items one list page returns, whatever limit it asks for.",
+    )
+
+
 class Settings(BaseSettings):
     """Berth's settings."""
 
@@ -80,6 +132,7 @@ class Settings(BaseSettings):
     data_dir: Path = Field(DEFAULT_DATA_DIR, description="Where embedded databases are kept.")
     log_level: str = Field("INFO", description="Python logging level of the services.")
     placement: PlacementSettings = Field(default_factory=PlacementSettings)
+    network: NetworkSettings = Field(default_factory=NetworkSettings)
 
     @field_validator("data_dir")
     @classmethod
@@ -99,6 +152,9 @@ class Settings(BaseSettings):
 
     def placement_database_url(self) -> str:
         return self.placement.database_url or f"sqlite:///{self.data_dir / 'placement.db'}"
+
+    def network_database_url(self) -> str:
+        return self.network.database_url or f"sqlite:///{self.data_dir / 'network.db'}"
 
 
 class _TomlFileSource(PydanticBaseSettingsSource):

@@ -10,7 +10,9 @@ import pytest
 from a2wsgi import ASGIMiddleware
 
 from berth.common.db import Database
-from berth.config import PlacementSettings
+from berth.config import NetworkSettings, PlacementSettings
+from berth.network.app import build_app as build_network_app
+from berth.network.service import NetworkService
 from berth.placement.app import build_app
 from berth.placement.policy import PolicyEnforcer
 from berth.placement.service import PlacementService
@@ -58,4 +60,39 @@ def placement_service(placement_db: Database) -> PlacementService:
 def client(placement_service: PlacementService) -> Iterator[httpx.Client]:
     with wsgi_client(placement_service) as c:
         c.headers.update({"x-auth-token": "admin", "accept": "application/json"})
+        yield c
+
+
+@pytest.fixture(scope="session", params=dbs.backends())
+def network_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def network_db(
+    network_backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[Database]:
+    db = dbs.fresh_network_database(network_backend, _worker(request), tmp_path)
+    yield db
+    db.dispose()
+
+
+@pytest.fixture
+def network_service(network_db: Database) -> NetworkService:
+    return NetworkService(settings=NetworkSettings(), db=network_db)
+
+
+def network_client_for(
+    service: NetworkService, token: str = "admin", base_url: str = "http://network"
+) -> httpx.Client:
+    """An in-process HTTP client of the network API, authenticated by noauth2 ``token``."""
+    app = ASGIMiddleware(build_network_app(service))  # type: ignore[arg-type]
+    client = httpx.Client(transport=httpx.WSGITransport(app=app), base_url=base_url)
+    client.headers.update({"x-auth-token": token, "accept": "application/json"})
+    return client
+
+
+@pytest.fixture
+def network_client(network_service: NetworkService) -> Iterator[httpx.Client]:
+    with network_client_for(network_service) as c:
         yield c

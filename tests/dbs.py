@@ -13,6 +13,8 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from berth.common.db import Database, normalise_url
+from berth.network.store import migrate as network_migrate
+from berth.network.store import schema as network_schema
 from berth.placement.store import changes, migrate, schema
 from berth.placement.store.database import open_database
 
@@ -24,10 +26,10 @@ def backends() -> list[str]:
     return ["sqlite"] + [name for name, var in ENV.items() if os.environ.get(var)]
 
 
-def server_url(backend: str, worker: str) -> str:
+def server_url(backend: str, worker: str, suffix: str = "") -> str:
     """A database of this worker's own on the server, created if missing."""
     base = sa.make_url(normalise_url(os.environ[ENV[backend]]))
-    name = f"{base.database}_{worker}"
+    name = f"{base.database}_{worker}{suffix}"
     admin_db = "postgres" if backend == "postgresql" else None
     admin = sa.create_engine(base.set(database=admin_db), isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
@@ -72,3 +74,18 @@ def empty(db: Database) -> None:
             else:
                 conn.execute(table.delete())
         changes.publish_everything(conn)
+
+
+def fresh_network_database(backend: str, worker: str, tmp_dir: Path) -> Database:
+    """A migrated, empty network database (its own database beside the placement one)."""
+    url = (
+        f"sqlite:///{tmp_dir / 'network.db'}"
+        if backend == "sqlite"
+        else server_url(backend, worker, "_net")
+    )
+    db = Database(url)
+    network_migrate.sync(db)
+    with db.write() as conn:
+        for table in reversed(network_schema.metadata.sorted_tables):
+            conn.execute(table.delete())
+    return db

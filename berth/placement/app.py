@@ -13,7 +13,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from berth.placement import auth, microversion
+from berth.common import auth
+from berth.placement import microversion
 from berth.placement.api import faults
 from berth.placement.api.request import HTTPError, PlacementRequest, accepts_json
 from berth.placement.api.router import Router

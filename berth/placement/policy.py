@@ -19,8 +19,8 @@ from oslo_config import cfg
 from oslo_policy import opts as policy_opts
 from oslo_policy import policy
 
+from berth.common.context import RequestContext
 from berth.config import PlacementSettings
-from berth.placement.context import RequestContext
 from berth.placement.exceptions import Forbidden
 
 __all__ = ["PolicyEnforcer", "default_rules", "sample_policy_yaml"]

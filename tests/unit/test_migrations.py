@@ -31,3 +31,16 @@ def test_standard_names_are_present(placement_db: Database) -> None:
         traits = set(conn.scalars(sa.select(schema.traits.c.name)))
     assert set(os_resource_classes.STANDARDS) <= classes
     assert set(os_traits.get_traits()) <= traits
+
+
+def test_network_migrations_match_the_schema_module(network_db: Database) -> None:
+    from berth.network.store import migrate as network_migrate
+    from berth.network.store import schema as network_schema
+
+    with network_db.engine.connect() as conn:
+        context = MigrationContext.configure(
+            conn, opts={"compare_type": True, "version_table": "network_alembic_version"}
+        )
+        differences = compare_metadata(context, network_schema.metadata)
+    assert differences == []
+    assert network_migrate.sync(network_db) is False

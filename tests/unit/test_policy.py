@@ -11,8 +11,8 @@ import pytest
 import yaml
 from oslo_policy import policy as oslo_policy
 
+from berth.common.context import RequestContext
 from berth.config import PlacementSettings
-from berth.placement.context import RequestContext
 from berth.placement.exceptions import Forbidden
 from berth.placement.policy import PolicyEnforcer, default_rules, sample_policy_yaml
 

@@ -21,9 +21,9 @@ import orjson
 from sqlalchemy.engine import Connection
 from starlette.responses import Response
 
+from berth.common.context import RequestContext
 from berth.common.timeutils import http_date, utcnow
 from berth.placement import errors
-from berth.placement.context import RequestContext
 from berth.placement.microversion import Version
 
 if TYPE_CHECKING:

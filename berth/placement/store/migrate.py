@@ -7,37 +7,23 @@ from pathlib import Path
 import os_resource_classes
 import os_traits
 import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 
 from berth.common.db import Database
+from berth.common.migrations import Migrations
 from berth.common.timeutils import utcnow
 from berth.placement.store import changes
 from berth.placement.store.schema import resource_classes, traits
 
-_SCRIPTS = Path(__file__).parent / "migrations"
-
-
-def _alembic_config(conn: Connection | None = None) -> Config:
-    cfg = Config()
-    cfg.set_main_option("script_location", str(_SCRIPTS))
-    if conn is not None:
-        cfg.attributes["connection"] = conn
-    return cfg
+MIGRATIONS = Migrations(Path(__file__).parent / "migrations")
 
 
 def head_revision() -> str:
-    head = ScriptDirectory.from_config(_alembic_config()).get_current_head()
-    assert head is not None, "placement migrations have no head"
-    return head
+    return MIGRATIONS.head()
 
 
 def current_revision(db: Database) -> str | None:
-    with db.engine.connect() as conn:
-        return MigrationContext.configure(conn).get_current_revision()
+    return MIGRATIONS.current(db)
 
 
 def sync(db: Database) -> bool:
@@ -46,10 +32,7 @@ def sync(db: Database) -> bool:
     Returns True when the schema changed. Safe to run at every start and from several processes:
     the name tables are filled with inserts that skip existing rows.
     """
-    changed = current_revision(db) != head_revision()
-    if changed:
-        with db.engine.begin() as conn:
-            command.upgrade(_alembic_config(conn), "head")
+    changed = MIGRATIONS.upgrade(db)
     with db.write() as conn:
         _ensure_names(conn, resource_classes, os_resource_classes.STANDARDS)
         _ensure_names(conn, traits, os_traits.get_traits())

@@ -5,6 +5,11 @@ from alembic import context
 from berth.placement.store.schema import metadata
 
 connection = context.config.attributes["connection"]
-context.configure(connection=connection, target_metadata=metadata, render_as_batch=True)
+context.configure(
+    connection=connection,
+    target_metadata=metadata,
+    render_as_batch=True,
+    version_table=context.config.attributes["version_table"],
+)
 with context.begin_transaction():
     context.run_migrations()

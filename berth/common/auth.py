@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from berth.placement.context import RequestContext
+from berth.common.context import RequestContext
 
 
 class Unauthenticated(Exception):

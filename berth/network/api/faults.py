@@ -1,0 +1,42 @@
+"""Every failure becomes a ``NeutronError`` document, in one place, so handlers have no try/except.
+
+{"NeutronError": {"type": "NetworkNotFound", "message": "Network x could not be found.",
+                  "detail": ""}}
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy.exc import DataError
+from starlette.responses import Response
+
+from berth.network import exceptions
+from berth.network.api.request import JSON, dumps, refusal_document
+
+LOG = logging.getLogger(__name__)
+
+
+def as_refusal(exc: Exception) -> exceptions.NetworkServiceError:
+    if isinstance(exc, exceptions.NetworkServiceError):
+        return exc
+    if isinstance(exc, DataError):
+        # A value the database cannot hold is the request's fault, whatever validation let by.
+        LOG.info("refused a value the database cannot store: %s", exc.orig)
+        return exceptions.BadRequest("The request holds a value the database cannot store.")
+    LOG.exception("unexpected error while serving a request")
+    error = exceptions.NetworkServiceError(
+        "An unexpected error occurred; the server log has the details."
+    )
+    return error
+
+
+def error_response(
+    error: exceptions.NetworkServiceError, headers: dict[str, str] | None = None
+) -> Response:
+    return Response(
+        dumps(refusal_document(error)),
+        status_code=error.status,
+        headers=headers,
+        media_type=JSON,
+    )

@@ -1,0 +1,90 @@
+"""What a handler sees of an HTTP request.
+
+Handlers are plain synchronous functions ``handler(req: NetworkRequest) -> Response`` run in a
+worker thread: they read the body or the query, call the domain with a connection from ``req.db``,
+and answer with ``req.respond``. Refusals are raised as ``berth.network.exceptions`` and turned
+into ``NeutronError`` documents in one place (``faults``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from starlette.responses import Response
+
+from berth.common.context import RequestContext
+from berth.network import exceptions
+
+if TYPE_CHECKING:
+    from berth.network.service import NetworkService
+
+JSON = "application/json"
+
+
+@dataclass
+class NetworkRequest:
+    method: str
+    path: str
+    path_params: dict[str, str]
+    query_items: list[tuple[str, str]]
+    body: bytes
+    context: RequestContext
+    service: NetworkService
+    # The URL of the API's root, for pagination links ("http://host:9696").
+    base_url: str = ""
+
+    @property
+    def is_admin(self) -> bool:
+        """Admins and other services (the compute service binding ports) see and do everything."""
+        return self.context.is_admin or "service" in self.context.roles
+
+    @property
+    def project_id(self) -> str:
+        return self.context.project_id or ""
+
+    def param(self, name: str) -> str:
+        return self.path_params[name]
+
+    def json_body(self) -> Any:
+        if not self.body:
+            raise exceptions.BadRequest("The request has no body; a JSON document was expected.")
+        try:
+            return orjson.loads(self.body)
+        except orjson.JSONDecodeError as exc:
+            raise exceptions.BadRequest(f"Malformed JSON in request body: {exc}") from None
+
+    def resource_body(self, key: str) -> dict[str, Any]:
+        """The object under ``key`` of a ``{"network": {...}}`` style body."""
+        body = self.json_body()
+        if not isinstance(body, dict) or not isinstance(body.get(key), dict):
+            raise exceptions.BadRequest(f"Resource body required: a JSON object under '{key}'.")
+        return dict(body[key])
+
+    def respond(self, body: Any, status: int = 200) -> Response:
+        return Response(dumps(body), status_code=status, media_type=JSON)
+
+    def no_content(self) -> Response:
+        return Response(status_code=204)
+
+
+def dumps(body: Any) -> bytes:
+    return orjson.dumps(body, default=_default)
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return timestamp(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def timestamp(when: dt.datetime | None) -> str | None:
+    """The API's timestamps: UTC, to the second, with a Z."""
+    return None if when is None else when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def refusal_document(error: exceptions.NetworkServiceError) -> Mapping[str, Any]:
+    return {"NeutronError": {"type": error.type, "message": str(error), "detail": ""}}

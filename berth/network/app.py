@@ -1,0 +1,97 @@
+"""The Networking ASGI application: request id, authentication, routing, NeutronError faults."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from berth.common import auth, routing
+from berth.network import exceptions
+from berth.network.api import faults
+from berth.network.api.request import NetworkRequest
+from berth.network.api.routes import ROUTES, Handler
+from berth.network.service import NetworkService
+
+LOG = logging.getLogger(__name__)
+
+
+class NetworkApp:
+    """A pure ASGI app; handlers run in worker threads because storage is synchronous."""
+
+    def __init__(self, service: NetworkService) -> None:
+        self.service = service
+        self.router: routing.Router[Handler] = routing.Router(ROUTES)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        request = Request(scope, receive)
+        response = await self._respond(request, scope)
+        await response(scope, receive, send)
+
+    async def _respond(self, request: Request, scope: Scope) -> Response:
+        request_id = f"req-{uuid.uuid4()}"
+        path = scope["path"]
+        root_path = scope.get("root_path", "")
+        if root_path and path.startswith(root_path):
+            path = path[len(root_path) :] or "/"
+        try:
+            context = (
+                auth.noauth2(request.headers, request_id)
+                if path != "/"
+                else auth.anonymous(request_id)
+            )
+            handler, params = self.router.match(request.method, path)
+            req = NetworkRequest(
+                method=request.method,
+                path=path,
+                path_params=params,
+                query_items=request.query_params.multi_items(),
+                body=await request.body(),
+                context=context,
+                service=self.service,
+                base_url=str(request.base_url).rstrip("/"),
+            )
+            response = await run_in_threadpool(handler, req)
+        except auth.Unauthenticated as exc:
+            response = faults.error_response(_Unauthorized(str(exc)))
+        except routing.MethodNotAllowed as exc:
+            response = faults.error_response(
+                _MethodNotAllowed(str(exc)), headers={"allow": ", ".join(exc.allowed)}
+            )
+        except routing.NoRoute:
+            response = faults.error_response(
+                exceptions.NotFound("The resource could not be found.")
+            )
+        except Exception as exc:  # every failure is answered in the API's error format
+            response = faults.error_response(faults.as_refusal(exc))
+        response.headers["x-openstack-request-id"] = request_id
+        return response
+
+
+class _Unauthorized(exceptions.NetworkServiceError):
+    status = 401
+
+
+class _MethodNotAllowed(exceptions.NetworkServiceError):
+    status = 405
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def build_app(service: NetworkService) -> NetworkApp:
+    return NetworkApp(service)

@@ -1,0 +1,122 @@
+"""The network service's refusals. Each class name is the ``type`` clients see in a
+``NeutronError`` document, so names are part of the API: never rename one."""
+
+from __future__ import annotations
+
+
+class NetworkServiceError(Exception):
+    """A request the service refuses, with a message fit for the caller."""
+
+    status = 500
+
+    @property
+    def type(self) -> str:
+        return type(self).__name__
+
+
+class BadRequest(NetworkServiceError):
+    status = 400
+
+
+class InvalidInput(BadRequest):
+    pass
+
+
+class NotAuthorized(NetworkServiceError):
+    status = 403
+
+
+class NotFound(NetworkServiceError):
+    status = 404
+
+
+class Conflict(NetworkServiceError):
+    status = 409
+
+
+class NetworkNotFound(NotFound):
+    def __init__(self, network_id: str) -> None:
+        super().__init__(f"Network {network_id} could not be found.")
+
+
+class SegmentNotFound(NotFound):
+    def __init__(self, segment_id: str) -> None:
+        super().__init__(f"Segment {segment_id} could not be found.")
+
+
+class SubnetNotFound(NotFound):
+    def __init__(self, subnet_id: str) -> None:
+        super().__init__(f"Subnet {subnet_id} could not be found.")
+
+
+class PortNotFound(NotFound):
+    def __init__(self, port_id: str) -> None:
+        super().__init__(f"Port {port_id} could not be found.")
+
+
+class QosPolicyNotFound(NotFound):
+    def __init__(self, policy_id: str) -> None:
+        super().__init__(f"QoS policy {policy_id} could not be found.")
+
+
+class QosRuleNotFound(NotFound):
+    def __init__(self, rule_id: str, policy_id: str) -> None:
+        super().__init__(f"QoS rule {rule_id} for policy {policy_id} could not be found.")
+
+
+class AgentNotFound(NotFound):
+    def __init__(self, agent_id: str) -> None:
+        super().__init__(f"Agent {agent_id} could not be found.")
+
+
+class PortBindingNotFound(NotFound):
+    def __init__(self, port_id: str, host: str) -> None:
+        super().__init__(f"Binding for port {port_id} on host {host} could not be found.")
+
+
+class NetworkInUse(Conflict):
+    pass
+
+
+class SegmentInUse(Conflict):
+    pass
+
+
+class SubnetInUse(Conflict):
+    pass
+
+
+class QosPolicyInUse(Conflict):
+    pass
+
+
+class SegmentationIdInUse(Conflict):
+    pass
+
+
+class MacAddressInUse(Conflict):
+    pass
+
+
+class IpAddressInUse(Conflict):
+    pass
+
+
+class IpAddressGenerationFailure(Conflict):
+    pass
+
+
+class PortBindingAlreadyExists(Conflict):
+    pass
+
+
+class PortBindingError(Conflict):
+    """The port cannot be bound on that host; the message says which check failed."""
+
+
+class QosRuleConflict(Conflict):
+    pass
+
+
+class QosPolicyChangeRefused(Conflict):
+    """A bound port's resource request would change with its new QoS policy."""

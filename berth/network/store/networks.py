@@ -1,0 +1,112 @@
+"""Networks and their segments in the network database."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, RowMapping
+
+from berth.common.timeutils import utcnow
+from berth.network.store.schema import networks, ports, segments, subnets
+
+Row = RowMapping
+
+
+def insert_network(conn: Connection, values: Mapping[str, Any]) -> None:
+    conn.execute(networks.insert().values(revision_number=0, created_at=utcnow(), **values))
+
+
+def get_network(conn: Connection, network_id: str) -> Row | None:
+    return conn.execute(sa.select(networks).where(networks.c.id == network_id)).mappings().first()
+
+
+def list_networks(
+    conn: Connection, visible_to: str | None, ids: Collection[str] | None = None
+) -> list[Row]:
+    """Networks a project owns or shares (every network when ``visible_to`` is None)."""
+    query = sa.select(networks)
+    if visible_to is not None:
+        query = query.where(sa.or_(networks.c.project_id == visible_to, networks.c.shared))
+    if ids is not None:
+        query = query.where(networks.c.id.in_(list(ids)))
+    return list(conn.execute(query.order_by(networks.c.id)).mappings())
+
+
+def update_network(conn: Connection, network_id: str, values: Mapping[str, Any]) -> None:
+    conn.execute(
+        networks.update()
+        .where(networks.c.id == network_id)
+        .values(updated_at=utcnow(), revision_number=networks.c.revision_number + 1, **values)
+    )
+
+
+def delete_network(conn: Connection, network_id: str) -> None:
+    conn.execute(networks.delete().where(networks.c.id == network_id))
+
+
+def count_ports(conn: Connection, network_id: str) -> int:
+    return int(conn.scalar(sa.select(sa.func.count()).where(ports.c.network_id == network_id)) or 0)
+
+
+def insert_segment(conn: Connection, values: Mapping[str, Any]) -> None:
+    conn.execute(segments.insert().values(revision_number=0, created_at=utcnow(), **values))
+
+
+def get_segment(conn: Connection, segment_id: str) -> Row | None:
+    return conn.execute(sa.select(segments).where(segments.c.id == segment_id)).mappings().first()
+
+
+def segments_of(conn: Connection, network_ids: Iterable[str] | None) -> dict[str, list[Row]]:
+    """Each network's segments in creation order (every network's when ``network_ids`` is None)."""
+    query = sa.select(segments).order_by(segments.c.network_id, segments.c.segment_index)
+    if network_ids is not None:
+        query = query.where(segments.c.network_id.in_(list(network_ids)))
+    found: dict[str, list[Row]] = {}
+    for row in conn.execute(query).mappings():
+        found.setdefault(row["network_id"], []).append(row)
+    return found
+
+
+def update_segment(conn: Connection, segment_id: str, values: Mapping[str, Any]) -> None:
+    conn.execute(
+        segments.update()
+        .where(segments.c.id == segment_id)
+        .values(updated_at=utcnow(), revision_number=segments.c.revision_number + 1, **values)
+    )
+
+
+def delete_segment(conn: Connection, segment_id: str) -> None:
+    conn.execute(segments.delete().where(segments.c.id == segment_id))
+
+
+def taken_keys(conn: Connection, prefix: str) -> set[str]:
+    """Allocation keys in use that start with ``prefix`` (e.g. every VXLAN VNI)."""
+    query = sa.select(segments.c.allocation_key).where(segments.c.allocation_key.startswith(prefix))
+    return set(conn.scalars(query))
+
+
+def subnet_ids_of(conn: Connection, network_ids: Iterable[str]) -> dict[str, list[str]]:
+    query = (
+        sa.select(subnets.c.network_id, subnets.c.id)
+        .where(subnets.c.network_id.in_(list(network_ids)))
+        .order_by(subnets.c.created_at, subnets.c.id)
+    )
+    found: dict[str, list[str]] = {}
+    for network_id, subnet_id in conn.execute(query):
+        found.setdefault(network_id, []).append(subnet_id)
+    return found
+
+
+def routed_network_ids(conn: Connection, network_ids: Iterable[str]) -> set[str]:
+    """Networks with a subnet on a segment: routed (not one L2 domain)."""
+    query = sa.select(subnets.c.network_id).where(
+        subnets.c.network_id.in_(list(network_ids)), subnets.c.segment_id.is_not(None)
+    )
+    return set(conn.scalars(query))
+
+
+def subnets_on_segment(conn: Connection, segment_id: str) -> int:
+    query = sa.select(sa.func.count()).where(subnets.c.segment_id == segment_id)
+    return int(conn.scalar(query) or 0)

@@ -1,0 +1,223 @@
+"""The network database's tables (SQLAlchemy Core).
+
+Alembic migrations under ``migrations/`` build exactly this schema; a test compares the two.
+Uniqueness that must hold under concurrent writers is a constraint here, not a check in code:
+one segment per (type, physical network, segmentation id), one MAC address per network, one
+allocation per (subnet, address), one agent of a kind per host.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+_MYSQL = {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"}
+_ID = 36
+
+
+def _standard() -> list[sa.Column[object]]:
+    """What every API resource carries: timestamps and the revision number clients see."""
+    return [
+        sa.Column("revision_number", sa.Integer, nullable=False, default=0),
+        sa.Column("created_at", sa.DateTime, nullable=False),
+        sa.Column("updated_at", sa.DateTime, nullable=True),
+    ]
+
+
+def _described() -> list[sa.Column[object]]:
+    return [
+        sa.Column("name", sa.String(255), nullable=False, default=""),
+        sa.Column("description", sa.String(255), nullable=False, default=""),
+    ]
+
+
+qos_policies = sa.Table(
+    "qos_policies",
+    metadata,
+    sa.Column("id", sa.String(_ID), primary_key=True),
+    sa.Column("project_id", sa.String(255), nullable=False, index=True),
+    *_described(),
+    sa.Column("shared", sa.Boolean, nullable=False, default=False),
+    sa.Column("is_default", sa.Boolean, nullable=False, default=False),
+    *_standard(),
+    **_MYSQL,
+)
+
+qos_rules = sa.Table(
+    "qos_rules",
+    metadata,
+    sa.Column("id", sa.String(_ID), primary_key=True),
+    sa.Column(
+        "policy_id",
+        sa.String(_ID),
+        sa.ForeignKey("qos_policies.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    # bandwidth_limit, minimum_bandwidth, minimum_packet_rate
+    sa.Column("rule_type", sa.String(32), nullable=False),
+    sa.Column("direction", sa.String(16), nullable=False),
+    sa.Column("max_kbps", sa.BigInteger, nullable=True),
+    sa.Column("max_burst_kbps", sa.BigInteger, nullable=True),
+    sa.Column("min_kbps", sa.BigInteger, nullable=True),
+    sa.Column("min_kpps", sa.BigInteger, nullable=True),
+    sa.UniqueConstraint("policy_id", "rule_type", "direction"),
+    **_MYSQL,
+)
+
+networks = sa.Table(
+    "networks",
+    metadata,
+    sa.Column("id", sa.String(_ID), primary_key=True),
+    sa.Column("project_id", sa.String(255), nullable=False, index=True),
+    *_described(),
+    sa.Column("admin_state_up", sa.Boolean, nullable=False, default=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("shared", sa.Boolean, nullable=False, default=False),
+    sa.Column("router_external", sa.Boolean, nullable=False, default=False),
+    sa.Column("mtu", sa.Integer, nullable=False),
+    sa.Column("qos_policy_id", sa.String(_ID), sa.ForeignKey("qos_policies.id"), nullable=True),
+    *_standard(),
+    **_MYSQL,
+)
+
+segments = sa.Table(
+    "segments",
+    metadata,
+    sa.Column("id", sa.String(_ID), primary_key=True),
+    sa.Column(
+        "network_id",
+        sa.String(_ID),
+        sa.ForeignKey("networks.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    *_described(),
+    sa.Column("network_type", sa.String(32), nullable=False),
+    sa.Column("physical_network", sa.String(64), nullable=True),
+    sa.Column("segmentation_id", sa.Integer, nullable=True),
+    # Creation order within the network: the first segment is the one provider:* shows.
+    sa.Column("segment_index", sa.Integer, nullable=False),
+    # "type:physnet:id": unique, so two networks can never take one VLAN (NULLs would not clash).
+    sa.Column("allocation_key", sa.String(128), nullable=False, unique=True),
+    *_standard(),
+    **_MYSQL,
+)
+
+subnets = sa.Table(
+    "subnets",
+    metadata,
+    sa.Column("id", sa.String(_ID), primary_key=True),
+    sa.Column(
+        "network_id",
+        sa.String(_ID),
+        sa.ForeignKey("networks.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("segment_id", sa.String(_ID), sa.ForeignKey("segments.id"), nullable=True),
+    sa.Column("project_id", sa.String(255), nullable=False, index=True),
+    *_described(),
+    sa.Column("ip_version", sa.Integer, nullable=False),
+    sa.Column("cidr", sa.String(64), nullable=False),
+    sa.Column("gateway_ip", sa.String(64), nullable=True),
+    sa.Column("allocation_pools", sa.JSON, nullable=False),
+    sa.Column("dns_nameservers", sa.JSON, nullable=False),
+    sa.Column("host_routes", sa.JSON, nullable=False),
+    sa.Column("enable_dhcp", sa.Boolean, nullable=False, default=True),
+    sa.Column("ipv6_ra_mode", sa.String(16), nullable=True),
+    sa.Column("ipv6_address_mode", sa.String(16), nullable=True),
+    *_standard(),
+    **_MYSQL,
+)
+
+ports = sa.Table(
+    "ports",
+    metadata,
+    sa.Column("id", sa.String(_ID), primary_key=True),
+    sa.Column("network_id", sa.String(_ID), sa.ForeignKey("networks.id"), nullable=False),
+    sa.Column("project_id", sa.String(255), nullable=False, index=True),
+    *_described(),
+    sa.Column("mac_address", sa.String(32), nullable=False),
+    sa.Column("admin_state_up", sa.Boolean, nullable=False, default=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("device_id", sa.String(255), nullable=False, default="", index=True),
+    sa.Column("device_owner", sa.String(255), nullable=False, default=""),
+    sa.Column("qos_policy_id", sa.String(_ID), sa.ForeignKey("qos_policies.id"), nullable=True),
+    # immediate, deferred or none (routed networks defer the address until the host is known)
+    sa.Column("ip_allocation", sa.String(16), nullable=False),
+    # The active binding; inactive ones (another host, during a move) are in port_bindings.
+    sa.Column("binding_host", sa.String(255), nullable=False, default="", index=True),
+    sa.Column("binding_vnic_type", sa.String(32), nullable=False, default="normal"),
+    sa.Column("binding_profile", sa.JSON, nullable=False),
+    sa.Column("binding_vif_type", sa.String(32), nullable=False, default="unbound"),
+    sa.Column("binding_vif_details", sa.JSON, nullable=False),
+    *_standard(),
+    sa.UniqueConstraint("network_id", "mac_address"),
+    **_MYSQL,
+)
+
+ip_allocations = sa.Table(
+    "ip_allocations",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "port_id",
+        sa.String(_ID),
+        sa.ForeignKey("ports.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("subnet_id", sa.String(_ID), sa.ForeignKey("subnets.id"), nullable=False),
+    sa.Column("network_id", sa.String(_ID), nullable=False, index=True),
+    sa.Column("ip_address", sa.String(64), nullable=False),
+    sa.UniqueConstraint("subnet_id", "ip_address"),
+    **_MYSQL,
+)
+
+port_bindings = sa.Table(
+    "port_bindings",
+    metadata,
+    sa.Column(
+        "port_id", sa.String(_ID), sa.ForeignKey("ports.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("host", sa.String(255), nullable=False),
+    sa.Column("vnic_type", sa.String(32), nullable=False),
+    sa.Column("profile", sa.JSON, nullable=False),
+    sa.Column("vif_type", sa.String(32), nullable=False),
+    sa.Column("vif_details", sa.JSON, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.PrimaryKeyConstraint("port_id", "host"),
+    **_MYSQL,
+)
+
+agents = sa.Table(
+    "agents",
+    metadata,
+    sa.Column("id", sa.String(_ID), primary_key=True),
+    sa.Column("agent_type", sa.String(64), nullable=False),
+    sa.Column("binary", sa.String(255), nullable=False),
+    sa.Column("topic", sa.String(255), nullable=False),
+    sa.Column("host", sa.String(255), nullable=False, index=True),
+    sa.Column("admin_state_up", sa.Boolean, nullable=False, default=True),
+    sa.Column("description", sa.String(255), nullable=False, default=""),
+    sa.Column("availability_zone", sa.String(255), nullable=True),
+    sa.Column("configurations", sa.JSON, nullable=False),
+    # Whether the agent's providers are in Placement as its configuration says (None: never
+    # tried, e.g. no Placement configured).
+    sa.Column("resources_synced", sa.Boolean, nullable=True),
+    sa.Column("started_at", sa.DateTime, nullable=False),
+    sa.Column("heartbeat_at", sa.DateTime, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("updated_at", sa.DateTime, nullable=True),
+    sa.UniqueConstraint("agent_type", "host"),
+    **_MYSQL,
+)

@@ -1,0 +1,190 @@
+"""/v2.0/networks and /v2.0/segments over HTTP, on every database backend."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from berth.network.service import NetworkService
+from tests.conftest import network_client_for
+
+
+def _create(client: httpx.Client, **network: object) -> dict[str, object]:
+    answer = client.post("/v2.0/networks", json={"network": network})
+    assert answer.status_code == 201, answer.text
+    return answer.json()["network"]  # type: ignore[no-any-return]
+
+
+def _error(answer: httpx.Response, status: int, kind: str) -> str:
+    assert answer.status_code == status, answer.text
+    error = answer.json()["NeutronError"]
+    assert error["type"] == kind
+    return str(error["message"])
+
+
+def test_a_network_without_provider_attributes_gets_the_lowest_free_vni(
+    network_client: httpx.Client,
+) -> None:
+    first = _create(network_client, name="one")
+    second = _create(network_client, name="two")
+    assert (first["provider:network_type"], first["provider:segmentation_id"]) == ("vxlan", 1)
+    assert second["provider:segmentation_id"] == 2
+    assert first["mtu"] == 1450 and first["status"] == "ACTIVE" and first["subnets"] == []
+    assert first["project_id"] == first["tenant_id"] == "admin"
+    network_client.delete(f"/v2.0/networks/{first['id']}")
+    assert _create(network_client, name="three")["provider:segmentation_id"] == 1
+
+
+def test_provider_networks_and_their_segment_conflicts(network_client: httpx.Client) -> None:
+    flat = _create(
+        network_client,
+        name="public",
+        **{"provider:network_type": "flat", "provider:physical_network": "public"},
+    )
+    assert flat["mtu"] == 1500 and flat["provider:segmentation_id"] is None
+    again = network_client.post(
+        "/v2.0/networks",
+        json={"network": {"provider:network_type": "flat", "provider:physical_network": "public"}},
+    )
+    assert "physical network public" in _error(again, 409, "SegmentationIdInUse")
+    vlan = {"provider:network_type": "vlan", "provider:physical_network": "physnet1"}
+    missing = network_client.post("/v2.0/networks", json={"network": vlan})
+    _error(missing, 400, "InvalidInput")
+    out_of_range = network_client.post(
+        "/v2.0/networks", json={"network": {**vlan, "provider:segmentation_id": 4095}}
+    )
+    _error(out_of_range, 400, "InvalidInput")
+    assert _create(network_client, **vlan, **{"provider:segmentation_id": 100})["mtu"] == 1500
+
+
+def test_a_multi_segment_network_shows_its_segments(network_client: httpx.Client) -> None:
+    routed = _create(
+        network_client,
+        name="routed",
+        segments=[
+            {"provider:network_type": "vlan", "provider:physical_network": "rack1",
+             "provider:segmentation_id": 10},
+            {"provider:network_type": "vlan", "provider:physical_network": "rack2",
+             "provider:segmentation_id": 10},
+        ],
+    )  # fmt: skip
+    assert "provider:network_type" not in routed
+    assert [s["provider:physical_network"] for s in routed["segments"]] == ["rack1", "rack2"]
+    listed = network_client.get("/v2.0/segments", params={"network_id": routed["id"]}).json()
+    assert sorted(s["physical_network"] for s in listed["segments"]) == ["rack1", "rack2"]
+    both = network_client.post(
+        "/v2.0/networks",
+        json={"network": {"segments": [], "provider:network_type": "vxlan"}},
+    )
+    _error(both, 400, "InvalidInput")
+
+
+def test_segments_can_be_added_renamed_and_deleted_but_not_the_last(
+    network_client: httpx.Client,
+) -> None:
+    net = _create(network_client)
+    added = network_client.post(
+        "/v2.0/segments",
+        json={"segment": {"network_id": net["id"], "network_type": "vlan",
+                          "physical_network": "rack9", "segmentation_id": 7, "name": "s9"}},
+    )  # fmt: skip
+    assert added.status_code == 201, added.text
+    segment = added.json()["segment"]
+    assert segment["name"] == "s9" and segment["segmentation_id"] == 7
+    renamed = network_client.put(f"/v2.0/segments/{segment['id']}", json={"segment": {"name": "x"}})
+    assert renamed.json()["segment"]["name"] == "x"
+    assert "segments" in network_client.get(f"/v2.0/networks/{net['id']}").json()["network"]
+    assert network_client.delete(f"/v2.0/segments/{segment['id']}").status_code == 204
+    only = network_client.get("/v2.0/segments", params={"network_id": net["id"]}).json()
+    last = network_client.delete(f"/v2.0/segments/{only['segments'][0]['id']}")
+    _error(last, 409, "SegmentInUse")
+    _error(network_client.get("/v2.0/segments/nope"), 404, "SegmentNotFound")
+
+
+def test_projects_see_their_own_and_shared_networks_without_provider_details(
+    network_service: NetworkService, network_client: httpx.Client
+) -> None:
+    mine = network_client.post(
+        "/v2.0/networks", json={"network": {"name": "mine", "project_id": "alice"}}
+    ).json()["network"]
+    shared = _create(network_client, name="shared", shared=True)
+    _create(network_client, name="other", project_id="bob")
+    with network_client_for(network_service, "alice") as alice:
+        names = sorted(n["name"] for n in alice.get("/v2.0/networks").json()["networks"])
+        assert names == ["mine", "shared"]
+        shown = alice.get(f"/v2.0/networks/{mine['id']}").json()["network"]
+        assert "provider:network_type" not in shown
+        assert alice.get(f"/v2.0/networks/{shared['id']}").status_code == 200
+        _error(alice.delete(f"/v2.0/networks/{shared['id']}"), 403, "NotAuthorized")
+        provider = alice.post(
+            "/v2.0/networks", json={"network": {"provider:network_type": "vxlan"}}
+        )
+        _error(provider, 403, "NotAuthorized")
+        _error(alice.get("/v2.0/segments"), 403, "NotAuthorized")
+        other = alice.post("/v2.0/networks", json={"network": {"project_id": "bob"}})
+        _error(other, 403, "NotAuthorized")
+
+
+def test_updates_and_refusals(network_client: httpx.Client) -> None:
+    net = _create(network_client, name="a")
+    updated = network_client.put(
+        f"/v2.0/networks/{net['id']}", json={"network": {"name": "b", "mtu": 1400}}
+    ).json()["network"]
+    assert (updated["name"], updated["mtu"], updated["revision_number"]) == ("b", 1400, 1)
+    back = network_client.put(f"/v2.0/networks/{net['id']}", json={"network": {"mtu": 1450}})
+    assert back.json()["network"]["mtu"] == 1450
+    too_big = network_client.put(f"/v2.0/networks/{net['id']}", json={"network": {"mtu": 1451}})
+    _error(too_big, 400, "InvalidInput")
+    provider = network_client.put(
+        f"/v2.0/networks/{net['id']}", json={"network": {"provider:segmentation_id": 5}}
+    )
+    _error(provider, 400, "InvalidInput")
+    _error(network_client.post("/v2.0/networks", json={"network": {"bogus": 1}}), 400, "BadRequest")
+    _error(network_client.post("/v2.0/networks", content=b"{nope"), 400, "BadRequest")
+    _error(network_client.post("/v2.0/networks", json={"networks": 1}), 400, "BadRequest")
+    _error(network_client.get("/v2.0/networks/missing"), 404, "NetworkNotFound")
+    _error(network_client.patch("/v2.0/networks"), 405, "_MethodNotAllowed")
+    bad_qos = network_client.post(
+        "/v2.0/networks",
+        json={"network": {"qos_policy_id": "8c1a1f30-6b7a-4c55-9a39-2f1f0c7d7f11"}},
+    )
+    _error(bad_qos, 404, "QosPolicyNotFound")
+
+
+def test_lists_filter_select_fields_sort_and_page(network_client: httpx.Client) -> None:
+    for name in ("c", "a", "b", "d"):
+        _create(network_client, name=name, admin_state_up=name != "d")
+    listed = network_client.get(
+        "/v2.0/networks", params=[("sort_key", "name"), ("sort_dir", "desc"), ("fields", "name")]
+    ).json()["networks"]
+    assert listed == [{"name": "d"}, {"name": "c"}, {"name": "b"}, {"name": "a"}]
+    down = network_client.get("/v2.0/networks", params={"admin_state_up": "false"}).json()
+    assert [n["name"] for n in down["networks"]] == ["d"]
+    either = network_client.get("/v2.0/networks", params=[("name", "a"), ("name", "b")]).json()
+    assert sorted(n["name"] for n in either["networks"]) == ["a", "b"]
+    _error(network_client.get("/v2.0/networks", params={"colour": "red"}), 400, "BadRequest")
+    _error(network_client.get("/v2.0/networks", params={"sort_key": "colour"}), 400, "BadRequest")
+    _error(network_client.get("/v2.0/networks", params={"limit": "x"}), 400, "BadRequest")
+    page = network_client.get(
+        "/v2.0/networks", params=[("sort_key", "name"), ("limit", "2")]
+    ).json()
+    assert [n["name"] for n in page["networks"]] == ["a", "b"]
+    (following,) = [link for link in page["networks_links"] if link["rel"] == "next"]
+    second = network_client.get(following["href"]).json()
+    assert [n["name"] for n in second["networks"]] == ["c", "d"]
+    assert [link["rel"] for link in second["networks_links"]] == ["previous"]
+    (previous,) = second["networks_links"]
+    back = network_client.get(previous["href"]).json()
+    assert [n["name"] for n in back["networks"]] == ["a", "b"]
+
+
+@pytest.mark.parametrize("path", ["/", "/v2.0", "/v2.0/extensions", "/v2.0/extensions/qos"])
+def test_discovery_documents(network_client: httpx.Client, path: str) -> None:
+    assert network_client.get(path).status_code == 200
+
+
+def test_unknown_extension_and_missing_token(network_service: NetworkService) -> None:
+    with network_client_for(network_service) as client:
+        _error(client.get("/v2.0/extensions/nope"), 404, "NotFound")
+        del client.headers["x-auth-token"]
+        _error(client.get("/v2.0/networks"), 401, "_Unauthorized")
