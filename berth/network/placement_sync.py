@@ -1,0 +1,295 @@
+"""Make Placement show what ``reporting.desired`` computed, through the Placement API.
+
+Idempotent and incremental: a provider whose desired state is what was last applied is not read
+again, so a steady-state pass costs nothing but the computation. A change of an agent's
+configuration updates inventories and traits in place, so allocations stay; an inventory that
+would drop below what is allocated is refused by Placement (409) and reported, and the provider
+keeps its old inventory.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from berth.network.reporting import Desired, DesiredProvider
+from berth.network.traits import SEGMENT_TRAIT
+
+LOG = logging.getLogger(__name__)
+
+MICROVERSION = "placement 1.39"
+
+
+class PlacementUnavailable(Exception):
+    """Placement did not answer, or answered what it should not (5xx)."""
+
+
+@dataclass
+class SyncReport:
+    """Per host, what could not be made to match; a host without problems is in sync."""
+
+    problems: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, host: str, problem: str) -> None:
+        LOG.warning("placement sync, host %s: %s", host, problem)
+        self.problems.setdefault(host, []).append(problem)
+
+
+class PlacementSync:
+    def __init__(self, client: httpx.Client) -> None:
+        self.client = client
+        self._applied: dict[str, DesiredProvider] = {}
+        self._compute_nodes: dict[str, str] = {}
+        self._host_aggregates: dict[str, frozenset[str]] = {}
+        self._children: dict[str, frozenset[str]] = {}
+
+    # -- HTTP ------------------------------------------------------------------------------------
+
+    def _call(
+        self, method: str, path: str, body: Any = None, params: dict[str, str] | None = None
+    ) -> httpx.Response:
+        try:
+            answer = self.client.request(
+                method,
+                path,
+                json=body,
+                params=params,
+                headers={"openstack-api-version": MICROVERSION},
+            )
+        except httpx.HTTPError as exc:
+            raise PlacementUnavailable(f"{method} {path}: {exc}") from exc
+        if answer.status_code >= 500:
+            raise PlacementUnavailable(f"{method} {path}: {answer.status_code} {answer.text}")
+        return answer
+
+    # -- the pass ----------------------------------------------------------------------------------
+
+    def apply(self, desired: Desired) -> SyncReport:
+        report = SyncReport()
+        hosts = {p.host for p in desired.providers if p.host is not None} | set(
+            desired.host_aggregates
+        )
+        for host in sorted(hosts):
+            if not self._compute_node(host):
+                report.add(host, f"no compute node provider named {host!r} in Placement yet")
+        host_of = self._hosts_of(desired.providers)
+        for provider in desired.providers:
+            host = host_of.get(provider.uuid, "")
+            if host and host not in self._compute_nodes:
+                continue
+            if self._applied.get(provider.uuid) == provider:
+                continue
+            problem = self._ensure(provider)
+            if problem:
+                report.add(host or provider.name, problem)
+                continue
+            self._applied[provider.uuid] = provider
+        wanted = {p.uuid for p in desired.providers}
+        # An agent whose devices changed may have left providers behind.
+        for top, (host, children) in _children_of_tops(desired.providers).items():
+            if self._children.get(top) != children and host in self._compute_nodes:
+                below = _descendants(self._providers({"in_tree": top}), top)
+                self._remove_stale(below, wanted, report, host)
+                self._children[top] = children
+        self._remove_stale(self._providers({"required": SEGMENT_TRAIT}), wanted, report, "segments")
+        for host, aggregates in desired.host_aggregates.items():
+            if host in self._compute_nodes:
+                problem = self._set_host_aggregates(host, aggregates, desired.segment_ids)
+                if problem:
+                    report.add(host, problem)
+        return report
+
+    @staticmethod
+    def _hosts_of(providers: Iterable[DesiredProvider]) -> dict[str, str]:
+        """The host each provider belongs to (segments belong to none)."""
+        found: dict[str, str] = {}
+        for p in providers:
+            if p.host is not None:
+                found[p.uuid] = p.host
+            elif p.parent_uuid in found:
+                found[p.uuid] = found[p.parent_uuid]
+        return found
+
+    def _compute_node(self, host: str) -> str | None:
+        if host not in self._compute_nodes:
+            found = self._providers({"name": host})
+            if not found:
+                return None
+            self._compute_nodes[host] = found[0]["uuid"]
+        return self._compute_nodes[host]
+
+    def _ensure(self, provider: DesiredProvider) -> str | None:
+        """Create or update one provider; a problem description, or None when it matches."""
+        parent = (
+            self._compute_nodes[provider.host]
+            if provider.host is not None
+            else provider.parent_uuid
+        )
+        answer = self._call("GET", f"/resource_providers/{provider.uuid}")
+        if answer.status_code == 404:
+            body = {"uuid": provider.uuid, "name": provider.name, "parent_provider_uuid": parent}
+            answer = self._call("POST", "/resource_providers", body)
+            if answer.status_code != 200:
+                return f"cannot create provider {provider.name}: {answer.status_code} {answer.text}"
+        current = answer.json()
+        if current["name"] != provider.name or current.get("parent_provider_uuid") != parent:
+            body = {"name": provider.name, "parent_provider_uuid": parent}
+            answer = self._call("PUT", f"/resource_providers/{provider.uuid}", body)
+            if not answer.is_success:
+                return f"cannot update provider {provider.name}: {answer.status_code} {answer.text}"
+        return (
+            self._ensure_traits(provider)
+            or self._ensure_inventories(provider)
+            or self._ensure_aggregates(provider)
+        )
+
+    def _ensure_traits(self, provider: DesiredProvider) -> str | None:
+        current = self._call("GET", f"/resource_providers/{provider.uuid}/traits").json()
+        if set(current["traits"]) == provider.traits:
+            return None
+        for trait in sorted(provider.traits):
+            if trait.startswith("CUSTOM_"):
+                self._call("PUT", f"/traits/{trait}")
+        body = {
+            "traits": sorted(provider.traits),
+            "resource_provider_generation": current["resource_provider_generation"],
+        }
+        answer = self._call("PUT", f"/resource_providers/{provider.uuid}/traits", body)
+        if not answer.is_success:
+            return f"cannot set traits of {provider.name}: {answer.status_code} {answer.text}"
+        return None
+
+    def _ensure_inventories(self, provider: DesiredProvider) -> str | None:
+        current = self._call("GET", f"/resource_providers/{provider.uuid}/inventories").json()
+        have = current["inventories"]
+        if set(have) == set(provider.inventories) and all(
+            have[rc][key] == value
+            for rc, inventory in provider.inventories.items()
+            for key, value in inventory.items()
+        ):
+            return None
+        # Placement lets an inventory shrink below its usage (it only warns); an agent's
+        # configuration must not, so the shrink is refused here and reported.
+        usages = self._call("GET", f"/resource_providers/{provider.uuid}/usages").json()["usages"]
+        for rc, used in sorted(usages.items()):
+            wanted = provider.inventories.get(rc)
+            capacity = (
+                int((wanted["total"] - wanted["reserved"]) * wanted["allocation_ratio"])
+                if wanted
+                else 0
+            )
+            if used > capacity:
+                return (
+                    f"the new inventory of {provider.name} refused: {rc} would hold "
+                    f"{capacity}, but {used} is allocated"
+                )
+        body = {
+            "inventories": {rc: dict(inv) for rc, inv in provider.inventories.items()},
+            "resource_provider_generation": current["resource_provider_generation"],
+        }
+        answer = self._call("PUT", f"/resource_providers/{provider.uuid}/inventories", body)
+        if answer.status_code == 409:
+            return f"Placement refused the inventory of {provider.name}: {_detail(answer)}"
+        if not answer.is_success:
+            return f"cannot set inventory of {provider.name}: {answer.status_code} {answer.text}"
+        return None
+
+    def _ensure_aggregates(self, provider: DesiredProvider) -> str | None:
+        current = self._call("GET", f"/resource_providers/{provider.uuid}/aggregates").json()
+        if set(current["aggregates"]) == provider.aggregates:
+            return None
+        body = {
+            "aggregates": sorted(provider.aggregates),
+            "resource_provider_generation": current["resource_provider_generation"],
+        }
+        answer = self._call("PUT", f"/resource_providers/{provider.uuid}/aggregates", body)
+        if not answer.is_success:
+            return f"cannot set aggregates of {provider.name}: {answer.status_code} {answer.text}"
+        return None
+
+    def _providers(self, params: dict[str, str]) -> list[dict[str, Any]]:
+        answer = self._call("GET", "/resource_providers", params=params)
+        return list(answer.json().get("resource_providers", [])) if answer.is_success else []
+
+    def _remove_stale(
+        self,
+        found: list[dict[str, Any]],
+        wanted: set[str],
+        report: SyncReport,
+        host: str,
+    ) -> None:
+        # Children before parents.
+        stale = [p for p in found if p["uuid"] not in wanted]
+        parents = {p.get("parent_provider_uuid") for p in stale}
+        for provider in sorted(stale, key=lambda p: p["uuid"] in parents):
+            answer = self._call("DELETE", f"/resource_providers/{provider['uuid']}")
+            if answer.status_code == 409:
+                report.add(host, f"cannot remove provider {provider['name']}: {_detail(answer)}")
+            self._applied.pop(provider["uuid"], None)
+
+    def _set_host_aggregates(
+        self, host: str, aggregates: frozenset[str], managed: frozenset[str]
+    ) -> str | None:
+        if self._host_aggregates.get(host) == aggregates:
+            return None
+        node = self._compute_nodes[host]
+        current = self._call("GET", f"/resource_providers/{node}/aggregates").json()
+        ours = managed | self._host_aggregates.get(host, frozenset())
+        wanted = (set(current["aggregates"]) - ours) | aggregates
+        if wanted != set(current["aggregates"]):
+            body = {
+                "aggregates": sorted(wanted),
+                "resource_provider_generation": current["resource_provider_generation"],
+            }
+            answer = self._call("PUT", f"/resource_providers/{node}/aggregates", body)
+            if not answer.is_success:
+                return f"cannot set the segment aggregates of {host}: {answer.status_code} {_detail(answer)}"
+        self._host_aggregates[host] = aggregates
+        return None
+
+
+def _children_of_tops(
+    providers: Iterable[DesiredProvider],
+) -> dict[str, tuple[str, frozenset[str]]]:
+    """For each agent provider (by uuid), its host and the uuids of the providers below it."""
+    top_of: dict[str, str] = {}
+    host_of: dict[str, str] = {}
+    found: dict[str, set[str]] = {}
+    for p in providers:
+        if p.host is not None:
+            top_of[p.uuid], host_of[p.uuid], found[p.uuid] = p.uuid, p.host, set()
+        elif p.parent_uuid in top_of:
+            top_of[p.uuid] = top_of[p.parent_uuid]
+            found[top_of[p.uuid]].add(p.uuid)
+    return {top: (host_of[top], frozenset(children)) for top, children in found.items()}
+
+
+def _descendants(tree: list[dict[str, Any]], top: str) -> list[dict[str, Any]]:
+    """The providers of ``tree`` below ``top`` (a tree holds the compute node and its other
+    agents too, which are not ours to remove)."""
+    below = {top}
+    found = []
+    for provider in sorted(tree, key=lambda p: len(_path(tree, p["uuid"]))):
+        if provider.get("parent_provider_uuid") in below:
+            below.add(provider["uuid"])
+            found.append(provider)
+    return found
+
+
+def _path(tree: list[dict[str, Any]], uuid: str) -> list[str]:
+    parents = {p["uuid"]: p.get("parent_provider_uuid") for p in tree}
+    path = [uuid]
+    while parents.get(path[-1]) is not None:
+        path.append(parents[path[-1]])
+    return path
+
+
+def _detail(answer: httpx.Response) -> str:
+    try:
+        return str(answer.json()["errors"][0]["detail"])
+    except (ValueError, KeyError, IndexError, TypeError):
+        return answer.text

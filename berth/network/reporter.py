@@ -1,0 +1,70 @@
+"""The Placement reporter: keeps Placement showing the network database's agents and segments.
+
+Woken by every write that may change them (``NetworkService.changed``) and every ``interval``
+seconds anyway (a Placement that was down, a compute node that appeared), it reads the state,
+computes what Placement must show (``reporting``) and applies it (``placement_sync``). Each agent's
+``resources_synced`` tells the operator whether its host is in sync.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from berth.common.db import Database
+from berth.network import reporting
+from berth.network.placement_sync import PlacementSync, PlacementUnavailable, SyncReport
+from berth.network.store import reporting as store
+
+LOG = logging.getLogger(__name__)
+
+
+class PlacementReporter:
+    def __init__(self, db: Database, sync: PlacementSync, interval: float = 60.0) -> None:
+        self.db = db
+        self.sync = sync
+        self.interval = interval
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def run_once(self) -> SyncReport:
+        """One full pass, now (tests and the all-in-one start call this directly)."""
+        with self._lock:
+            with self.db.read() as conn:
+                agents = store.agent_states(conn)
+                segments = store.segment_states(conn)
+            report = self.sync.apply(reporting.desired(agents, segments))
+            hosts = {agent.host for agent in agents}
+            with self.db.write() as conn:
+                store.mark_synced(
+                    conn, hosts - report.problems.keys(), hosts & report.problems.keys()
+                )
+            return report
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="placement-reporter", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self.interval)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            try:
+                self.run_once()
+            except PlacementUnavailable as exc:
+                LOG.warning("placement reporter: Placement unavailable, will retry: %s", exc)
+            except Exception:
+                LOG.exception("placement reporter pass failed; will retry")
