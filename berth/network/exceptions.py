@@ -120,3 +120,7 @@ class QosRuleConflict(Conflict):
 
 class QosPolicyChangeRefused(Conflict):
     """A bound port's resource request would change with its new QoS policy."""
+
+
+class QoSPolicyDefaultAlreadyExists(Conflict):
+    pass

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 
 from starlette.responses import Response
 
-from berth.network.api import extensions, networks, root
+from berth.network.api import agents, extensions, networks, qos, root
 from berth.network.api.request import NetworkRequest
 
 Handler = Callable[[NetworkRequest], Response]
@@ -27,5 +27,46 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
         "GET": networks.show_segment,
         "PUT": networks.update_segment,
         "DELETE": networks.delete_segment,
+    },
+    "/v2.0/qos/rule-types": {"GET": qos.list_rule_types},
+    "/v2.0/qos/policies": {"GET": qos.list_policies, "POST": qos.create_policy},
+    "/v2.0/qos/policies/{policy_id}": {
+        "GET": qos.show_policy,
+        "PUT": qos.update_policy,
+        "DELETE": qos.delete_policy,
+    },
+    "/v2.0/qos/policies/{policy_id}/bandwidth_limit_rules": {
+        "GET": qos.BANDWIDTH_LIMIT.list,
+        "POST": qos.BANDWIDTH_LIMIT.create,
+    },
+    "/v2.0/qos/policies/{policy_id}/bandwidth_limit_rules/{rule_id}": {
+        "GET": qos.BANDWIDTH_LIMIT.show,
+        "PUT": qos.BANDWIDTH_LIMIT.update,
+        "DELETE": qos.BANDWIDTH_LIMIT.delete,
+    },
+    "/v2.0/qos/policies/{policy_id}/minimum_bandwidth_rules": {
+        "GET": qos.MINIMUM_BANDWIDTH.list,
+        "POST": qos.MINIMUM_BANDWIDTH.create,
+    },
+    "/v2.0/qos/policies/{policy_id}/minimum_bandwidth_rules/{rule_id}": {
+        "GET": qos.MINIMUM_BANDWIDTH.show,
+        "PUT": qos.MINIMUM_BANDWIDTH.update,
+        "DELETE": qos.MINIMUM_BANDWIDTH.delete,
+    },
+    "/v2.0/qos/policies/{policy_id}/minimum_packet_rate_rules": {
+        "GET": qos.MINIMUM_PACKET_RATE.list,
+        "POST": qos.MINIMUM_PACKET_RATE.create,
+    },
+    "/v2.0/qos/policies/{policy_id}/minimum_packet_rate_rules/{rule_id}": {
+        "GET": qos.MINIMUM_PACKET_RATE.show,
+        "PUT": qos.MINIMUM_PACKET_RATE.update,
+        "DELETE": qos.MINIMUM_PACKET_RATE.delete,
+    },
+    # POST is Berth's: agents in other processes report their state (Neutron's agents use RPC).
+    "/v2.0/agents": {"GET": agents.list_agents, "POST": agents.report_state},
+    "/v2.0/agents/{agent_id}": {
+        "GET": agents.show_agent,
+        "PUT": agents.update_agent,
+        "DELETE": agents.delete_agent,
     },
 }

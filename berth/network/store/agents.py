@@ -1,0 +1,37 @@
+"""The agents that report each host's networking, in the network database."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, RowMapping
+
+from berth.network.store.schema import agents
+
+
+def get_agent(conn: Connection, agent_id: str) -> RowMapping | None:
+    return conn.execute(sa.select(agents).where(agents.c.id == agent_id)).mappings().first()
+
+
+def find_agent(conn: Connection, agent_type: str, host: str) -> RowMapping | None:
+    """The one agent of a type on a host (the store's unique key), if it has reported."""
+    query = sa.select(agents).where(agents.c.agent_type == agent_type, agents.c.host == host)
+    return conn.execute(query).mappings().first()
+
+
+def list_agents(conn: Connection) -> list[RowMapping]:
+    return list(conn.execute(sa.select(agents).order_by(agents.c.id)).mappings())
+
+
+def insert_agent(conn: Connection, values: Mapping[str, Any]) -> None:
+    conn.execute(agents.insert().values(**values))
+
+
+def update_agent(conn: Connection, agent_id: str, values: Mapping[str, Any]) -> None:
+    conn.execute(agents.update().where(agents.c.id == agent_id).values(**values))
+
+
+def delete_agent(conn: Connection, agent_id: str) -> None:
+    conn.execute(agents.delete().where(agents.c.id == agent_id))
