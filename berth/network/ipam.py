@@ -1,0 +1,301 @@
+"""IP address management over one subnet, as arithmetic on address ranges.
+
+Addresses are handled as integers and pools as inclusive ranges, so counting a /64 or finding its
+lowest free address costs time in the number of pools and used addresses, never in the size of
+the subnet. The store keeps the used addresses (one row per allocation, unique per subnet, which
+settles races); these functions only decide.
+
+Reserved addresses: an IPv4 subnet's network and broadcast addresses and an IPv6 subnet's first
+address (the subnet-router anycast address), except on point-to-point subnets (/31 and /32,
+/127 and /128) whose every address is usable.
+"""
+
+from __future__ import annotations
+
+import bisect
+import ipaddress
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Final, Literal, Protocol
+
+from berth.network import exceptions
+from berth.network.exceptions import IpAddressInUse
+
+__all__ = [
+    "AUTO",
+    "InvalidIpForSubnet",
+    "InvalidSubnet",
+    "IpAddressExhausted",
+    "IpAddressInUse",
+    "SubnetLayout",
+    "allocatable_count",
+    "allocate_lowest",
+    "allocate_specific",
+    "plan_subnet",
+    "pool_size",
+    "release",
+]
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class InvalidSubnet(exceptions.InvalidInput):
+    """The subnet's cidr, gateway or pools cannot work."""
+
+    @property
+    def type(self) -> str:
+        return "InvalidInput"
+
+
+class InvalidIpForSubnet(exceptions.BadRequest):
+    """A requested address that no port of the subnet may have."""
+
+
+class IpAddressExhausted(exceptions.IpAddressGenerationFailure):
+    """No address is left in the subnet's pools."""
+
+    @property
+    def type(self) -> str:
+        # The name clients (Nova among them) recognise for "no address left".
+        return "IpAddressGenerationFailure"
+
+
+class _Auto(Enum):
+    AUTO = "auto"
+
+
+# Give ``plan_subnet`` this gateway to get the default (the first usable address); None is "none".
+AUTO: Final = _Auto.AUTO
+
+
+class Addressed(Protocol):
+    @property
+    def ip_version(self) -> Literal[4, 6]: ...
+    @property
+    def cidr(self) -> str: ...
+    @property
+    def gateway_ip(self) -> str | None: ...
+    @property
+    def allocation_pools(self) -> tuple[tuple[str, str], ...]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SubnetLayout:
+    """A validated subnet's addressing, normalised (the cidr without host bits set)."""
+
+    ip_version: Literal[4, 6]
+    cidr: str
+    gateway_ip: str | None
+    allocation_pools: tuple[tuple[str, str], ...]
+
+
+# -- parsing and validation ---------------------------------------------------------------------
+
+
+def parse_cidr(cidr: str, ip_version: int | None = None) -> Network:
+    if "/" not in cidr:
+        raise InvalidSubnet(f"Invalid input for cidr. Reason: '{cidr}' is not a valid CIDR.")
+    try:
+        interface = ipaddress.ip_interface(cidr)
+    except ValueError:
+        raise InvalidSubnet(
+            f"Invalid input for cidr. Reason: '{cidr}' is not a valid CIDR."
+        ) from None
+    network = interface.network
+    if interface.ip != network.network_address:
+        raise InvalidSubnet(
+            f"Invalid input for cidr. Reason: '{cidr}' has host bits set; use '{network}'."
+        )
+    if ip_version is not None and network.version != ip_version:
+        raise InvalidSubnet(f"Cidr {cidr} is not an IPv{ip_version} network.")
+    return network
+
+
+def usable_range(network: Network) -> tuple[int, int]:
+    """The first and last address a port may have (see the module's note on reserved ones)."""
+    first, last = int(network.network_address), int(network.broadcast_address)
+    if network.num_addresses <= 2:
+        return first, last
+    return first + 1, (last - 1 if network.version == 4 else last)
+
+
+def plan_subnet(
+    cidr: str,
+    ip_version: int | None = None,
+    gateway_ip: str | _Auto | None = AUTO,
+    allocation_pools: Sequence[tuple[str, str]] | None = None,
+) -> SubnetLayout:
+    """Validate a subnet's addressing and fill in the defaults: the gateway is the first usable
+    address; the pools are every usable address but the gateway."""
+    network = parse_cidr(cidr, ip_version)
+    low, high = usable_range(network)
+    gateway: int | None
+    if gateway_ip is AUTO:
+        gateway = low
+    elif gateway_ip is None:
+        gateway = None
+    else:
+        gateway = _address_in(network, gateway_ip, "gateway_ip")
+        if not low <= gateway <= high:
+            raise InvalidSubnet(
+                f"Gateway ip {gateway_ip} conflicts with a reserved address of {network}."
+            )
+    if allocation_pools is None:
+        pools = _without(low, high, gateway)
+    else:
+        pools = _checked_pools(network, allocation_pools, low, high)
+        holder = None if gateway is None else _position(pools, gateway)
+        if gateway is not None and holder is not None:
+            first, last = _range_text(network, pools[holder])
+            raise InvalidSubnet(
+                f"Gateway ip {_text(network, gateway)} conflicts with allocation pool {first}-{last}."
+            )
+    return SubnetLayout(
+        ip_version=network.version,  # type: ignore[arg-type]
+        cidr=str(network),
+        gateway_ip=None if gateway is None else _text(network, gateway),
+        allocation_pools=tuple(_range_text(network, r) for r in pools),
+    )
+
+
+def _address_in(network: Network, address: str, what: str) -> int:
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        raise InvalidSubnet(
+            f"Invalid input for {what}. Reason: '{address}' is not a valid IP address."
+        ) from None
+    if parsed.version != network.version or parsed not in network:
+        raise InvalidSubnet(f"The {what} {address} is not inside the subnet {network}.")
+    return int(parsed)
+
+
+def _checked_pools(
+    network: Network, given: Sequence[tuple[str, str]], low: int, high: int
+) -> list[tuple[int, int]]:
+    pools = []
+    for start, end in given:
+        first = _address_in(network, start, "allocation pool start")
+        last = _address_in(network, end, "allocation pool end")
+        if first > last:
+            raise InvalidSubnet(f"Allocation pool {start}-{end} ends before it starts.")
+        if first < low or last > high:
+            raise InvalidSubnet(
+                f"Allocation pool {start}-{end} holds a reserved address of {network}."
+            )
+        pools.append((first, last))
+    pools.sort()
+    for before, after in itertools.pairwise(pools):
+        if after[0] <= before[1]:
+            raise InvalidSubnet(
+                "Allocation pools {}-{} and {}-{} overlap.".format(
+                    *_range_text(network, before), *_range_text(network, after)
+                )
+            )
+    return pools
+
+
+def _without(low: int, high: int, gateway: int | None) -> list[tuple[int, int]]:
+    if gateway is None or not low <= gateway <= high:
+        return [(low, high)]
+    return [r for r in ((low, gateway - 1), (gateway + 1, high)) if r[0] <= r[1]]
+
+
+def _text(network: Network, value: int) -> str:
+    # Not ip_address(value): a small integer would come back as an IPv4 address.
+    return str(
+        ipaddress.IPv4Address(value) if network.version == 4 else ipaddress.IPv6Address(value)
+    )
+
+
+def _range_text(network: Network, r: tuple[int, int]) -> tuple[str, str]:
+    return _text(network, r[0]), _text(network, r[1])
+
+
+# -- counting and allocating ----------------------------------------------------------------------
+
+
+def _pools(subnet: Addressed) -> list[tuple[int, int]]:
+    """The subnet's pools as sorted integer ranges (stored pools are valid; see plan_subnet)."""
+    return sorted(
+        (int(ipaddress.ip_address(first)), int(ipaddress.ip_address(last)))
+        for first, last in subnet.allocation_pools
+    )
+
+
+def _position(pools: Sequence[tuple[int, int]], value: int) -> int | None:
+    """The index of the pool holding ``value``, by bisection."""
+    index = bisect.bisect_right(pools, (value, float("inf"))) - 1
+    if index >= 0 and pools[index][0] <= value <= pools[index][1]:
+        return index
+    return None
+
+
+def _taken(subnet: Addressed, pools: Sequence[tuple[int, int]], used: Iterable[str]) -> list[int]:
+    """The distinct pool addresses no port may get, sorted: the used ones and the gateway (valid
+    pools never hold the gateway; an old stored pool that does still must not hand it out)."""
+    blocked = [*used, *([subnet.gateway_ip] if subnet.gateway_ip else [])]
+    values = {int(a) for a in map(ipaddress.ip_address, blocked) if a.version == subnet.ip_version}
+    return sorted(v for v in values if _position(pools, v) is not None)
+
+
+def pool_size(subnet: Addressed) -> int:
+    """How many addresses the pools hold in all."""
+    return sum(last - first + 1 for first, last in _pools(subnet))
+
+
+def allocatable_count(subnet: Addressed, used: Iterable[str]) -> int:
+    """How many pool addresses are still free (used addresses outside the pools take none)."""
+    pools = _pools(subnet)
+    return sum(last - first + 1 for first, last in pools) - len(_taken(subnet, pools, used))
+
+
+def allocate_lowest(subnet: Addressed, used: Iterable[str]) -> str:
+    """The lowest free pool address; IpAddressExhausted when there is none."""
+    pools = _pools(subnet)
+    taken = _taken(subnet, pools, used)
+    cursor = 0
+    for first, last in pools:
+        candidate = first
+        cursor = bisect.bisect_left(taken, first, cursor)
+        # Walk the run of taken addresses from the pool's start; the first gap is free.
+        while candidate <= last and cursor < len(taken) and taken[cursor] == candidate:
+            candidate += 1
+            cursor += 1
+        if candidate <= last:
+            return _text(parse_cidr(subnet.cidr), candidate)
+    raise IpAddressExhausted(f"No more IP addresses available on subnet {subnet.cidr}.")
+
+
+def allocate_specific(subnet: Addressed, address: str, used: Iterable[str]) -> str:
+    """Check that a port may have ``address`` and return it normalised. It must be inside the
+    cidr, not a reserved address, not the gateway and not in use; it may lie outside the pools
+    (an operator placing a fixed address on purpose)."""
+    network = parse_cidr(subnet.cidr)
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        raise InvalidIpForSubnet(f"IP address {address} is not a valid IP address.") from None
+    if parsed.version != network.version or parsed not in network:
+        raise InvalidIpForSubnet(
+            f"IP address {address} is not a valid IP for the subnet {network}."
+        )
+    low, high = usable_range(network)
+    if not low <= int(parsed) <= high:
+        raise InvalidIpForSubnet(
+            f"IP address {address} is a reserved address of the subnet {network}."
+        )
+    if subnet.gateway_ip is not None and parsed == ipaddress.ip_address(subnet.gateway_ip):
+        raise InvalidIpForSubnet(f"IP address {address} is the gateway of the subnet {network}.")
+    if any(ipaddress.ip_address(u) == parsed for u in used):
+        raise IpAddressInUse(f"IP address {parsed} is already allocated in subnet {network}.")
+    return str(parsed)
+
+
+def release(used: Iterable[str], address: str) -> frozenset[str]:
+    """The used set without ``address``; releasing a free address changes nothing, so a release
+    delivered twice is harmless."""
+    gone = ipaddress.ip_address(address)
+    return frozenset(u for u in used if ipaddress.ip_address(u) != gone)
