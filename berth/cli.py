@@ -53,6 +53,13 @@ def _parser() -> argparse.ArgumentParser:
         help="an origin allowed to make cross-site requests (repeatable)",
     )
     placement.set_defaults(run=_serve_placement)
+    network = services.add_parser("network", help="the Networking API (and its Placement sync)")
+    network.add_argument("--host")
+    network.add_argument("--port", type=int)
+    network.add_argument("--database-url")
+    network.add_argument("--workers", type=int)
+    network.add_argument("--placement-url", help="publish the agents' providers to this Placement")
+    network.set_defaults(run=_serve_network)
 
     manage = commands.add_parser("manage", help="administrative tasks")
     manage_commands = manage.add_subparsers(title="tasks")
@@ -103,6 +110,19 @@ def _serve_placement(args: argparse.Namespace) -> int:
         os.environ[f"BERTH_PLACEMENT__{name.upper()}"] = (
             json.dumps(value) if isinstance(value, list | bool) else str(value)
         )
+    settings = config.load()
+    _configure_logging(settings.log_level)
+    return server.run(settings)
+
+
+def _serve_network(args: argparse.Namespace) -> int:
+    from berth.network import server
+
+    names = ["host", "port", "database_url", "workers", "placement_url"]
+    for name in names:
+        value = getattr(args, name, None)
+        if value is not None:
+            os.environ[f"BERTH_NETWORK__{name.upper()}"] = str(value)
     settings = config.load()
     _configure_logging(settings.log_level)
     return server.run(settings)

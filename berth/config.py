@@ -87,6 +87,15 @@ class NetworkSettings(BaseModel):
         description="Base URL of the Placement API the agents' providers are published to "
         "(e.g. http://127.0.0.1:8778); none: providers are not published.",
     )
+    placement_token: str = Field(
+        "admin",
+        description="X-Auth-Token the network service sends to Placement (noauth2: an admin).",
+    )
+    placement_sync_interval: float = Field(
+        60.0,
+        gt=0,
+        description="Seconds between full Placement sync passes (writes also wake the sync).",
+    )
     auth_strategy: Literal["noauth2"] = Field(
         "noauth2",
         description="How requests are authenticated. noauth2 trusts X-Auth-Token (development).",

@@ -29,6 +29,7 @@ from sqlalchemy.exc import IntegrityError
 
 from berth.common.timeutils import utcnow
 from berth.network import exceptions, validate
+from berth.network.model import is_alive
 from berth.network.store import agents as store
 
 OVS = "Open vSwitch agent"
@@ -228,11 +229,6 @@ def update_agent(conn: Connection, agent_id: str, body: Mapping[str, Any]) -> No
 def delete_agent(conn: Connection, agent_id: str) -> None:
     get_agent(conn, agent_id)
     store.delete_agent(conn, agent_id)
-
-
-def is_alive(heartbeat_at: dt.datetime, now: dt.datetime, down_time: int) -> bool:
-    """Whether an agent last heard from at ``heartbeat_at`` still counts as alive at ``now``."""
-    return now - heartbeat_at <= dt.timedelta(seconds=down_time)
 
 
 def view(row: RowMapping, now: dt.datetime, down_time: int) -> dict[str, Any]:

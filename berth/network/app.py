@@ -29,7 +29,7 @@ class NetworkApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await self._lifespan(receive, send)
             return
         request = Request(scope, receive)
         response = await self._respond(request, scope)
@@ -74,6 +74,21 @@ class NetworkApp:
         response.headers["x-openstack-request-id"] = request_id
         return response
 
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        reporter = self.service.reporter
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                if reporter is not None:
+                    reporter.start()
+                    reporter.wake()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if reporter is not None:
+                    await run_in_threadpool(reporter.stop)
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
 
 class _Unauthorized(exceptions.NetworkServiceError):
     status = 401
@@ -81,16 +96,6 @@ class _Unauthorized(exceptions.NetworkServiceError):
 
 class _MethodNotAllowed(exceptions.NetworkServiceError):
     status = 405
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
 
 
 def build_app(service: NetworkService) -> NetworkApp:

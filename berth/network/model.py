@@ -5,6 +5,7 @@ from these. Nothing here knows about HTTP or SQL.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -153,6 +154,11 @@ class AgentConfiguration:
             packet_rate=rate,
             supported_vnic_types=tuple(vnic_types) if vnic_types else None,
         )
+
+
+def is_alive(heartbeat_at: dt.datetime, now: dt.datetime, down_time: int) -> bool:
+    """Whether an agent last heard from at ``heartbeat_at`` still counts as alive at ``now``."""
+    return now - heartbeat_at <= dt.timedelta(seconds=down_time)
 
 
 @dataclass(frozen=True, slots=True)

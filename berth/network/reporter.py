@@ -12,16 +12,22 @@ import logging
 import threading
 
 from berth.common.db import Database
+from berth.common.timeutils import utcnow
 from berth.network import reporting
 from berth.network.placement_sync import PlacementSync, PlacementUnavailable, SyncReport
+from berth.network.store import agents as agent_store
 from berth.network.store import reporting as store
 
 LOG = logging.getLogger(__name__)
 
 
 class PlacementReporter:
-    def __init__(self, db: Database, sync: PlacementSync, interval: float = 60.0) -> None:
+    def __init__(
+        self, db: Database, sync: PlacementSync, interval: float = 60.0, agent_down_time: int = 75
+    ) -> None:
         self.db = db
+        # Dead agents keep their providers (their allocations stay); only binding cares.
+        self.agent_down_time = agent_down_time
         self.sync = sync
         self.interval = interval
         self._wake = threading.Event()
@@ -33,7 +39,7 @@ class PlacementReporter:
         """One full pass, now (tests and the all-in-one start call this directly)."""
         with self._lock:
             with self.db.read() as conn:
-                agents = store.agent_states(conn)
+                agents = agent_store.agent_models(conn, utcnow(), self.agent_down_time)
                 segments = store.segment_states(conn)
             report = self.sync.apply(reporting.desired(agents, segments))
             hosts = {agent.host for agent in agents}

@@ -19,15 +19,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from berth.network.model import OVS_AGENT, SRIOV_AGENT, Agent, Segment
 from berth.network.traits import SEGMENT_TRAIT, physnet_trait, vnic_type_trait
-
-OVS = "Open vSwitch agent"
-SRIOV = "NIC Switch agent"
-OVS_VNIC_TYPES = ("normal",)
-SRIOV_VNIC_TYPES = ("direct", "macvtap", "direct-physical")
-OVERLAYS = ("vxlan", "geneve")
 
 # Provider uuids derive from names, so every network service instance computes the same ones.
 _NAMESPACE = uuid.UUID("6b2c0a4e-5f6d-4f43-9c41-2f2d7f8e3b10")
@@ -38,19 +32,8 @@ def provider_uuid(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class AgentState:
-    """What reporting needs of one agent."""
-
-    agent_type: str
-    host: str
-    configurations: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
 class SegmentState:
-    id: str
-    network_type: str
-    physical_network: str | None
+    segment: Segment
     routed: bool  # its network has subnets on segments
     ipv4_total: int = 0
     ipv4_used: int = 0
@@ -66,6 +49,8 @@ class DesiredProvider:
     inventories: Mapping[str, Mapping[str, int | float]] = field(default_factory=dict)
     traits: frozenset[str] = frozenset()
     aggregates: frozenset[str] = frozenset()
+    # The bridge or physical function an agent's child provider stands for.
+    device: str | None = None
 
 
 def _inventory(total: int, reserved: int = 0) -> dict[str, int | float]:
@@ -79,106 +64,73 @@ def _inventory(total: int, reserved: int = 0) -> dict[str, int | float]:
     }
 
 
-def _bandwidths(config: Mapping[str, Any], device: str) -> dict[str, dict[str, int | float]]:
-    given = config.get("resource_provider_bandwidths", {}).get(device, {})
-    found = {}
-    for direction, rc in (
-        ("egress", "NET_BW_EGR_KILOBIT_PER_SEC"),
-        ("ingress", "NET_BW_IGR_KILOBIT_PER_SEC"),
-    ):
-        kbps = int(given.get(direction) or 0)
-        if kbps > 0:
-            found[rc] = _inventory(kbps)
-    return found
+def _positive(amounts: Mapping[str, int]) -> dict[str, dict[str, int | float]]:
+    return {rc: _inventory(amount) for rc, amount in amounts.items() if amount > 0}
 
 
-def _packet_rate(config: Mapping[str, Any]) -> dict[str, dict[str, int | float]]:
-    both = config.get("resource_provider_packet_processing_without_direction")
-    if both:
-        return {"NET_PACKET_RATE_KILOPACKET_PER_SEC": _inventory(int(both))}
-    directed = config.get("resource_provider_packet_processing_with_direction") or {}
-    found = {}
-    for direction, rc in (
-        ("egress", "NET_PACKET_RATE_EGR_KILOPACKET_PER_SEC"),
-        ("ingress", "NET_PACKET_RATE_IGR_KILOPACKET_PER_SEC"),
-    ):
-        kpps = int(directed.get(direction) or 0)
-        if kpps > 0:
-            found[rc] = _inventory(kpps)
-    return found
-
-
-def physnets_of_devices(agent: AgentState) -> dict[str, set[str]]:
+def physnets_of_devices(agent: Agent) -> dict[str, set[str]]:
     """For each bridge (OVS) or physical function (SR-IOV), the physical networks it reaches."""
     found: dict[str, set[str]] = {}
-    if agent.agent_type == OVS:
-        for physnet, bridge in agent.configurations.get("bridge_mappings", {}).items():
+    config = agent.configuration
+    if agent.agent_type == OVS_AGENT:
+        for physnet, bridge in config.bridge_mappings.items():
             found.setdefault(bridge, set()).add(physnet)
-    elif agent.agent_type == SRIOV:
-        for physnet, devices in agent.configurations.get("device_mappings", {}).items():
+    elif agent.agent_type == SRIOV_AGENT:
+        for physnet, devices in config.device_mappings.items():
             for device in devices:
                 found.setdefault(device, set()).add(physnet)
     return found
 
 
-def vnic_types_of(agent: AgentState) -> tuple[str, ...]:
-    default = OVS_VNIC_TYPES if agent.agent_type == OVS else SRIOV_VNIC_TYPES
-    return tuple(agent.configurations.get("supported_vnic_types") or default)
-
-
-def agent_providers(agent: AgentState) -> list[DesiredProvider]:
+def agent_providers(agent: Agent) -> list[DesiredProvider]:
     """The agent's provider under its host's compute node, and one per configured device."""
     name = f"{agent.host}:{agent.agent_type}"
-    vnic = frozenset(vnic_type_trait(v) for v in vnic_types_of(agent))
-    top = DesiredProvider(
-        uuid=provider_uuid(name),
-        name=name,
-        parent_uuid=None,
-        host=agent.host,
-        inventories=_packet_rate(agent.configurations) if agent.agent_type == OVS else {},
-        traits=vnic,
-    )
+    vnic = frozenset(vnic_type_trait(v) for v in agent.vnic_types)
+    rate = agent.configuration.packet_rate
+    packet_rate = (
+        _positive({
+            "NET_PACKET_RATE_KILOPACKET_PER_SEC": rate.any_kpps,
+            "NET_PACKET_RATE_EGR_KILOPACKET_PER_SEC": rate.egress_kpps,
+            "NET_PACKET_RATE_IGR_KILOPACKET_PER_SEC": rate.ingress_kpps,
+        })
+        if rate is not None and agent.agent_type == OVS_AGENT
+        else {}
+    )  # fmt: skip
+    top = DesiredProvider(provider_uuid(name), name, None, agent.host, packet_rate, vnic)
     physnets = physnets_of_devices(agent)
-    devices = sorted(agent.configurations.get("resource_provider_bandwidths", {}))
     children = [
         DesiredProvider(
             uuid=provider_uuid(f"{name}:{device}"),
             name=f"{name}:{device}",
             parent_uuid=top.uuid,
             host=None,
-            inventories=_bandwidths(agent.configurations, device),
+            inventories=_positive(
+                {
+                    "NET_BW_EGR_KILOBIT_PER_SEC": bandwidth.egress_kbps,
+                    "NET_BW_IGR_KILOBIT_PER_SEC": bandwidth.ingress_kbps,
+                }
+            ),
             traits=vnic | {physnet_trait(p) for p in physnets.get(device, ())},
+            device=device,
         )
-        for device in devices
+        for device, bandwidth in sorted(agent.configuration.bandwidths.items())
     ]
     return [top, *children]
 
 
-def reaches(agent: AgentState, segment: SegmentState) -> bool:
-    """Whether the agent's host can carry traffic of the segment."""
-    if segment.network_type in OVERLAYS:
-        return agent.agent_type == OVS and segment.network_type in agent.configurations.get(
-            "tunnel_types", ()
-        )
-    if segment.physical_network is None:
-        return False
-    return any(segment.physical_network in nets for nets in physnets_of_devices(agent).values())
-
-
-def segment_provider(segment: SegmentState) -> DesiredProvider:
+def segment_provider(state: SegmentState) -> DesiredProvider:
+    segment_id = state.segment.id
     inventories = (
-        {"IPV4_ADDRESS": _inventory(segment.ipv4_total, segment.ipv4_used)}
-        if segment.ipv4_total
-        else {}
+        {"IPV4_ADDRESS": _inventory(state.ipv4_total, state.ipv4_used)} if state.ipv4_total else {}
     )
     return DesiredProvider(
-        uuid=segment.id,
-        name=f"segment:{segment.id}",
+        uuid=segment_id,
+        name=f"segment:{segment_id}",
         parent_uuid=None,
         host=None,
         inventories=inventories,
         traits=frozenset({SEGMENT_TRAIT}),
-        aggregates=frozenset({segment.id}),
+        aggregates=frozenset({segment_id}),
     )
 
 
@@ -190,16 +142,16 @@ class Desired:
     segment_ids: frozenset[str]
 
 
-def desired(agents: Iterable[AgentState], segments: Sequence[SegmentState]) -> Desired:
+def desired(agents: Iterable[Agent], segments: Sequence[SegmentState]) -> Desired:
     agents = list(agents)
     routed = [s for s in segments if s.routed]
     providers = [p for agent in agents for p in agent_providers(agent)]
     providers += [segment_provider(s) for s in routed]
     host_aggregates: dict[str, set[str]] = {agent.host: set() for agent in agents}
     for agent in agents:
-        host_aggregates[agent.host] |= {s.id for s in routed if reaches(agent, s)}
+        host_aggregates[agent.host] |= {s.segment.id for s in routed if agent.reaches(s.segment)}
     return Desired(
         providers=providers,
         host_aggregates={h: frozenset(a) for h, a in host_aggregates.items()},
-        segment_ids=frozenset(s.id for s in routed),
+        segment_ids=frozenset(s.segment.id for s in routed),
     )

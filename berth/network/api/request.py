@@ -8,7 +8,6 @@ into ``NeutronError`` documents in one place (``faults``).
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -72,18 +71,8 @@ class NetworkRequest:
 
 
 def dumps(body: Any) -> bytes:
-    return orjson.dumps(body, default=_default)
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, dt.datetime):
-        return timestamp(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
-def timestamp(when: dt.datetime | None) -> str | None:
-    """The API's timestamps: UTC, to the second, with a Z."""
-    return None if when is None else when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    # Stored times are naive UTC to the second: shown as "2026-11-23T08:57:27Z".
+    return orjson.dumps(body, option=orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z)
 
 
 def refusal_document(error: exceptions.NetworkServiceError) -> Mapping[str, Any]:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 
 from starlette.responses import Response
 
-from berth.network.api import agents, extensions, networks, qos, root
+from berth.network.api import agents, extensions, networks, qos, root, subnets
 from berth.network.api.request import NetworkRequest
 
 Handler = Callable[[NetworkRequest], Response]
@@ -69,4 +69,12 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
         "PUT": agents.update_agent,
         "DELETE": agents.delete_agent,
     },
+    "/v2.0/subnets": {"GET": subnets.list_subnets, "POST": subnets.create_subnet},
+    "/v2.0/subnets/{subnet_id}": {
+        "GET": subnets.show_subnet,
+        "PUT": subnets.update_subnet,
+        "DELETE": subnets.delete_subnet,
+    },
+    "/v2.0/network-ip-availabilities": {"GET": subnets.list_availabilities},
+    "/v2.0/network-ip-availabilities/{network_id}": {"GET": subnets.show_availability},
 }

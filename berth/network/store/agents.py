@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import datetime as dt
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
+from berth.network.model import Agent, AgentConfiguration, is_alive
 from berth.network.store.schema import agents
 
 
@@ -35,3 +37,22 @@ def update_agent(conn: Connection, agent_id: str, values: Mapping[str, Any]) -> 
 
 def delete_agent(conn: Connection, agent_id: str) -> None:
     conn.execute(agents.delete().where(agents.c.id == agent_id))
+
+
+def agent_models(
+    conn: Connection, now: dt.datetime, down_time: int, hosts: Collection[str] | None = None
+) -> list[Agent]:
+    """The agents (of ``hosts``, or all) as the domain sees them: alive by their heartbeat."""
+    query = sa.select(agents).order_by(agents.c.host, agents.c.agent_type)
+    if hosts is not None:
+        query = query.where(agents.c.host.in_(list(hosts)))
+    return [
+        Agent(
+            host=row["host"],
+            agent_type=row["agent_type"],
+            alive=is_alive(row["heartbeat_at"], now, down_time),
+            admin_state_up=row["admin_state_up"],
+            configuration=AgentConfiguration.from_reported(row["configurations"] or {}),
+        )
+        for row in conn.execute(query).mappings()
+    ]

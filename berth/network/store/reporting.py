@@ -9,15 +9,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from berth.common.timeutils import utcnow
-from berth.network.reporting import AgentState, SegmentState
+from berth.network.model import Segment
+from berth.network.reporting import SegmentState
 from berth.network.store.schema import agents, ip_allocations, segments, subnets
-
-
-def agent_states(conn: Connection) -> list[AgentState]:
-    query = sa.select(agents.c.agent_type, agents.c.host, agents.c.configurations).order_by(
-        agents.c.host, agents.c.agent_type
-    )
-    return [AgentState(kind, host, config or {}) for kind, host, config in conn.execute(query)]
 
 
 def segment_states(conn: Connection) -> list[SegmentState]:
@@ -41,9 +35,9 @@ def segment_states(conn: Connection) -> list[SegmentState]:
     used = {segment_id: int(count) for segment_id, count in conn.execute(used_query)}
     return [
         SegmentState(
-            id=row.id,
-            network_type=row.network_type,
-            physical_network=row.physical_network,
+            segment=Segment(
+                row.id, row.network_id, row.network_type, row.physical_network, row.segmentation_id
+            ),
             routed=row.network_id in routed,
             ipv4_total=total.get(row.id, 0),
             ipv4_used=used.get(row.id, 0),

@@ -188,3 +188,8 @@ def test_unknown_extension_and_missing_token(network_service: NetworkService) ->
         _error(client.get("/v2.0/extensions/nope"), 404, "NotFound")
         del client.headers["x-auth-token"]
         _error(client.get("/v2.0/networks"), 401, "_Unauthorized")
+
+
+def test_timestamps_are_utc_with_a_z(network_client: httpx.Client) -> None:
+    created = _create(network_client)
+    assert str(created["created_at"]).endswith("Z") and len(str(created["created_at"])) == 20

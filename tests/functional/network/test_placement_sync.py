@@ -13,9 +13,11 @@ import sqlalchemy as sa
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.network import networks
+from berth.network.model import OVS_AGENT as OVS
+from berth.network.model import SRIOV_AGENT as SRIOV
 from berth.network.placement_sync import PlacementSync
 from berth.network.reporter import PlacementReporter
-from berth.network.reporting import OVS, SRIOV, provider_uuid
+from berth.network.reporting import provider_uuid
 from berth.network.store import migrate
 from berth.network.store.schema import agents, ip_allocations, ports, subnets
 from berth.network.store.schema import networks as networks_table

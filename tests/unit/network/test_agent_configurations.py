@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from berth.network import agents, exceptions
+from berth.network import agents, exceptions, model
 
 OVS = {
     "bridge_mappings": {"physnet1": "br-ex", "physnet2": "br-data"},
@@ -94,4 +94,4 @@ NOW = dt.datetime(2026, 11, 23, 12, 0, 0)
 def test_an_agent_is_alive_until_its_heartbeat_is_older_than_the_down_time(
     age: int, alive: bool
 ) -> None:
-    assert agents.is_alive(NOW - dt.timedelta(seconds=age), NOW, 75) is alive
+    assert model.is_alive(NOW - dt.timedelta(seconds=age), NOW, 75) is alive

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from berth.network.reporting import (
-    OVS,
-    SRIOV,
-    AgentState,
-    SegmentState,
-    agent_providers,
-    desired,
-    reaches,
-)
+from typing import Any
+
+from berth.network.model import OVS_AGENT as OVS
+from berth.network.model import SRIOV_AGENT as SRIOV
+from berth.network.model import Agent, AgentConfiguration, Segment
+from berth.network.reporting import SegmentState, agent_providers, desired
 
 OVS_CONFIG = {
     "bridge_mappings": {"public": "br-ex"},
@@ -25,6 +22,14 @@ SRIOV_CONFIG = {
         "ens1f1": {"egress": 25_000_000},
     },
 }
+
+
+def AgentState(kind: str, host: str, config: dict[str, Any]) -> Agent:
+    return Agent(host, kind, configuration=AgentConfiguration.from_reported(config))  # type: ignore[arg-type]
+
+
+def _segment(sid: str, kind: str, physnet: str | None, routed: bool, **ips: int) -> SegmentState:
+    return SegmentState(Segment(sid, "n", kind, physnet), routed, **ips)  # type: ignore[arg-type]
 
 
 def test_an_ovs_agent_gets_a_packet_rate_provider_and_one_per_bridge() -> None:
@@ -54,24 +59,12 @@ def test_provider_uuids_are_stable_and_per_host() -> None:
     assert not {p.uuid for p in one} & {p.uuid for p in other}
 
 
-def test_which_hosts_reach_which_segment() -> None:
-    ovs = AgentState(OVS, "cn1", OVS_CONFIG)
-    sriov = AgentState(SRIOV, "cn2", SRIOV_CONFIG)
-    public = SegmentState("s1", "vlan", "public", routed=True)
-    physnet1 = SegmentState("s2", "flat", "physnet1", routed=True)
-    overlay = SegmentState("s3", "vxlan", None, routed=True)
-    geneve = SegmentState("s4", "geneve", None, routed=True)
-    assert reaches(ovs, public) and not reaches(sriov, public)
-    assert reaches(sriov, physnet1) and not reaches(ovs, physnet1)
-    assert reaches(ovs, overlay) and not reaches(ovs, geneve) and not reaches(sriov, overlay)
-
-
 def test_routed_segments_become_providers_with_free_addresses_and_host_aggregates() -> None:
     agents = [AgentState(OVS, "cn1", OVS_CONFIG), AgentState(SRIOV, "cn2", SRIOV_CONFIG)]
     segments = [
-        SegmentState("s1", "vlan", "public", routed=True, ipv4_total=253, ipv4_used=3),
-        SegmentState("s2", "flat", "physnet1", routed=True),
-        SegmentState("s3", "vlan", "public", routed=False, ipv4_total=10),
+        _segment("s1", "vlan", "public", True, ipv4_total=253, ipv4_used=3),
+        _segment("s2", "flat", "physnet1", True),
+        _segment("s3", "vlan", "public", False, ipv4_total=10),
     ]
     found = desired(agents, segments)
     by_uuid = {p.uuid: p for p in found.providers}

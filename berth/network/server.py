@@ -1,0 +1,74 @@
+"""Serving the Networking API with uvicorn, in one or several worker processes."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from types import FrameType
+
+import httpx
+import uvicorn
+from starlette.types import ASGIApp
+
+from berth import config
+from berth.common.db import Database
+from berth.network.app import build_app
+from berth.network.placement_sync import PlacementSync
+from berth.network.reporter import PlacementReporter
+from berth.network.service import NetworkService
+from berth.network.store import migrate
+
+LOG = logging.getLogger(__name__)
+
+
+def service_from_settings(settings: config.Settings) -> NetworkService:
+    """The service of one worker; with a Placement URL, a reporter that wakes on every change.
+
+    Every worker runs its own reporter: passes are idempotent, so several only repeat work."""
+    network = settings.network
+    service = NetworkService(settings=network, db=Database(settings.network_database_url()))
+    if network.placement_url:
+        client = httpx.Client(
+            base_url=network.placement_url.rstrip("/"),
+            headers={"x-auth-token": network.placement_token},
+            timeout=30,
+        )
+        service.reporter = PlacementReporter(
+            service.db, PlacementSync(client), network.placement_sync_interval
+        )
+        service.on_change.append(service.reporter.wake)
+    return service
+
+
+def create_app() -> ASGIApp:
+    return build_app(service_from_settings(config.load()))
+
+
+def run(settings: config.Settings) -> int:
+    db = Database(settings.network_database_url())
+    if migrate.sync(db):
+        LOG.info("network schema upgraded to %s", migrate.MIGRATIONS.current(db))
+    db.dispose()
+    network = settings.network
+    LOG.info(
+        "network API listening on http://%s:%s with %d worker(s)",
+        network.host,
+        network.port,
+        network.workers,
+    )
+    signal.signal(signal.SIGTERM, _exit_cleanly)
+    uvicorn.run(
+        "berth.network.server:create_app",
+        factory=True,
+        host=network.host,
+        port=network.port,
+        workers=network.workers,
+        log_level=settings.log_level.lower(),
+        timeout_graceful_shutdown=10,
+    )
+    return 0
+
+
+def _exit_cleanly(_signum: int, _frame: FrameType | None) -> None:
+    sys.exit(0)
