@@ -24,9 +24,11 @@ ADMIN_ONLY_ATTRIBUTES = frozenset(
         "binding:profile",
         "binding:vif_type",
         "binding:vif_details",
+        "resource_request",
     }
 )
-# binding:vnic_type is the user's to choose (a direct port for SR-IOV), so it stays visible.
+# binding:vnic_type is the user's to choose (a direct port for SR-IOV), so it stays visible;
+# resource_request is for the compute service that schedules the port.
 
 
 def is_privileged(context: RequestContext) -> bool:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 
 from starlette.responses import Response
 
-from berth.network.api import agents, extensions, networks, qos, root, subnets
+from berth.network.api import agents, extensions, networks, ports, qos, root, subnets
 from berth.network.api.request import NetworkRequest
 
 Handler = Callable[[NetworkRequest], Response]
@@ -77,4 +77,16 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     },
     "/v2.0/network-ip-availabilities": {"GET": subnets.list_availabilities},
     "/v2.0/network-ip-availabilities/{network_id}": {"GET": subnets.show_availability},
+    "/v2.0/ports": {"GET": ports.list_ports, "POST": ports.create_port},
+    "/v2.0/ports/{port_id}": {
+        "GET": ports.show_port,
+        "PUT": ports.update_port,
+        "DELETE": ports.delete_port,
+    },
+    "/v2.0/ports/{port_id}/bindings": {"GET": ports.list_bindings, "POST": ports.create_binding},
+    "/v2.0/ports/{port_id}/bindings/{host}": {
+        "GET": ports.show_binding,
+        "DELETE": ports.delete_binding,
+    },
+    "/v2.0/ports/{port_id}/bindings/{host}/activate": {"PUT": ports.activate_binding},
 }

@@ -1,0 +1,155 @@
+"""/v2.0/ports and the port-bindings extension (/v2.0/ports/{id}/bindings...)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import Response
+
+from berth.network import bindings, exceptions, policy, ports
+from berth.network.api import listing
+from berth.network.api.request import NetworkRequest
+from berth.network.store import ports as store
+
+PORT_FILTERS = {
+    "id", "name", "description", "network_id", "project_id", "tenant_id", "mac_address",
+    "admin_state_up", "status", "device_id", "device_owner", "qos_policy_id", "ip_allocation",
+    "binding:host_id", "binding:vnic_type", "revision_number",
+}  # fmt: skip
+# Filters answered in SQL, so a compute host listing its ports does not read every port.
+_COLUMNS = {
+    "network_id": "network_id", "device_id": "device_id", "device_owner": "device_owner",
+    "mac_address": "mac_address", "status": "status", "binding:host_id": "binding_host",
+}  # fmt: skip
+
+
+def _fixed_ips_match(item: dict[str, Any], wanted: list[str]) -> bool:
+    """``fixed_ips=ip_address=10.0.0.5`` or ``fixed_ips=subnet_id=...``: any address matches."""
+    for condition in wanted:
+        key, _, value = condition.partition("=")
+        if any(str(ip.get(key)) == value for ip in item["fixed_ips"]):
+            return True
+    return False
+
+
+def _fields(req: NetworkRequest) -> list[str]:
+    return [value for name, value in req.query_items if name == "fields"]
+
+
+def list_ports(req: NetworkRequest) -> Response:
+    query = listing.parse(
+        req.query_items,
+        PORT_FILTERS,
+        req.service.settings.pagination_max_limit,
+        special={"fixed_ips"},
+    )
+    equal = {_COLUMNS[name]: values for name, values in query.filters.items() if name in _COLUMNS}
+    with req.service.db.read() as conn:
+        rows = store.list_visible(conn, None if req.is_admin else req.project_id, equal)
+        found = ports.views(conn, req.context, rows)
+    chosen = listing.select(found, query, {"fixed_ips": _fixed_ips_match})
+    return req.respond(listing.page(chosen, query, "ports", req.base_url, req.path))
+
+
+def show_port(req: NetworkRequest) -> Response:
+    with req.service.db.read() as conn:
+        row = ports.get_visible(conn, req.context, req.param("port_id"))
+        (view,) = ports.views(conn, req.context, [row])
+    return req.respond({"port": listing.trim(view, _fields(req))})
+
+
+def create_port(req: NetworkRequest) -> Response:
+    body = req.resource_body("port")
+    settings = req.service.settings
+    with req.service.db.write() as conn:
+        port_id = ports.create_port(conn, req.context, settings, body)
+        if body.get("binding:host_id"):
+            row = store.get(conn, port_id)
+            assert row is not None
+            bindings.apply_update(conn, settings, row, body)
+    return _answer(req, port_id, 201)
+
+
+def update_port(req: NetworkRequest) -> Response:
+    body = req.resource_body("port")
+    with req.service.db.write() as conn:
+        before = ports.update_port(conn, req.context, req.param("port_id"), body)
+        bindings.apply_update(conn, req.service.settings, before, body)
+    return _answer(req, req.param("port_id"), 200)
+
+
+def delete_port(req: NetworkRequest) -> Response:
+    with req.service.db.write() as conn:
+        ports.delete_port(conn, req.context, req.param("port_id"))
+    req.service.changed()
+    return req.no_content()
+
+
+def _answer(req: NetworkRequest, port_id: str, status: int) -> Response:
+    # Addresses on a routed network's segments are Placement inventory.
+    req.service.changed()
+    with req.service.db.read() as conn:
+        row = ports.get_visible(conn, req.context, port_id)
+        (view,) = ports.views(conn, req.context, [row])
+    return req.respond({"port": view}, status)
+
+
+# -- bindings: the compute service's, for moves (admin and service only) --------------------------
+
+
+def _port_for_binding(req: NetworkRequest, conn: Any, locked: bool = False) -> Any:
+    policy.require_privileged(req.context, "managing port bindings")
+    row = ports.get_visible(conn, req.context, req.param("port_id"))
+    return store.get_for_update(conn, row["id"]) if locked else row
+
+
+def list_bindings(req: NetworkRequest) -> Response:
+    with req.service.db.read() as conn:
+        row = _port_for_binding(req, conn)
+        found = bindings.binding_views(row, store.inactive_bindings(conn, row["id"]))
+    return req.respond({"bindings": found})
+
+
+def show_binding(req: NetworkRequest) -> Response:
+    with req.service.db.read() as conn:
+        row = _port_for_binding(req, conn)
+        found = bindings.binding_views(row, store.inactive_bindings(conn, row["id"]))
+    return req.respond({"binding": _one(found, row["id"], req.param("host"))})
+
+
+def create_binding(req: NetworkRequest) -> Response:
+    body = req.resource_body("binding")
+    with req.service.db.write() as conn:
+        row = _port_for_binding(req, conn, locked=True)
+        bindings.create_binding(conn, req.service.settings, row, body)
+    return _answer_binding(req, body.get("host"), 201)
+
+
+def activate_binding(req: NetworkRequest) -> Response:
+    with req.service.db.write() as conn:
+        row = _port_for_binding(req, conn, locked=True)
+        bindings.activate(conn, req.service.settings, row, req.param("host"))
+    return _answer_binding(req, req.param("host"), 200)
+
+
+def delete_binding(req: NetworkRequest) -> Response:
+    with req.service.db.write() as conn:
+        row = _port_for_binding(req, conn, locked=True)
+        bindings.delete_binding(conn, row, req.param("host"))
+    req.service.changed()
+    return req.no_content()
+
+
+def _answer_binding(req: NetworkRequest, host: Any, status: int) -> Response:
+    req.service.changed()
+    with req.service.db.read() as conn:
+        row = _port_for_binding(req, conn)
+        found = bindings.binding_views(row, store.inactive_bindings(conn, row["id"]))
+    return req.respond({"binding": _one(found, row["id"], str(host))}, status)
+
+
+def _one(found: list[dict[str, Any]], port_id: str, host: str) -> dict[str, Any]:
+    match = next((b for b in found if b["host"] == host), None)
+    if match is None:
+        raise exceptions.PortBindingNotFound(port_id, host)
+    return match

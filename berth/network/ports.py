@@ -1,0 +1,440 @@
+"""Ports: creation with MAC and IP addresses, updates, deletion, and the API's view.
+
+A port's addresses follow its ``ip_allocation``: ``immediate`` takes one address per IP version
+from the network's subnets at creation (or the ``fixed_ips`` asked for), ``deferred`` waits for
+the binding to say which segment's subnet (a routed network), ``none`` takes none. Its
+``resource_request`` is computed, never stored: from the minimum rules of its QoS policy (else its
+network's), its VNIC type and the physical networks of its network's segments. Binding lives in
+``bindings``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.engine import Connection, RowMapping
+
+from berth.common.context import RequestContext
+from berth.config import NetworkSettings
+from berth.network import exceptions, ipam, networks, policy, subnets, validate
+from berth.network.model import FixedIp, QosRule, ResourceRequest, Segment, Subnet, qos_rule
+from berth.network.resource_request import (
+    check_qos_policy_change,
+    resource_request,
+    rules_in_effect,
+)
+from berth.network.store import networks as network_store
+from berth.network.store import ports as store
+from berth.network.store import qos as qos_store
+from berth.network.store import subnets as subnet_store
+
+VNIC_TYPES = (
+    "normal", "direct", "macvtap", "direct-physical", "baremetal", "virtio-forwarder", "vdpa",
+    "remote-managed",
+)  # fmt: skip
+BINDING = ("binding:host_id", "binding:profile", "binding:vnic_type")
+_CREATE = {
+    "network_id", "name", "description", "admin_state_up", "mac_address", "fixed_ips",
+    "device_id", "device_owner", "project_id", "tenant_id", "qos_policy_id", "security_groups",
+    "port_security_enabled", *BINDING,
+}  # fmt: skip
+_UPDATE = {
+    "name", "description", "admin_state_up", "device_id", "device_owner", "qos_policy_id",
+    "fixed_ips", "security_groups", "port_security_enabled", *BINDING,
+}  # fmt: skip
+_OPERATOR_ONLY = ("binding:host_id", "binding:profile", "mac_address")
+_MAC = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
+_MAC_TRIES = 16
+
+
+@dataclass(frozen=True)
+class NetworkLayout:
+    """What a port's addressing and binding read of its network."""
+
+    segments: tuple[Segment, ...]
+    subnets: tuple[Subnet, ...]
+
+    @property
+    def routed(self) -> bool:
+        return any(s.segment_id is not None for s in self.subnets)
+
+    @property
+    def physical_networks(self) -> tuple[str | None, ...]:
+        return tuple(s.physical_network for s in self.segments)
+
+
+def layout_of(conn: Connection, network_id: str) -> NetworkLayout:
+    rows = network_store.segments_of(conn, [network_id]).get(network_id, [])
+    segments = tuple(
+        Segment(
+            r["id"], r["network_id"], r["network_type"], r["physical_network"], r["segmentation_id"]
+        )
+        for r in rows
+    )
+    return NetworkLayout(
+        segments, tuple(subnets.subnet_of(r) for r in subnet_store.of_networks(conn, [network_id]))
+    )
+
+
+# -- creation -----------------------------------------------------------------------------------
+
+
+def create_port(
+    conn: Connection, context: RequestContext, settings: NetworkSettings, body: Mapping[str, Any]
+) -> str:
+    validate.known(body, _CREATE, "port")
+    policy.check_attributes(context, body, _OPERATOR_ONLY)
+    network_id = validate.uuid_value("network_id", body.get("network_id"))
+    networks.get_visible(conn, context, network_id)
+    project = validate.project_of(body, context.project_id or "")
+    if project != context.project_id:
+        policy.require_privileged(context, "creating a port for another project")
+    vnic_type = validate.one_of(body, "binding:vnic_type", VNIC_TYPES, "normal")
+    layout = layout_of(conn, network_id)
+    fixed = body.get("fixed_ips")
+    allocation = (
+        "none" if fixed == [] else ("deferred" if fixed is None and layout.routed else "immediate")
+    )
+    port_id = str(uuid.uuid4())
+    values = {
+        "id": port_id,
+        "network_id": network_id,
+        "project_id": project,
+        "name": validate.string(body, "name", ""),
+        "description": validate.string(body, "description", ""),
+        "admin_state_up": validate.boolean(body, "admin_state_up", True),
+        "status": "DOWN",
+        "device_id": validate.string(body, "device_id", ""),
+        "device_owner": validate.string(body, "device_owner", ""),
+        "qos_policy_id": _qos_policy(conn, context, body),
+        "ip_allocation": allocation,
+        "binding_vnic_type": vnic_type,
+        "binding_profile": {},
+        "binding_vif_details": {},
+    }
+    _insert_with_mac(conn, values, body.get("mac_address"), settings.base_mac)
+    if fixed:
+        assign_addresses(conn, port_id, network_id, layout.subnets, _requested_ips(fixed))
+    elif allocation == "immediate":
+        _assign_defaults(conn, port_id, network_id, layout.subnets)
+    return port_id
+
+
+def _qos_policy(conn: Connection, context: RequestContext, body: Mapping[str, Any]) -> str | None:
+    policy_id = validate.uuid_or_none(body, "qos_policy_id")
+    if policy_id is None:
+        return None
+    found = qos_store.get_policy(conn, policy_id)
+    if found is None or not policy.can_see(context, found["project_id"], found["shared"]):
+        raise exceptions.QosPolicyNotFound(policy_id)
+    return policy_id
+
+
+def _insert_with_mac(conn: Connection, values: dict[str, Any], asked: Any, base_mac: str) -> None:
+    if asked is not None:
+        mac = str(asked).lower()
+        if not _MAC.match(mac) or int(mac[:2], 16) & 1:
+            raise exceptions.InvalidInput(
+                f"Invalid input for mac_address. Reason: '{asked}' is not a valid unicast MAC address."
+            )
+        if not store.insert(conn, {**values, "mac_address": mac}):
+            raise exceptions.MacAddressInUse(
+                f"Unable to complete operation for network {values['network_id']}. "
+                f"The mac address {mac} is in use."
+            )
+        return
+    prefix = base_mac.lower().split(":")[:3]
+    for _ in range(_MAC_TRIES):
+        mac = ":".join(prefix + [f"{random.randrange(256):02x}" for _ in range(3)])
+        if store.insert(conn, {**values, "mac_address": mac}):
+            return
+    raise exceptions.MacAddressInUse(
+        f"No free MAC address found on network {values['network_id']}."
+    )
+
+
+def _requested_ips(fixed: Any) -> list[tuple[str | None, str | None]]:
+    if not isinstance(fixed, list) or not all(isinstance(f, dict) for f in fixed):
+        raise exceptions.InvalidInput(
+            "Invalid input for fixed_ips. Reason: a list of objects is expected."
+        )
+    found = []
+    for entry in fixed:
+        validate.known(entry, {"subnet_id", "ip_address"}, "fixed_ips")
+        subnet_id = validate.uuid_or_none(entry, "subnet_id")
+        address = entry.get("ip_address")
+        if subnet_id is None and address is None:
+            raise exceptions.InvalidInput(
+                "Invalid input for fixed_ips. Reason: each entry needs a subnet_id or an ip_address."
+            )
+        found.append((subnet_id, None if address is None else str(address)))
+    return found
+
+
+def assign_addresses(
+    conn: Connection,
+    port_id: str,
+    network_id: str,
+    available: Sequence[Subnet],
+    wanted: Sequence[tuple[str | None, str | None]],
+) -> None:
+    """Take the asked-for addresses: a specific one, or the lowest free one of a subnet."""
+    by_id = {s.id: s for s in available}
+    for subnet_id, address in wanted:
+        subnet = by_id.get(subnet_id) if subnet_id else _subnet_holding(available, address)
+        if subnet is None:
+            raise exceptions.InvalidInput(
+                f"Invalid input for operation: Failed to create port on network {network_id}, "
+                f"because fixed_ips included invalid subnet {subnet_id or address}."
+            )
+        if address is None:
+            take_lowest(conn, port_id, subnet)
+            continue
+        chosen = ipam.allocate_specific(
+            subnet, address, subnet_store.used_addresses(conn, subnet.id)
+        )
+        if not store.take_address(conn, port_id, network_id, subnet.id, chosen):
+            raise exceptions.IpAddressInUse(
+                f"Unable to complete operation for network {network_id}. The IP address {chosen} is in use."
+            )
+
+
+def _subnet_holding(available: Sequence[Subnet], address: str | None) -> Subnet | None:
+    try:
+        parsed = ipaddress.ip_address(address or "")
+    except ValueError:
+        raise exceptions.InvalidInput(
+            f"Invalid input for fixed_ips. Reason: '{address}' is not a valid IP address."
+        ) from None
+    return next((s for s in available if parsed in ipaddress.ip_network(s.cidr)), None)
+
+
+def take_lowest(conn: Connection, port_id: str, subnet: Subnet) -> str:
+    """The lowest free address of the subnet, taken; retried when a racing port took it first."""
+    for _ in range(8):
+        address = ipam.allocate_lowest(subnet, subnet_store.used_addresses(conn, subnet.id))
+        if store.take_address(conn, port_id, subnet.network_id, subnet.id, address):
+            return address
+    raise exceptions.IpAddressGenerationFailure(
+        f"No more IP addresses available on subnet {subnet.id}."
+    )
+
+
+def _assign_defaults(
+    conn: Connection, port_id: str, network_id: str, available: Sequence[Subnet]
+) -> None:
+    """One address per IP version, from the first subnet of that version with one free."""
+    for version in sorted({s.ip_version for s in available}):
+        last_error: Exception | None = None
+        for subnet in (s for s in available if s.ip_version == version):
+            try:
+                take_lowest(conn, port_id, subnet)
+                break
+            except exceptions.IpAddressGenerationFailure as exc:
+                last_error = exc
+        else:
+            if last_error is not None:
+                raise exceptions.IpAddressGenerationFailure(
+                    f"No more IP addresses available on network {network_id}."
+                )
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def get_visible(conn: Connection, context: RequestContext, port_id: str) -> RowMapping:
+    found = store.get(conn, port_id)
+    if found is None:
+        raise exceptions.PortNotFound(port_id)
+    network = network_store.get_network(conn, found["network_id"])
+    if not policy.can_see(context, found["project_id"], bool(network and network["shared"])):
+        raise exceptions.PortNotFound(port_id)
+    return found
+
+
+def resource_requests(
+    conn: Connection, rows: Sequence[RowMapping]
+) -> dict[str, ResourceRequest | None]:
+    """Each port's resource request, reading policies, rules and segments in bulk."""
+    network_ids = {r["network_id"] for r in rows}
+    network_rows = network_store.list_networks(conn, None, network_ids) if network_ids else []
+    network_policy = {n["id"]: n["qos_policy_id"] for n in network_rows}
+    segments = network_store.segments_of(conn, network_ids)
+    policy_ids = {r["qos_policy_id"] for r in rows} | set(network_policy.values())
+    policy_ids.discard(None)
+    rules = {
+        pid: [_rule(r) for r in found]
+        for pid, found in qos_store.rules_of_policies(conn, policy_ids).items()
+    }
+    return {
+        row["id"]: request_of(
+            row, network_policy.get(row["network_id"]), rules, segments.get(row["network_id"], [])
+        )
+        for row in rows
+    }
+
+
+def request_of(
+    row: Mapping[str, Any],
+    network_policy_id: str | None,
+    rules: Mapping[str, list[QosRule]],
+    segments: Sequence[Mapping[str, Any]],
+) -> ResourceRequest | None:
+    own = row["qos_policy_id"]
+    effective = rules_in_effect(
+        rules.get(own, []) if own else None,
+        rules.get(network_policy_id, []) if network_policy_id else None,
+    )
+    return resource_request(
+        row["id"], row["binding_vnic_type"], effective, [s["physical_network"] for s in segments]
+    )
+
+
+def _rule(row: Mapping[str, Any]) -> QosRule:
+    return qos_rule(
+        row["rule_type"],
+        row["direction"],
+        row["min_kbps"],
+        row["min_kpps"],
+        row["max_kbps"],
+        row["max_burst_kbps"],
+    )
+
+
+def fixed_ips(conn: Connection, port_id: str) -> tuple[FixedIp, ...]:
+    return tuple(
+        FixedIp(f["subnet_id"], f["ip_address"])
+        for f in store.fixed_ips_of(conn, [port_id]).get(port_id, [])
+    )
+
+
+def views(
+    conn: Connection, context: RequestContext, rows: Sequence[RowMapping]
+) -> list[dict[str, Any]]:
+    ids = [r["id"] for r in rows]
+    addresses = store.fixed_ips_of(conn, ids)
+    requests = resource_requests(conn, rows)
+    network_rows = (
+        network_store.list_networks(conn, None, {r["network_id"] for r in rows}) if rows else []
+    )
+    network_policy = {n["id"]: n["qos_policy_id"] for n in network_rows}
+    return [
+        policy.visible(
+            context,
+            _view(
+                row,
+                addresses.get(row["id"], []),
+                requests[row["id"]],
+                network_policy.get(row["network_id"]),
+            ),
+        )
+        for row in rows
+    ]
+
+
+def _view(
+    row: RowMapping,
+    addresses: list[dict[str, str]],
+    request: ResourceRequest | None,
+    network_policy: str | None,
+) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "name": row["name"],
+        "description": row["description"],
+        "network_id": row["network_id"],
+        "project_id": row["project_id"],
+        "tenant_id": row["project_id"],
+        "mac_address": row["mac_address"],
+        "admin_state_up": row["admin_state_up"],
+        "status": row["status"],
+        "device_id": row["device_id"],
+        "device_owner": row["device_owner"],
+        "fixed_ips": addresses,
+        "qos_policy_id": row["qos_policy_id"],
+        "qos_network_policy_id": network_policy,
+        "ip_allocation": row["ip_allocation"],
+        "resource_request": request.as_dict() if request is not None else None,
+        "binding:host_id": row["binding_host"],
+        "binding:vnic_type": row["binding_vnic_type"],
+        "binding:profile": row["binding_profile"],
+        "binding:vif_type": row["binding_vif_type"],
+        "binding:vif_details": row["binding_vif_details"],
+        "port_security_enabled": True,
+        "security_groups": [],
+        "allowed_address_pairs": [],
+        "extra_dhcp_opts": [],
+        "dns_name": "",
+        "propagate_uplink_status": False,
+        "tags": [],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"] or row["created_at"],
+        "revision_number": row["revision_number"],
+    }
+
+
+# -- updates and deletion -------------------------------------------------------------------------
+
+
+def update_port(
+    conn: Connection, context: RequestContext, port_id: str, body: Mapping[str, Any]
+) -> RowMapping:
+    """Apply the plain attributes of an update; binding changes are the caller's (``bindings``).
+    Returns the port as it was, locked for the rest of the transaction."""
+    get_visible(conn, context, port_id)
+    row = store.get_for_update(conn, port_id)
+    if row is None:
+        raise exceptions.PortNotFound(port_id)
+    policy.require_owner(context, row["project_id"], f"port {port_id}")
+    validate.known(body, _UPDATE, "port")
+    policy.check_attributes(context, body, _OPERATOR_ONLY)
+    values: dict[str, Any] = {}
+    for name in ("name", "description", "device_id", "device_owner"):
+        if name in body:
+            values[name] = validate.string(body, name)
+    if "admin_state_up" in body:
+        values["admin_state_up"] = validate.boolean(body, "admin_state_up", True)
+    if "binding:vnic_type" in body:
+        vnic = validate.one_of(body, "binding:vnic_type", VNIC_TYPES)
+        if vnic != row["binding_vnic_type"] and row["binding_host"]:
+            raise exceptions.Conflict(
+                f"Port {port_id} is bound; its VNIC type cannot change until it is unbound."
+            )
+        values["binding_vnic_type"] = vnic
+    if "qos_policy_id" in body:
+        values["qos_policy_id"] = _qos_policy(conn, context, body)
+        _check_request_kept(conn, row, {**row, **values})
+    if "fixed_ips" in body:
+        _replace_addresses(conn, row, body["fixed_ips"])
+    if values or "fixed_ips" in body:
+        store.update(conn, port_id, values)
+    return row
+
+
+def _check_request_kept(conn: Connection, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    """A bound port's allocation was made for its request: a policy that changes it is refused."""
+    if not old["binding_host"]:
+        return
+    (before,) = resource_requests(conn, [old]).values()  # type: ignore[list-item]
+    (after,) = resource_requests(conn, [new]).values()  # type: ignore[list-item]
+    check_qos_policy_change(old["id"], old["binding_host"], before, after)
+
+
+def _replace_addresses(conn: Connection, row: RowMapping, fixed: Any) -> None:
+    wanted = _requested_ips(fixed) if fixed else []
+    layout = layout_of(conn, row["network_id"])
+    store.release_addresses(conn, row["id"])
+    assign_addresses(conn, row["id"], row["network_id"], layout.subnets, wanted)
+
+
+def delete_port(conn: Connection, context: RequestContext, port_id: str) -> None:
+    """Everything the port holds goes with it: addresses and bindings (the database cascades)."""
+    row = get_visible(conn, context, port_id)
+    policy.require_owner(context, row["project_id"], f"port {port_id}")
+    store.delete(conn, port_id)

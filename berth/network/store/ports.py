@@ -1,0 +1,136 @@
+"""Ports, their addresses and their bindings in the network database.
+
+The port row holds the active binding; ``port_bindings`` holds inactive ones (another host, while
+a server moves). An address is taken by inserting its ``ip_allocations`` row: the unique
+(subnet, address) constraint settles two ports racing for one address.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, RowMapping
+from sqlalchemy.exc import IntegrityError
+
+from berth.common.timeutils import utcnow
+from berth.network.store.schema import ip_allocations, networks, port_bindings, ports
+
+
+def insert(conn: Connection, values: Mapping[str, Any]) -> bool:
+    """Insert a port; False when its MAC address is taken on its network."""
+    try:
+        with conn.begin_nested():
+            conn.execute(ports.insert().values(revision_number=0, created_at=utcnow(), **values))
+    except IntegrityError:
+        return False
+    return True
+
+
+def get(conn: Connection, port_id: str) -> RowMapping | None:
+    return conn.execute(sa.select(ports).where(ports.c.id == port_id)).mappings().first()
+
+
+def get_for_update(conn: Connection, port_id: str) -> RowMapping | None:
+    """The port, locked against other writers until the transaction ends (bindings, addresses)."""
+    query = sa.select(ports).where(ports.c.id == port_id)
+    if conn.dialect.name != "sqlite":
+        query = query.with_for_update()
+    return conn.execute(query).mappings().first()
+
+
+def list_visible(
+    conn: Connection, visible_to: str | None, equal: Mapping[str, list[str]] | None = None
+) -> list[RowMapping]:
+    """Ports a project owns or on its shared networks (all when ``visible_to`` is None), narrowed
+    in SQL by equality filters on plain columns (``device_id``, ``network_id``...)."""
+    query = sa.select(ports).order_by(ports.c.id)
+    if visible_to is not None:
+        shared = sa.select(networks.c.id).where(networks.c.shared)
+        query = query.where(
+            sa.or_(ports.c.project_id == visible_to, ports.c.network_id.in_(shared))
+        )
+    for column, values in (equal or {}).items():
+        query = query.where(ports.c[column].in_(values))
+    return list(conn.execute(query).mappings())
+
+
+def update(conn: Connection, port_id: str, values: Mapping[str, Any]) -> None:
+    conn.execute(
+        ports.update()
+        .where(ports.c.id == port_id)
+        .values(updated_at=utcnow(), revision_number=ports.c.revision_number + 1, **values)
+    )
+
+
+def delete(conn: Connection, port_id: str) -> None:
+    conn.execute(ports.delete().where(ports.c.id == port_id))
+
+
+def fixed_ips_of(conn: Connection, port_ids: Collection[str]) -> dict[str, list[dict[str, str]]]:
+    query = (
+        sa.select(ip_allocations.c.port_id, ip_allocations.c.subnet_id, ip_allocations.c.ip_address)
+        .where(ip_allocations.c.port_id.in_(list(port_ids)))
+        .order_by(ip_allocations.c.id)
+    )
+    found: dict[str, list[dict[str, str]]] = {}
+    for port_id, subnet_id, address in conn.execute(query):
+        found.setdefault(port_id, []).append({"subnet_id": subnet_id, "ip_address": address})
+    return found
+
+
+def take_address(
+    conn: Connection, port_id: str, network_id: str, subnet_id: str, address: str
+) -> bool:
+    """Record the address as the port's; False when another port has it."""
+    try:
+        with conn.begin_nested():
+            conn.execute(
+                ip_allocations.insert().values(
+                    port_id=port_id, subnet_id=subnet_id, network_id=network_id, ip_address=address
+                )
+            )
+    except IntegrityError:
+        return False
+    return True
+
+
+def release_addresses(
+    conn: Connection, port_id: str, subnet_ids: Collection[str] | None = None
+) -> None:
+    query = ip_allocations.delete().where(ip_allocations.c.port_id == port_id)
+    if subnet_ids is not None:
+        query = query.where(ip_allocations.c.subnet_id.in_(list(subnet_ids)))
+    conn.execute(query)
+
+
+def release_address(conn: Connection, port_id: str, subnet_id: str, address: str) -> None:
+    conn.execute(
+        ip_allocations.delete().where(
+            ip_allocations.c.port_id == port_id,
+            ip_allocations.c.subnet_id == subnet_id,
+            ip_allocations.c.ip_address == address,
+        )
+    )
+
+
+def inactive_bindings(conn: Connection, port_id: str) -> list[RowMapping]:
+    query = (
+        sa.select(port_bindings)
+        .where(port_bindings.c.port_id == port_id)
+        .order_by(port_bindings.c.host)
+    )
+    return list(conn.execute(query).mappings())
+
+
+def insert_binding(conn: Connection, values: Mapping[str, Any]) -> None:
+    conn.execute(port_bindings.insert().values(**values))
+
+
+def delete_binding(conn: Connection, port_id: str, host: str) -> None:
+    conn.execute(
+        port_bindings.delete().where(
+            port_bindings.c.port_id == port_id, port_bindings.c.host == host
+        )
+    )

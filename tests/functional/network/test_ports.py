@@ -1,0 +1,349 @@
+"""/v2.0/ports and port bindings over HTTP, on every database backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from berth.network.reporting import provider_uuid
+from berth.network.service import NetworkService
+from tests.conftest import network_client_for
+
+OVS = "Open vSwitch agent"
+SRIOV = "NIC Switch agent"
+
+
+def _post(client: httpx.Client, path: str, kind: str, **body: Any) -> dict[str, Any]:
+    answer = client.post(path, json={kind: body})
+    assert answer.status_code == 201, answer.text
+    return answer.json()[kind]  # type: ignore[no-any-return]
+
+
+def _error(answer: httpx.Response, status: int, kind: str) -> str:
+    assert answer.status_code == status, answer.text
+    assert answer.json()["NeutronError"]["type"] == kind, answer.text
+    return str(answer.json()["NeutronError"]["message"])
+
+
+def _port(client: httpx.Client, **body: Any) -> dict[str, Any]:
+    return _post(client, "/v2.0/ports", "port", **body)
+
+
+def _agent(client: httpx.Client, kind: str, host: str, config: dict[str, Any]) -> None:
+    body = {
+        "agent_type": kind,
+        "host": host,
+        "binary": "sim",
+        "topic": "N/A",
+        "configurations": config,
+    }
+    assert client.post("/v2.0/agents", json={"agent": body}).is_success
+
+
+@pytest.fixture
+def flat(network_client: httpx.Client) -> dict[str, Any]:
+    """A flat network on physnet "public" with a /29 subnet (pool .2 to .6)."""
+    net = _post(
+        network_client, "/v2.0/networks", "network",
+        **{"provider:network_type": "flat", "provider:physical_network": "public"},
+    )  # fmt: skip
+    subnet = _post(
+        network_client, "/v2.0/subnets", "subnet",
+        network_id=net["id"], ip_version=4, cidr="10.0.0.0/29",
+    )  # fmt: skip
+    return {"network": net, "subnet": subnet}
+
+
+def test_a_port_gets_a_mac_and_the_lowest_free_address(
+    network_client: httpx.Client, flat: dict[str, Any]
+) -> None:
+    net, subnet = flat["network"], flat["subnet"]
+    port = _port(network_client, network_id=net["id"], name="p1", device_id="vm1")
+    assert port["mac_address"].startswith("fa:16:3e:")
+    assert port["fixed_ips"] == [{"subnet_id": subnet["id"], "ip_address": "10.0.0.2"}]
+    assert (port["status"], port["binding:vif_type"], port["ip_allocation"]) == (
+        "DOWN",
+        "unbound",
+        "immediate",
+    )
+    assert port["resource_request"] is None and port["binding:vnic_type"] == "normal"
+    second = _port(network_client, network_id=net["id"], fixed_ips=[{"ip_address": "10.0.0.5"}])
+    assert second["fixed_ips"][0]["ip_address"] == "10.0.0.5"
+    taken = network_client.post(
+        "/v2.0/ports",
+        json={"port": {"network_id": net["id"], "fixed_ips": [{"ip_address": "10.0.0.5"}]}},
+    )
+    _error(taken, 409, "IpAddressInUse")
+    nowhere = network_client.post(
+        "/v2.0/ports",
+        json={"port": {"network_id": net["id"], "fixed_ips": [{"ip_address": "10.9.0.5"}]}},
+    )
+    _error(nowhere, 400, "InvalidInput")
+    bare = _port(network_client, network_id=net["id"], fixed_ips=[])
+    assert bare["fixed_ips"] == [] and bare["ip_allocation"] == "none"
+    same_mac = network_client.post(
+        "/v2.0/ports", json={"port": {"network_id": net["id"], "mac_address": port["mac_address"]}}
+    )
+    _error(same_mac, 409, "MacAddressInUse")
+    bad_mac = network_client.post(
+        "/v2.0/ports", json={"port": {"network_id": net["id"], "mac_address": "01:00:5e:00:00:01"}}
+    )
+    _error(bad_mac, 400, "InvalidInput")
+    # .3, .4 and .6 are left: three more ports, then the pool is exhausted.
+    for _ in range(3):
+        _port(network_client, network_id=net["id"])
+    full = network_client.post("/v2.0/ports", json={"port": {"network_id": net["id"]}})
+    _error(full, 409, "IpAddressGenerationFailure")
+    found = network_client.get("/v2.0/ports", params={"device_id": "vm1"}).json()["ports"]
+    assert [p["id"] for p in found] == [port["id"]]
+    by_ip = network_client.get("/v2.0/ports", params={"fixed_ips": "ip_address=10.0.0.5"}).json()
+    assert [p["id"] for p in by_ip["ports"]] == [second["id"]]
+    assert network_client.delete(f"/v2.0/ports/{second['id']}").status_code == 204
+    availability = network_client.get(f"/v2.0/network-ip-availabilities/{net['id']}").json()
+    assert availability["network_ip_availability"]["used_ips"] == 4
+
+
+def _qos(client: httpx.Client, kbps: int = 1000, kpps: int = 0) -> str:
+    policy = _post(client, "/v2.0/qos/policies", "policy", name=f"bw{kbps}")
+    _post(client, f"/v2.0/qos/policies/{policy['id']}/minimum_bandwidth_rules",
+          "minimum_bandwidth_rule", min_kbps=kbps, direction="egress")  # fmt: skip
+    if kpps:
+        _post(client, f"/v2.0/qos/policies/{policy['id']}/minimum_packet_rate_rules",
+              "minimum_packet_rate_rule", min_kpps=kpps, direction="any")  # fmt: skip
+    return str(policy["id"])
+
+
+def test_resource_request_from_the_port_or_network_policy(
+    network_service: NetworkService, network_client: httpx.Client, flat: dict[str, Any]
+) -> None:
+    net = flat["network"]
+    policy = _qos(network_client, 1000, 100)
+    port = _port(network_client, network_id=net["id"], qos_policy_id=policy)
+    request = port["resource_request"]
+    bandwidth, packet_rate = request["request_groups"]
+    assert bandwidth["resources"] == {"NET_BW_EGR_KILOBIT_PER_SEC": 1000}
+    assert sorted(bandwidth["required"]) == ["CUSTOM_PHYSNET_PUBLIC", "CUSTOM_VNIC_TYPE_NORMAL"]
+    assert packet_rate == {
+        "id": packet_rate["id"], "required": ["CUSTOM_VNIC_TYPE_NORMAL"],
+        "resources": {"NET_PACKET_RATE_KILOPACKET_PER_SEC": 100},
+    }  # fmt: skip
+    assert request["same_subtree"] == [bandwidth["id"], packet_rate["id"]]
+    again = network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]["resource_request"]
+    assert again == request
+    network_policy = _qos(network_client, 2000)
+    network_client.put(
+        f"/v2.0/networks/{net['id']}", json={"network": {"qos_policy_id": network_policy}}
+    )
+    plain = _port(network_client, network_id=net["id"], **{"binding:vnic_type": "direct"})
+    (group,) = plain["resource_request"]["request_groups"]
+    assert group["resources"] == {"NET_BW_EGR_KILOBIT_PER_SEC": 2000}
+    assert "CUSTOM_VNIC_TYPE_DIRECT" in group["required"]
+    assert plain["qos_network_policy_id"] == network_policy
+    with network_client_for(network_service, "admin:admin") as owner:
+        shown = owner.get(f"/v2.0/ports/{plain['id']}").json()["port"]
+    with network_client_for(network_service, "alice") as alice:
+        assert alice.get(f"/v2.0/ports/{plain['id']}").status_code == 404
+    assert "resource_request" in shown
+
+
+def test_binding_needs_an_agent_and_the_allocation_of_its_request(
+    network_client: httpx.Client, flat: dict[str, Any]
+) -> None:
+    net = flat["network"]
+    port = _port(network_client, network_id=net["id"], qos_policy_id=_qos(network_client))
+    (group,) = port["resource_request"]["request_groups"]
+    nobody = network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
+    )
+    assert "no-agent" in _error(nobody, 409, "PortBindingError")
+    _agent(network_client, OVS, "cn1", {
+        "bridge_mappings": {"public": "br-ex"},
+        "resource_provider_bandwidths": {"br-ex": {"egress": 10000, "ingress": 10000}},
+    })  # fmt: skip
+    missing = network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
+    )
+    assert "allocation-missing" in _error(missing, 409, "PortBindingError")
+    agent_rp = provider_uuid("cn1:Open vSwitch agent")
+    wrong = network_client.put(
+        f"/v2.0/ports/{port['id']}",
+        json={
+            "port": {
+                "binding:host_id": "cn1",
+                "binding:profile": {"allocation": {group["id"]: agent_rp}},
+            }
+        },
+    )
+    assert "allocation-wrong-provider" in _error(wrong, 409, "PortBindingError")
+    unchanged = network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
+    assert (unchanged["binding:host_id"], unchanged["binding:profile"]) == ("", {})
+    bridge = provider_uuid("cn1:Open vSwitch agent:br-ex")
+    bound = network_client.put(
+        f"/v2.0/ports/{port['id']}",
+        json={
+            "port": {
+                "binding:host_id": "cn1",
+                "binding:profile": {"allocation": {group["id"]: bridge}},
+            }
+        },
+    ).json()["port"]
+    assert (bound["binding:host_id"], bound["binding:vif_type"], bound["status"]) == (
+        "cn1",
+        "ovs",
+        "DOWN",
+    )
+    assert bound["binding:profile"] == {"allocation": {group["id"]: bridge}}
+    active = network_client.put(f"/v2.0/ports/{port['id']}/bindings/cn1/activate")
+    assert active.status_code == 200, active.text
+    assert network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]["status"] == "ACTIVE"
+    other = _qos(network_client, 5000)
+    change = network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"qos_policy_id": other}}
+    )
+    _error(change, 409, "QosPolicyChangeRefused")
+    unbound = network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": ""}}
+    )
+    assert unbound.json()["port"]["binding:vif_type"] == "unbound"
+    assert network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"qos_policy_id": other}}
+    ).is_success
+
+
+def test_sriov_ports_bind_to_the_nic_switch_agent(network_client: httpx.Client) -> None:
+    net = _post(
+        network_client, "/v2.0/networks", "network",
+        **{"provider:network_type": "vlan", "provider:physical_network": "physnet1",
+           "provider:segmentation_id": 42},
+    )  # fmt: skip
+    _agent(network_client, SRIOV, "cn1", {"device_mappings": {"physnet1": ["ens1f0"]}})
+    _agent(network_client, OVS, "cn1", {"bridge_mappings": {"physnet1": "br-1"}})
+    direct = _port(network_client, network_id=net["id"], **{"binding:vnic_type": "direct"})
+    bound = network_client.put(
+        f"/v2.0/ports/{direct['id']}", json={"port": {"binding:host_id": "cn1"}}
+    ).json()["port"]
+    assert bound["binding:vif_type"] == "hw_veb" and bound["binding:vif_details"]["vlan"] == "42"
+    normal = _port(network_client, network_id=net["id"])
+    assert (
+        network_client.put(
+            f"/v2.0/ports/{normal['id']}", json={"port": {"binding:host_id": "cn1"}}
+        ).json()["port"]["binding:vif_type"]
+        == "ovs"
+    )
+    macvtap_elsewhere = _port(
+        network_client, network_id=net["id"], **{"binding:vnic_type": "macvtap"}
+    )
+    _agent(network_client, OVS, "cn2", {"bridge_mappings": {"physnet1": "br-1"}})
+    refused = network_client.put(
+        f"/v2.0/ports/{macvtap_elsewhere['id']}", json={"port": {"binding:host_id": "cn2"}}
+    )
+    assert "vnic-type-unsupported" in _error(refused, 409, "PortBindingError")
+
+
+def test_routed_network_ports_take_their_address_at_binding(network_client: httpx.Client) -> None:
+    net = _post(
+        network_client, "/v2.0/networks", "network",
+        segments=[
+            {"provider:network_type": "vlan", "provider:physical_network": "rack1",
+             "provider:segmentation_id": 7},
+            {"provider:network_type": "vlan", "provider:physical_network": "rack2",
+             "provider:segmentation_id": 7},
+        ],
+    )  # fmt: skip
+    segs = network_client.get("/v2.0/segments", params={"network_id": net["id"]}).json()["segments"]
+    by_physnet = {s["physical_network"]: s["id"] for s in segs}
+    one = _post(network_client, "/v2.0/subnets", "subnet", network_id=net["id"], ip_version=4,
+                cidr="10.1.0.0/30", segment_id=by_physnet["rack1"])  # fmt: skip
+    two = _post(network_client, "/v2.0/subnets", "subnet", network_id=net["id"], ip_version=4,
+                cidr="10.2.0.0/24", segment_id=by_physnet["rack2"])  # fmt: skip
+    _agent(network_client, OVS, "cn1", {"bridge_mappings": {"rack1": "br-1"}})
+    _agent(network_client, OVS, "cn2", {"bridge_mappings": {"rack2": "br-2"}})
+    _agent(network_client, OVS, "cn3", {"bridge_mappings": {"rack9": "br-9"}})
+    first = _port(network_client, network_id=net["id"])
+    assert (first["ip_allocation"], first["fixed_ips"]) == ("deferred", [])
+    unreachable = network_client.put(
+        f"/v2.0/ports/{first['id']}", json={"port": {"binding:host_id": "cn3"}}
+    )
+    assert "segment-unreachable" in _error(unreachable, 409, "PortBindingError")
+    bound = network_client.put(
+        f"/v2.0/ports/{first['id']}", json={"port": {"binding:host_id": "cn1"}}
+    )
+    assert bound.json()["port"]["fixed_ips"] == [{"subnet_id": one["id"], "ip_address": "10.1.0.2"}]
+    # rack1's /30 had one address: the next port cannot bind there, but can on cn2.
+    second = _port(network_client, network_id=net["id"])
+    full = network_client.put(
+        f"/v2.0/ports/{second['id']}", json={"port": {"binding:host_id": "cn1"}}
+    )
+    assert "no-free-ip" in _error(full, 409, "PortBindingError")
+    assert network_client.get(f"/v2.0/ports/{second['id']}").json()["port"]["fixed_ips"] == []
+    elsewhere = network_client.put(
+        f"/v2.0/ports/{second['id']}", json={"port": {"binding:host_id": "cn2"}}
+    )
+    assert elsewhere.json()["port"]["fixed_ips"][0]["subnet_id"] == two["id"]
+    # Unbinding gives the deferred address back.
+    network_client.put(f"/v2.0/ports/{first['id']}", json={"port": {"binding:host_id": None}})
+    assert network_client.get(f"/v2.0/ports/{first['id']}").json()["port"]["fixed_ips"] == []
+    assert (
+        network_client.put(
+            f"/v2.0/ports/{second['id']}", json={"port": {"binding:host_id": ""}}
+        ).json()["port"]["fixed_ips"]
+        == []
+    )
+    assert network_client.put(
+        f"/v2.0/ports/{second['id']}", json={"port": {"binding:host_id": "cn1"}}
+    ).is_success
+
+
+def test_port_bindings_extension_moves_a_port(
+    network_client: httpx.Client, flat: dict[str, Any]
+) -> None:
+    net = flat["network"]
+    for host in ("cn1", "cn2"):
+        _agent(network_client, OVS, host, {"bridge_mappings": {"public": "br-ex"}})
+    port = _port(network_client, network_id=net["id"], **{"binding:host_id": "cn1"})
+    assert port["binding:host_id"] == "cn1"
+    created = network_client.post(
+        f"/v2.0/ports/{port['id']}/bindings", json={"binding": {"host": "cn2"}}
+    )
+    assert created.status_code == 201, created.text
+    assert created.json()["binding"]["status"] == "INACTIVE"
+    again = network_client.post(
+        f"/v2.0/ports/{port['id']}/bindings", json={"binding": {"host": "cn2"}}
+    )
+    _error(again, 409, "PortBindingAlreadyExists")
+    listed = network_client.get(f"/v2.0/ports/{port['id']}/bindings").json()["bindings"]
+    assert {(b["host"], b["status"]) for b in listed} == {("cn1", "ACTIVE"), ("cn2", "INACTIVE")}
+    assert network_client.put(f"/v2.0/ports/{port['id']}/bindings/cn2/activate").status_code == 200
+    moved = network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
+    assert (moved["binding:host_id"], moved["status"]) == ("cn2", "ACTIVE")
+    assert network_client.delete(f"/v2.0/ports/{port['id']}/bindings/cn1").status_code == 204
+    _error(network_client.get(f"/v2.0/ports/{port['id']}/bindings/cn1"), 404, "PortBindingNotFound")
+    _error(
+        network_client.put(f"/v2.0/ports/{port['id']}/bindings/cn9/activate"),
+        404,
+        "PortBindingNotFound",
+    )
+
+
+def test_binding_attributes_are_the_operators(
+    network_service: NetworkService, network_client: httpx.Client, flat: dict[str, Any]
+) -> None:
+    net = flat["network"]
+    network_client.put(f"/v2.0/networks/{net['id']}", json={"network": {"shared": True}})
+    with network_client_for(network_service, "alice") as alice:
+        mine = _port(alice, network_id=net["id"])
+        assert "binding:host_id" not in mine and "resource_request" not in mine
+        refused = alice.put(f"/v2.0/ports/{mine['id']}", json={"port": {"binding:host_id": "cn1"}})
+        _error(refused, 403, "NotAuthorized")
+        _error(alice.get(f"/v2.0/ports/{mine['id']}/bindings"), 403, "NotAuthorized")
+        assert alice.delete(f"/v2.0/ports/{mine['id']}").status_code == 204
+    _error(network_client.get("/v2.0/ports/nope"), 404, "PortNotFound")
+    _error(
+        network_client.post(
+            "/v2.0/ports", json={"port": {"network_id": net["id"], "binding:vnic_type": "x"}}
+        ),
+        400,
+        "InvalidInput",
+    )
