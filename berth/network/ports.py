@@ -14,7 +14,8 @@ import ipaddress
 import random
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -424,6 +425,29 @@ def _check_request_kept(conn: Connection, old: Mapping[str, Any], new: Mapping[s
     (before,) = resource_requests(conn, [old]).values()  # type: ignore[list-item]
     (after,) = resource_requests(conn, [new]).values()  # type: ignore[list-item]
     check_qos_policy_change(old["id"], old["binding_host"], before, after)
+
+
+@contextmanager
+def keeping_bound_requests(conn: Connection, port_ids: Sequence[str]) -> Iterator[None]:
+    """Refuse (409) whatever is done inside if it changes the resource request of a bound port
+    (a network's policy, a policy's rules): the port's allocation was made for the request it
+    had, and only the compute side may move allocations."""
+    bound = [r for r in store.list_visible(conn, None, {"id": list(port_ids)}) if r["binding_host"]]
+    before = resource_requests(conn, bound)
+    yield
+    after = resource_requests(
+        conn, store.list_visible(conn, None, {"id": [r["id"] for r in bound]})
+    )
+    for row in bound:
+        check_qos_policy_change(
+            row["id"], row["binding_host"], before[row["id"]], after.get(row["id"])
+        )
+
+
+def following_network_policy(conn: Connection, network_id: str) -> list[str]:
+    """The ports of a network whose QoS policy is the network's (they have none of their own)."""
+    rows = store.list_visible(conn, None, {"network_id": [network_id]})
+    return [r["id"] for r in rows if r["qos_policy_id"] is None]
 
 
 def _replace_addresses(conn: Connection, row: RowMapping, fixed: Any) -> None:

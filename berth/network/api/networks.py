@@ -7,7 +7,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from berth.network import exceptions, networks, policy, validate
+from berth.network import exceptions, networks, policy, ports, validate
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import networks as store
@@ -53,11 +53,14 @@ def create_network(req: NetworkRequest) -> Response:
 
 def update_network(req: NetworkRequest) -> Response:
     body = req.resource_body("network")
+    network_id = req.param("network_id")
     with req.service.db.write() as conn:
-        networks.update_network(
-            conn, req.context, req.service.settings, req.param("network_id"), body
+        following = (
+            ports.following_network_policy(conn, network_id) if "qos_policy_id" in body else []
         )
-    return _answer_network(req, req.param("network_id"), 200)
+        with ports.keeping_bound_requests(conn, following):
+            networks.update_network(conn, req.context, req.service.settings, network_id, body)
+    return _answer_network(req, network_id, 200)
 
 
 def delete_network(req: NetworkRequest) -> Response:

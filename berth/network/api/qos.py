@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
+
+from sqlalchemy.engine import Connection
 from starlette.responses import Response
 
-from berth.network import qos
+from berth.network import ports, qos
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import qos as store
@@ -98,28 +101,33 @@ class RuleHandlers:
 
     def create(self, req: NetworkRequest) -> Response:
         body = req.resource_body(self.kind.member)
-        with req.service.db.write() as conn:
-            rule_id = qos.create_rule(conn, req.context, req.param("policy_id"), self.kind, body)
+        policy_id = req.param("policy_id")
+        with req.service.db.write() as conn, _keeping_requests(conn, policy_id):
+            rule_id = qos.create_rule(conn, req.context, policy_id, self.kind, body)
         return self._answer(req, rule_id, 201)
 
     def update(self, req: NetworkRequest) -> Response:
         body = req.resource_body(self.kind.member)
         policy_id, rule_id = req.param("policy_id"), req.param("rule_id")
-        with req.service.db.write() as conn:
+        with req.service.db.write() as conn, _keeping_requests(conn, policy_id):
             qos.update_rule(conn, req.context, policy_id, self.kind, rule_id, body)
         return self._answer(req, rule_id, 200)
 
     def delete(self, req: NetworkRequest) -> Response:
-        with req.service.db.write() as conn:
-            qos.delete_rule(
-                conn, req.context, req.param("policy_id"), self.kind, req.param("rule_id")
-            )
+        policy_id = req.param("policy_id")
+        with req.service.db.write() as conn, _keeping_requests(conn, policy_id):
+            qos.delete_rule(conn, req.context, policy_id, self.kind, req.param("rule_id"))
         return req.no_content()
 
     def _answer(self, req: NetworkRequest, rule_id: str, status: int) -> Response:
         with req.service.db.read() as conn:
             row = qos.get_rule(conn, req.context, req.param("policy_id"), self.kind, rule_id)
         return req.respond({self.kind.member: qos.rule_view(row)}, status)
+
+
+def _keeping_requests(conn: Connection, policy_id: str) -> AbstractContextManager[None]:
+    """A rule change must not change what a bound port's allocation holds."""
+    return ports.keeping_bound_requests(conn, store.ports_using_policy(conn, policy_id))
 
 
 BANDWIDTH_LIMIT = RuleHandlers(qos.BANDWIDTH_LIMIT)

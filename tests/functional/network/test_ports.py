@@ -347,3 +347,46 @@ def test_binding_attributes_are_the_operators(
         400,
         "InvalidInput",
     )
+
+
+def test_policy_changes_that_move_a_bound_ports_request_are_refused(
+    network_client: httpx.Client, flat: dict[str, Any]
+) -> None:
+    net = flat["network"]
+    _agent(network_client, OVS, "cn1", {
+        "bridge_mappings": {"public": "br-ex"},
+        "resource_provider_bandwidths": {"br-ex": {"egress": 10000}},
+    })  # fmt: skip
+    policy = _qos(network_client, 1000)
+    network_client.put(f"/v2.0/networks/{net['id']}", json={"network": {"qos_policy_id": policy}})
+    port = _port(network_client, network_id=net["id"])
+    (group,) = port["resource_request"]["request_groups"]
+    bridge = provider_uuid("cn1:Open vSwitch agent:br-ex")
+    profile = {"allocation": {group["id"]: bridge}}
+    bound = network_client.put(
+        f"/v2.0/ports/{port['id']}",
+        json={"port": {"binding:host_id": "cn1", "binding:profile": profile}},
+    )
+    assert bound.is_success, bound.text
+    rules = network_client.get(f"/v2.0/qos/policies/{policy}/minimum_bandwidth_rules").json()
+    (rule,) = rules["minimum_bandwidth_rules"]
+    path = f"/v2.0/qos/policies/{policy}/minimum_bandwidth_rules/{rule['id']}"
+    _error(
+        network_client.put(path, json={"minimum_bandwidth_rule": {"min_kbps": 2000}}),
+        409,
+        "QosPolicyChangeRefused",
+    )
+    _error(network_client.delete(path), 409, "QosPolicyChangeRefused")
+    limit = network_client.post(
+        f"/v2.0/qos/policies/{policy}/bandwidth_limit_rules",
+        json={"bandwidth_limit_rule": {"max_kbps": 5000}},
+    )
+    assert limit.status_code == 201, limit.text  # a limit asks nothing of Placement
+    other = _qos(network_client, 3000)
+    moved = network_client.put(
+        f"/v2.0/networks/{net['id']}", json={"network": {"qos_policy_id": other}}
+    )
+    _error(moved, 409, "QosPolicyChangeRefused")
+    assert network_client.get(path).json()["minimum_bandwidth_rule"]["min_kbps"] == 1000
+    network_client.put(f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": ""}})
+    assert network_client.put(path, json={"minimum_bandwidth_rule": {"min_kbps": 2000}}).is_success
