@@ -16,6 +16,11 @@ OVERLAY_TYPES: Final = ("vxlan", "geneve")
 AgentType = Literal["Open vSwitch agent", "NIC Switch agent"]
 OVS_AGENT: Final = "Open vSwitch agent"
 SRIOV_AGENT: Final = "NIC Switch agent"
+# The program names real agents of each kind report.
+AGENT_BINARIES: Final[Mapping[str, str]] = {
+    OVS_AGENT: "neutron-openvswitch-agent",
+    SRIOV_AGENT: "neutron-sriov-nic-agent",
+}
 # The VNIC types each kind of agent binds when its configuration does not narrow them.
 DEFAULT_VNIC_TYPES: Final[Mapping[str, tuple[str, ...]]] = {
     OVS_AGENT: ("normal",),
