@@ -131,6 +131,28 @@ class NetworkSettings(BaseModel):
     )
 
 
+class ComputeSettings(BaseModel):
+    """The compute service: its API, conductors, scheduler and host agents."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = Field("127.0.0.1", description="Address the Compute API listens on.")
+    port: int = Field(8774, description="TCP port of the Compute API.")
+    api_database_url: str | None = Field(
+        None,
+        description="SQLAlchemy URL of the compute API database (cells, mappings, flavors, "
+        "build requests); default: a SQLite file in data_dir.",
+    )
+    cell0_database_url: str | None = Field(
+        None,
+        description="SQLAlchemy URL of cell0, where servers that never got a host are kept; "
+        "default: a SQLite file in data_dir.",
+    )
+    default_availability_zone: str = Field(
+        "nova", description="The availability zone of hosts in no zone-carrying aggregate."
+    )
+
+
 class Settings(BaseSettings):
     """Berth's settings."""
 
@@ -142,6 +164,7 @@ class Settings(BaseSettings):
     log_level: str = Field("INFO", description="Python logging level of the services.")
     placement: PlacementSettings = Field(default_factory=PlacementSettings)
     network: NetworkSettings = Field(default_factory=NetworkSettings)
+    compute: ComputeSettings = Field(default_factory=ComputeSettings)
 
     @field_validator("data_dir")
     @classmethod
@@ -161,6 +184,12 @@ class Settings(BaseSettings):
 
     def placement_database_url(self) -> str:
         return self.placement.database_url or f"sqlite:///{self.data_dir / 'placement.db'}"
+
+    def compute_api_database_url(self) -> str:
+        return self.compute.api_database_url or f"sqlite:///{self.data_dir / 'compute_api.db'}"
+
+    def cell0_database_url(self) -> str:
+        return self.compute.cell0_database_url or f"sqlite:///{self.data_dir / 'cell0.db'}"
 
     def network_database_url(self) -> str:
         return self.network.database_url or f"sqlite:///{self.data_dir / 'network.db'}"

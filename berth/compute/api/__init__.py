@@ -1,0 +1,1 @@
+"""The Compute v2.1 HTTP API: request plumbing and one module per resource."""

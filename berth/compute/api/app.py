@@ -1,0 +1,112 @@
+"""The Compute ASGI application: request id, authentication, microversion, routing, faults."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from sqlalchemy.exc import DataError
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from berth.common import auth, routing
+from berth.compute import exceptions
+from berth.compute.api import microversion
+from berth.compute.api.request import JSON, ComputeRequest, dumps, error_document
+from berth.compute.api.routes import ROUTES, Handler
+from berth.compute.service import ComputeService
+
+LOG = logging.getLogger(__name__)
+_ANONYMOUS = ("/", "/v2.1")
+
+
+class ComputeApp:
+    """A pure ASGI app; handlers run in worker threads because storage is synchronous."""
+
+    def __init__(self, service: ComputeService) -> None:
+        self.service = service
+        self.router: routing.Router[Handler] = routing.Router(ROUTES)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        request = Request(scope, receive)
+        response = await self._respond(request, scope)
+        await response(scope, receive, send)
+
+    async def _respond(self, request: Request, scope: Scope) -> Response:
+        request_id = f"req-{uuid.uuid4()}"
+        path = scope["path"]
+        root_path = scope.get("root_path", "")
+        if root_path and path.startswith(root_path):
+            path = path[len(root_path) :] or "/"
+        version = None
+        try:
+            anonymous = path.rstrip("/") in ("", *_ANONYMOUS)
+            context = (
+                auth.anonymous(request_id)
+                if anonymous
+                else auth.noauth2(request.headers, request_id)
+            )
+            version = microversion.negotiate(request.headers)
+            handler, params = self.router.match(request.method, path)
+            req = ComputeRequest(
+                method=request.method,
+                path=path,
+                path_params=params,
+                query_items=request.query_params.multi_items(),
+                body=await request.body(),
+                context=context,
+                version=version,
+                service=self.service,
+                base_url=str(request.base_url).rstrip("/"),
+            )
+            response = await run_in_threadpool(handler, req)
+        except auth.Unauthenticated as exc:
+            response = _error(exceptions.Unauthorized(str(exc)))
+        except routing.MethodNotAllowed as exc:
+            response = _error(
+                exceptions.MethodNotAllowed(str(exc)), {"allow": ", ".join(exc.allowed)}
+            )
+        except routing.NoRoute:
+            response = _error(exceptions.NotFound("The resource could not be found."))
+        except Exception as exc:  # every failure is answered in the API's error format
+            response = _error(_as_refusal(exc))
+        response.headers["x-openstack-request-id"] = request_id
+        response.headers["x-compute-request-id"] = request_id
+        if version is not None:
+            response.headers.update(microversion.headers_for(version))
+        return response
+
+
+def _as_refusal(exc: Exception) -> exceptions.ComputeError:
+    if isinstance(exc, exceptions.ComputeError):
+        return exc
+    if isinstance(exc, DataError):
+        LOG.info("refused a value the database cannot store: %s", exc.orig)
+        return exceptions.BadRequest("The request holds a value the database cannot store.")
+    LOG.exception("unexpected error while serving a request")
+    return exceptions.ComputeError("An unexpected error occurred; the server log has the details.")
+
+
+def _error(error: exceptions.ComputeError, headers: dict[str, str] | None = None) -> Response:
+    return Response(
+        dumps(error_document(error)), status_code=error.status, media_type=JSON, headers=headers
+    )
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def build_app(service: ComputeService) -> ComputeApp:
+    return ComputeApp(service)

@@ -1,0 +1,52 @@
+"""The Compute API's microversions: the range served, and the versions whose behaviour Berth
+implements differently from the one before (each named where it is used)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import microversion_parse
+
+from berth.compute import exceptions
+
+SERVICE_TYPE = "compute"
+MIN = "2.1"
+# Up to 2.64 every change that touches the resources Berth serves is implemented; the versions
+# between change resources Berth does not have (keypairs, volumes, migrations lists...).
+MAX = "2.64"
+VERSIONS = [f"2.{minor}" for minor in range(1, 65)]
+LEGACY_HEADER = "x-openstack-nova-api-version"
+
+NETWORKS_AUTO_NONE = (2, 37)  # networks is required: a list, "auto" or "none"
+FLAVOR_IN_SERVER = (2, 47)  # a server shows its flavor's values, not a link
+SERVER_GROUP_POLICY_RULES = (2, 64)  # one "policy" and "rules" instead of "policies"
+
+Version = microversion_parse.Version
+
+
+def negotiate(headers: Mapping[str, str]) -> Version:
+    """The version a request asks for: the minimum when absent, the maximum for 'latest'."""
+    asked = microversion_parse.get_version(
+        dict(headers), SERVICE_TYPE, legacy_headers=[LEGACY_HEADER]
+    )
+    if asked is None:
+        asked = MIN
+    try:
+        return microversion_parse.extract_version(
+            {"openstack-api-version": f"{SERVICE_TYPE} {asked}"}, SERVICE_TYPE, VERSIONS
+        )
+    except TypeError as exc:
+        raise exceptions.BadRequest(f"Invalid API version request: {exc}") from exc
+    except ValueError:
+        raise exceptions.VersionNotAcceptable(
+            f"Version {asked} is not supported by the API. Minimum is {MIN} and maximum is {MAX}."
+        ) from None
+
+
+def headers_for(version: Version) -> dict[str, str]:
+    value = f"{version.major}.{version.minor}"
+    return {
+        "openstack-api-version": f"{SERVICE_TYPE} {value}",
+        "x-openstack-nova-api-version": value,
+        "vary": "OpenStack-API-Version, X-OpenStack-Nova-API-Version",
+    }

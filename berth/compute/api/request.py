@@ -1,0 +1,78 @@
+"""What a compute handler sees of an HTTP request (see ``berth.network.api.request`` for the
+same shape): read the body or the query, call the domain, answer with ``respond``. Refusals are
+``berth.compute.exceptions``, answered in one place (``app``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from starlette.responses import Response
+
+from berth.common.context import RequestContext
+from berth.compute import exceptions
+from berth.compute.api.microversion import Version
+
+if TYPE_CHECKING:
+    from berth.compute.service import ComputeService
+
+JSON = "application/json"
+
+
+@dataclass
+class ComputeRequest:
+    method: str
+    path: str
+    path_params: dict[str, str]
+    query_items: list[tuple[str, str]]
+    body: bytes
+    context: RequestContext
+    version: Version
+    service: ComputeService
+    base_url: str = ""
+
+    @property
+    def is_admin(self) -> bool:
+        return self.context.is_admin or "service" in self.context.roles
+
+    @property
+    def project_id(self) -> str:
+        return self.context.project_id or ""
+
+    def param(self, name: str) -> str:
+        return self.path_params[name]
+
+    def at_least(self, version: tuple[int, int]) -> bool:
+        return self.version.matches(version)
+
+    def json_body(self) -> Any:
+        if not self.body:
+            raise exceptions.BadRequest("The request has no body; a JSON document was expected.")
+        try:
+            return orjson.loads(self.body)
+        except orjson.JSONDecodeError as exc:
+            raise exceptions.BadRequest(f"Malformed request body: {exc}") from None
+
+    def resource_body(self, key: str) -> dict[str, Any]:
+        body = self.json_body()
+        if not isinstance(body, dict) or not isinstance(body.get(key), dict):
+            raise exceptions.BadRequest(f"Invalid input: a JSON object under '{key}' is required.")
+        return dict(body[key])
+
+    def respond(
+        self, body: Any, status: int = 200, headers: dict[str, str] | None = None
+    ) -> Response:
+        return Response(dumps(body), status_code=status, media_type=JSON, headers=headers)
+
+    def no_content(self, status: int = 204) -> Response:
+        return Response(status_code=status)
+
+
+def dumps(body: Any) -> bytes:
+    # Stored times are naive UTC to the second: shown as "2026-11-23T08:57:27Z".
+    return orjson.dumps(body, option=orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z)
+
+
+def error_document(error: exceptions.ComputeError) -> dict[str, Any]:
+    return {error.key: {"code": error.status, "message": str(error)}}
