@@ -1,4 +1,5 @@
-"""Start a real ``berth serve placement`` process on a free port, for tests that need sockets."""
+"""Start a real ``berth serve placement`` or ``berth serve network`` process on a free port, for
+tests that need sockets."""
 
 from __future__ import annotations
 
@@ -25,9 +26,26 @@ def free_port() -> int:
 @contextmanager
 def running_placement(database_url: str, *extra: str, workers: int = 1) -> Iterator[str]:
     """The base URL of a placement server that is up; it is stopped with SIGTERM afterwards."""
+    with _running("placement", database_url, extra, workers) as url:
+        yield url
+
+
+@contextmanager
+def running_network(database_url: str, *extra: str, workers: int = 1) -> Iterator[str]:
+    """The base URL of a network server (the Networking API) that is up; it is stopped with
+    SIGTERM afterwards. ``extra`` are more options of ``berth serve network``."""
+    with _running("network", database_url, extra, workers) as url:
+        yield url
+
+
+@contextmanager
+def _running(
+    service: str, database_url: str, extra: tuple[str, ...], workers: int
+) -> Iterator[str]:
+    """``berth serve <service>`` on a free port until the block ends; it must stop cleanly."""
     port = free_port()
     cmd = [
-        sys.executable, "-m", "berth.cli", "serve", "placement",
+        sys.executable, "-m", "berth.cli", "serve", service,
         "--host", "127.0.0.1", "--port", str(port),
         "--database-url", database_url, "--workers", str(workers), *extra,
     ]  # fmt: skip
@@ -41,7 +59,7 @@ def running_placement(database_url: str, *extra: str, workers: int = 1) -> Itera
         )
         url = f"http://127.0.0.1:{port}"
         try:
-            _wait_until_up(url, proc, log)
+            _wait_until_up(service, url, proc, log)
             yield url
         finally:
             if proc.poll() is None:
@@ -53,7 +71,7 @@ def running_placement(database_url: str, *extra: str, workers: int = 1) -> Itera
                 raise
         output = _read(log)
     if proc.returncode != 0 or "Finished server process" not in output:
-        raise AssertionError(f"placement did not stop cleanly ({proc.returncode}):\n{output}")
+        raise AssertionError(f"{service} did not stop cleanly ({proc.returncode}):\n{output}")
 
 
 def _read(log: IO[bytes]) -> str:
@@ -61,15 +79,16 @@ def _read(log: IO[bytes]) -> str:
     return log.read().decode()
 
 
-def _wait_until_up(url: str, proc: subprocess.Popen[bytes], log: IO[bytes]) -> None:
+def _wait_until_up(service: str, url: str, proc: subprocess.Popen[bytes], log: IO[bytes]) -> None:
+    """Until the root document (which needs no token in either service) answers."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             output = _read(log)
-            raise AssertionError(f"placement did not start:\n{output}")
+            raise AssertionError(f"{service} did not start:\n{output}")
         try:
             httpx.get(url + "/", timeout=1).raise_for_status()
             return
         except httpx.HTTPError:
             time.sleep(0.1)
-    raise AssertionError("placement did not answer within 30 s")
+    raise AssertionError(f"{service} did not answer within 30 s")

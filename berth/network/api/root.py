@@ -6,8 +6,12 @@ from starlette.responses import Response
 
 from berth.network.api.request import NetworkRequest
 
-COLLECTIONS = ("networks", "segments", "subnets", "ports", "agents", "qos/policies",
-               "network-ip-availabilities", "extensions")  # fmt: skip
+# Each collection under /v2.0 and the name of one of its members (the key of a show's body).
+COLLECTIONS = {
+    "networks": "network", "segments": "segment", "subnets": "subnet", "ports": "port",
+    "agents": "agent", "qos/policies": "policy",
+    "network-ip-availabilities": "network_ip_availability", "extensions": "extension",
+}  # fmt: skip
 
 
 def versions(req: NetworkRequest) -> Response:
@@ -18,10 +22,10 @@ def versions(req: NetworkRequest) -> Response:
 def resources(req: NetworkRequest) -> Response:
     found = [
         {
-            "name": collection.rsplit("/", 1)[-1].rstrip("s"),
+            "name": name,
             "collection": collection,
             "links": [{"href": f"{req.base_url}/v2.0/{collection}", "rel": "self"}],
         }
-        for collection in COLLECTIONS
+        for collection, name in COLLECTIONS.items()
     ]
     return req.respond({"resources": found})
