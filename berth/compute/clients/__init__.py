@@ -1,0 +1,1 @@
+"""The compute service's clients of the Placement and network services: HTTP, or in process."""

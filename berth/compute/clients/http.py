@@ -1,0 +1,37 @@
+"""How the compute service reaches another service: over HTTP, or in process through the same
+client code (an ASGI app called without sockets, as the all-in-one mode does)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from a2wsgi import ASGIMiddleware
+
+
+class ServiceUnavailable(Exception):
+    """The other service did not answer, or answered with a server error."""
+
+
+def http_client(base_url: str, token: str, timeout: float = 30.0) -> httpx.Client:
+    return httpx.Client(
+        base_url=base_url.rstrip("/"), headers={"x-auth-token": token}, timeout=timeout
+    )
+
+
+def in_process_client(app: Any, token: str, base_url: str = "http://in-process") -> httpx.Client:
+    """A client of an ASGI app in this process; the app runs on a2wsgi's own event loop."""
+    transport = httpx.WSGITransport(app=ASGIMiddleware(app))
+    return httpx.Client(transport=transport, base_url=base_url, headers={"x-auth-token": token})
+
+
+def call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    """One request; a transport failure or a 5xx becomes ServiceUnavailable, anything else is
+    for the caller to read."""
+    try:
+        answer = client.request(method, path, **kwargs)
+    except httpx.HTTPError as exc:
+        raise ServiceUnavailable(f"{method} {path}: {exc}") from exc
+    if answer.status_code >= 500:
+        raise ServiceUnavailable(f"{method} {path}: {answer.status_code} {answer.text[:500]}")
+    return answer

@@ -1,0 +1,88 @@
+"""What the compute service asks of the network service: ports before scheduling, bindings after.
+
+The compute service acts as a service (admin) on the user's behalf: it creates ports in the
+user's project, and only it sets ``binding:*``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from berth.compute.clients.http import call
+
+
+class NetworkError(Exception):
+    """The network service refused a request; ``kind`` is its NeutronError type."""
+
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+
+
+class BindingRefused(NetworkError):
+    """The port cannot be bound on that host (the message names the check and the host)."""
+
+
+class NetworkClient:
+    def __init__(self, client: httpx.Client) -> None:
+        self.client = client
+
+    def _answer(self, answer: httpx.Response, key: str | None) -> Any:
+        if answer.is_success:
+            return answer.json()[key] if key else None
+        try:
+            error = answer.json()["NeutronError"]
+            kind, message = str(error["type"]), str(error["message"])
+        except (ValueError, KeyError, TypeError):
+            kind, message = "Unknown", answer.text[:500]
+        cls = BindingRefused if kind == "PortBindingError" else NetworkError
+        raise cls(answer.status_code, kind, message)
+
+    def network(self, network_id: str) -> dict[str, Any]:
+        return self._answer(call(self.client, "GET", f"/v2.0/networks/{network_id}"), "network")  # type: ignore[no-any-return]
+
+    def segments(self, network_id: str) -> list[dict[str, Any]]:
+        answer = call(self.client, "GET", "/v2.0/segments", params={"network_id": network_id})
+        return self._answer(answer, "segments")  # type: ignore[no-any-return]
+
+    def port(self, port_id: str) -> dict[str, Any]:
+        return self._answer(call(self.client, "GET", f"/v2.0/ports/{port_id}"), "port")  # type: ignore[no-any-return]
+
+    def ports(self, **filters: str) -> list[dict[str, Any]]:
+        return self._answer(call(self.client, "GET", "/v2.0/ports", params=filters), "ports")  # type: ignore[no-any-return]
+
+    def create_port(self, network_id: str, project_id: str, **attributes: Any) -> dict[str, Any]:
+        body = {"network_id": network_id, "project_id": project_id, **attributes}
+        return self._answer(call(self.client, "POST", "/v2.0/ports", json={"port": body}), "port")  # type: ignore[no-any-return]
+
+    def update_port(self, port_id: str, **attributes: Any) -> dict[str, Any]:
+        answer = call(self.client, "PUT", f"/v2.0/ports/{port_id}", json={"port": attributes})
+        return self._answer(answer, "port")  # type: ignore[no-any-return]
+
+    def bind(
+        self, port_id: str, host: str, allocation: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Bind the port to ``host``; the allocation maps its request groups to providers."""
+        profile = {"allocation": dict(allocation)} if allocation else {}
+        return self.update_port(port_id, **{"binding:host_id": host, "binding:profile": profile})
+
+    def unbind(self, port_id: str) -> None:
+        """Forget the binding (a deferred address goes back); a port gone already is fine."""
+        try:
+            self.update_port(port_id, **{"binding:host_id": "", "binding:profile": {}})
+        except NetworkError as exc:
+            if exc.status != 404:
+                raise
+
+    def activate(self, port_id: str, host: str) -> None:
+        answer = call(self.client, "PUT", f"/v2.0/ports/{port_id}/bindings/{host}/activate")
+        self._answer(answer, None)
+
+    def delete_port(self, port_id: str) -> None:
+        answer = call(self.client, "DELETE", f"/v2.0/ports/{port_id}")
+        if answer.status_code != 404:
+            self._answer(answer, None)

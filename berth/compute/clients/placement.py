@@ -1,0 +1,150 @@
+"""What the compute service asks of Placement: candidates, claims, and the compute nodes' providers.
+
+Claims carry the consumer generation they expect, so a claim never overwrites an allocation it
+did not see; a 409 is a lost race (another claim took the capacity, or the consumer moved) and
+the caller tries its next candidate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from berth.compute.clients.http import ServiceUnavailable, call
+
+MICROVERSION = "placement 1.39"
+
+
+class PlacementError(Exception):
+    """Placement refused a request the compute service had every reason to expect to succeed."""
+
+
+class PlacementClient:
+    def __init__(self, client: httpx.Client) -> None:
+        self.client = client
+        self.client.headers["openstack-api-version"] = MICROVERSION
+
+    def _ok(self, answer: httpx.Response, what: str) -> httpx.Response:
+        if not answer.is_success:
+            raise PlacementError(f"{what}: {answer.status_code} {answer.text[:500]}")
+        return answer
+
+    def allocation_candidates(self, params: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        answer = call(self.client, "GET", "/allocation_candidates", params=list(params))
+        return self._ok(answer, "GET /allocation_candidates").json()  # type: ignore[no-any-return]
+
+    def claim(
+        self,
+        consumer: str,
+        allocations: Mapping[str, Any],
+        project_id: str,
+        user_id: str,
+        consumer_generation: int | None = None,
+    ) -> bool:
+        """Write the consumer's allocations; False when Placement says another writer won."""
+        body = {
+            "allocations": allocations,
+            "project_id": project_id,
+            "user_id": user_id,
+            "consumer_generation": consumer_generation,
+            "consumer_type": "INSTANCE",
+        }
+        answer = call(self.client, "PUT", f"/allocations/{consumer}", json=body)
+        if answer.status_code == 409:
+            return False
+        self._ok(answer, f"PUT /allocations/{consumer}")
+        return True
+
+    def allocations(self, consumer: str) -> dict[str, Any]:
+        answer = call(self.client, "GET", f"/allocations/{consumer}")
+        return self._ok(answer, f"GET /allocations/{consumer}").json()  # type: ignore[no-any-return]
+
+    def release(self, consumer: str) -> None:
+        """Remove every allocation of the consumer; nothing to remove is fine (idempotent)."""
+        answer = call(self.client, "DELETE", f"/allocations/{consumer}")
+        if answer.status_code not in (204, 404):
+            self._ok(answer, f"DELETE /allocations/{consumer}")
+
+    # -- the compute nodes' providers (host agents report them) ----------------------------------
+
+    def provider(self, uuid: str) -> dict[str, Any] | None:
+        answer = call(self.client, "GET", f"/resource_providers/{uuid}")
+        if answer.status_code == 404:
+            return None
+        return self._ok(answer, f"GET /resource_providers/{uuid}").json()  # type: ignore[no-any-return]
+
+    def ensure_provider(self, uuid: str, name: str) -> dict[str, Any]:
+        found = self.provider(uuid)
+        if found is not None:
+            return found
+        answer = call(self.client, "POST", "/resource_providers", json={"uuid": uuid, "name": name})
+        if answer.status_code == 409:
+            found = self.provider(uuid)
+            if found is not None:
+                return found
+        return self._ok(answer, "POST /resource_providers").json()  # type: ignore[no-any-return]
+
+    def set_inventories(self, uuid: str, inventories: Mapping[str, Mapping[str, Any]]) -> None:
+        """Replace the provider's inventories (retrying a generation race once)."""
+        for _ in range(3):
+            current = self._ok(
+                call(self.client, "GET", f"/resource_providers/{uuid}/inventories"),
+                "GET inventories",
+            ).json()
+            if current["inventories"] == inventories:
+                return
+            body = {
+                "inventories": inventories,
+                "resource_provider_generation": current["resource_provider_generation"],
+            }
+            answer = call(self.client, "PUT", f"/resource_providers/{uuid}/inventories", json=body)
+            if answer.status_code != 409 or "generation" not in answer.text:
+                self._ok(answer, f"PUT /resource_providers/{uuid}/inventories")
+                return
+        raise PlacementError(f"inventories of {uuid} kept changing under us")
+
+    def update_traits(self, uuid: str, add: set[str], remove: set[str]) -> None:
+        """Add and remove traits, keeping those others put there (the network's, an operator's)."""
+        for _ in range(3):
+            current = self._ok(
+                call(self.client, "GET", f"/resource_providers/{uuid}/traits"), "GET traits"
+            ).json()
+            wanted = (set(current["traits"]) | add) - remove
+            if wanted == set(current["traits"]):
+                return
+            for trait in sorted(add):
+                if trait.startswith("CUSTOM_"):
+                    call(self.client, "PUT", f"/traits/{trait}")
+            body = {
+                "traits": sorted(wanted),
+                "resource_provider_generation": current["resource_provider_generation"],
+            }
+            answer = call(self.client, "PUT", f"/resource_providers/{uuid}/traits", json=body)
+            if answer.status_code != 409:
+                self._ok(answer, f"PUT /resource_providers/{uuid}/traits")
+                return
+        raise PlacementError(f"traits of {uuid} kept changing under us")
+
+    def update_aggregates(self, uuid: str, add: set[str], remove: set[str]) -> None:
+        """Add and remove aggregates, keeping the others (routed segments' are the network's)."""
+        for _ in range(3):
+            current = self._ok(
+                call(self.client, "GET", f"/resource_providers/{uuid}/aggregates"), "GET aggregates"
+            ).json()
+            wanted = (set(current["aggregates"]) | add) - remove
+            if wanted == set(current["aggregates"]):
+                return
+            body = {
+                "aggregates": sorted(wanted),
+                "resource_provider_generation": current["resource_provider_generation"],
+            }
+            answer = call(self.client, "PUT", f"/resource_providers/{uuid}/aggregates", json=body)
+            if answer.status_code != 409:
+                self._ok(answer, f"PUT /resource_providers/{uuid}/aggregates")
+                return
+        raise PlacementError(f"aggregates of {uuid} kept changing under us")
+
+
+__all__ = ["PlacementClient", "PlacementError", "ServiceUnavailable"]
