@@ -1,0 +1,109 @@
+"""The wire format: what a request and a reply are, whatever carries them.
+
+A request is a method name and keyword arguments; a reply is a value or an error. Both travel as JSON
+text, in-process too, so a message that would not survive a real broker fails at the sender here and
+now rather than in a deployment. The receiver works on its own decoded copy: a sender that changes a
+dict after casting it changes nothing on the other side, as over a network.
+
+Tuples arrive as lists, as they would from JSON. A dict key must be a string: JSON would turn ``1``
+into ``"1"`` silently, and the receiver would look it up in vain.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from berth.bus.errors import NoSuchMethod, RemoteError
+
+# An AMQP routing key is at most 255 bytes; a topic longer than that could not be routed there.
+MAX_TOPIC_BYTES = 255
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    kwargs: dict[str, Any]
+
+
+def check_topic(topic: str) -> None:
+    if not isinstance(topic, str) or not topic:
+        raise ValueError(f"a topic is a non-empty string, not {topic!r}")
+    if any(char.isspace() for char in topic) or len(topic.encode()) > MAX_TOPIC_BYTES:
+        raise ValueError(f"topic {topic!r}: no spaces, at most {MAX_TOPIC_BYTES} bytes")
+
+
+def encode_request(method: str, kwargs: dict[str, Any]) -> str:
+    """The request as JSON text; TypeError (or ValueError for NaN) names the argument JSON cannot carry."""
+    if not isinstance(method, str) or not method.isidentifier():
+        raise ValueError(f"a method name is an identifier, not {method!r}")
+    for name, value in kwargs.items():
+        _check_json(value, f"{method}({name}=…)", name, set())
+    return json.dumps({"method": method, "kwargs": kwargs})
+
+
+def decode_request(body: str) -> Request:
+    data = json.loads(body)
+    return Request(method=data["method"], kwargs=data["kwargs"])
+
+
+def encode_result(value: Any) -> str:
+    _check_json(value, "the reply", "value", set())
+    return json.dumps({"result": value})
+
+
+def encode_error(exc: BaseException) -> str:
+    """A method's failure, as a class name and a message.
+
+    A ``RemoteError`` from a call the method made itself passes on the original type and message,
+    so a caller two hops away can still tell a ``NoValidHost`` from anything else.
+    """
+    if isinstance(exc, RemoteError):
+        exc_type, message = exc.exc_type, exc.message
+    else:
+        exc_type, message = type(exc).__name__, str(exc)
+    return json.dumps({"error": {"kind": "remote", "type": exc_type, "message": message}})
+
+
+def encode_no_such_method(method: str) -> str:
+    return json.dumps({"error": {"kind": "no_such_method", "method": method}})
+
+
+def decode_reply(body: str) -> Any:
+    """The value the method returned, or its failure raised as ``RemoteError`` or ``NoSuchMethod``."""
+    data = json.loads(body)
+    error = data.get("error")
+    if error is None:
+        return data["result"]
+    if error["kind"] == "no_such_method":
+        raise NoSuchMethod(error["method"])
+    raise RemoteError(error["type"], error["message"])
+
+
+def _check_json(value: Any, where: str, path: str, open_containers: set[int]) -> None:
+    # bool is an int, and str and int subclasses (StrEnum, IntEnum) encode as their plain values.
+    if value is None or isinstance(value, str | int):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{where}: {path} is {value}, which JSON cannot carry")
+        return
+    if not isinstance(value, dict | list | tuple):
+        raise TypeError(
+            f"{where}: {path} is a {type(value).__name__}, which JSON cannot carry; "
+            "send only dicts, lists, strings, numbers, booleans and None"
+        )
+    if id(value) in open_containers:
+        raise ValueError(f"{where}: {path} contains itself")
+    open_containers.add(id(value))
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{where}: {path} has the key {key!r}; JSON keys are strings")
+            _check_json(item, where, f"{path}[{key!r}]", open_containers)
+    else:
+        for index, item in enumerate(value):
+            _check_json(item, where, f"{path}[{index}]", open_containers)
+    open_containers.discard(id(value))

@@ -1,0 +1,61 @@
+"""The blocking ``BusClient``, for threads other than the bus's event loop."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from berth.bus import BusClient, BusClosed, CallTimeout, InMemoryBus, RemoteError
+from tests.unit.bus.endpoints import Gate, Recorder, ThreadedRelay
+
+
+async def test_a_worker_thread_casts_and_calls() -> None:
+    async with InMemoryBus() as bus:
+        recorder = Recorder()
+        bus.serve("conductor", recorder)
+        client = BusClient(bus)
+
+        def in_a_thread() -> object:
+            client.cast("conductor", "note", n=1)
+            return client.call("conductor", "echo", hosts=["host1"])
+
+        assert await asyncio.to_thread(in_a_thread) == {"hosts": ["host1"]}
+        await recorder.received.reach(1)
+        assert recorder.received.entries == [{"n": 1}]
+
+
+async def test_errors_reach_the_calling_thread() -> None:
+    async with InMemoryBus() as bus:
+        gate = Gate()
+        bus.serve("conductor", Recorder())
+        bus.serve("scheduler", gate)
+        client = BusClient(bus)
+        with pytest.raises(TypeError, match="hosts is a set"):
+            await asyncio.to_thread(client.cast, "conductor", "note", hosts={"host1"})
+        with pytest.raises(RemoteError, match="FlavorNotFound"):
+            await asyncio.to_thread(client.call, "conductor", "fail", flavor="m1.tiny")
+        with pytest.raises(CallTimeout):
+            await asyncio.to_thread(client.call, "scheduler", "hold", timeout=0.01, item=1)
+        gate.opened.set()
+
+
+async def test_a_plain_method_calls_on_through_a_client() -> None:
+    async with InMemoryBus() as bus:
+        bus.serve("conductor", ThreadedRelay(BusClient(bus), to="scheduler"))
+        bus.serve("scheduler", Recorder())
+        assert await bus.call("conductor", "forward", item=7) == {"item": 7}
+
+
+async def test_a_client_refuses_to_block_its_own_loop() -> None:
+    async with InMemoryBus() as bus:
+        bus.serve("conductor", Recorder())
+        with pytest.raises(RuntimeError, match="await the bus"):
+            BusClient(bus).cast("conductor", "note")
+
+
+def test_a_client_of_a_closed_loop_says_the_bus_is_closed() -> None:
+    loop = asyncio.new_event_loop()
+    loop.close()
+    with pytest.raises(BusClosed):
+        BusClient(InMemoryBus(), loop).cast("conductor", "note")
