@@ -60,10 +60,10 @@ class NetworkApp:
             )
             response = await run_in_threadpool(handler, req)
         except auth.Unauthenticated as exc:
-            response = faults.error_response(_Unauthorized(str(exc)))
+            response = faults.error_response(exceptions.Unauthorized(str(exc)))
         except routing.MethodNotAllowed as exc:
             response = faults.error_response(
-                _MethodNotAllowed(str(exc)), headers={"allow": ", ".join(exc.allowed)}
+                exceptions.MethodNotAllowed(str(exc)), headers={"allow": ", ".join(exc.allowed)}
             )
         except routing.NoRoute:
             response = faults.error_response(
@@ -88,14 +88,6 @@ class NetworkApp:
                     await run_in_threadpool(reporter.stop)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
-
-
-class _Unauthorized(exceptions.NetworkServiceError):
-    status = 401
-
-
-class _MethodNotAllowed(exceptions.NetworkServiceError):
-    status = 405
 
 
 def build_app(service: NetworkService) -> NetworkApp:

@@ -85,6 +85,10 @@ def apply_update(
             f"Invalid input for binding:host_id. Reason: '{host}' is not a string."
         )
     profile = _profile(body, "binding:profile", row["binding_profile"])
+    if not host and "binding:host_id" not in body:
+        # A profile for a port not bound yet: kept for the binding to come.
+        store.update(conn, row["id"], {"binding_profile": profile})
+        return
     if not host:
         unbind(conn, row)
         return

@@ -22,8 +22,20 @@ class InvalidInput(BadRequest):
     pass
 
 
+class Unauthorized(NetworkServiceError):
+    """No credentials (401)."""
+
+    status = 401
+
+
 class NotAuthorized(NetworkServiceError):
+    """Credentials, but not the right to do this (403)."""
+
     status = 403
+
+
+class MethodNotAllowed(NetworkServiceError):
+    status = 405
 
 
 class NotFound(NetworkServiceError):

@@ -253,8 +253,10 @@ def get_visible(conn: Connection, context: RequestContext, port_id: str) -> RowM
     found = store.get(conn, port_id)
     if found is None:
         raise exceptions.PortNotFound(port_id)
+    # Its project and the network's owner see a port; others on a shared network do not.
     network = network_store.get_network(conn, found["network_id"])
-    if not policy.can_see(context, found["project_id"], bool(network and network["shared"])):
+    owners = {found["project_id"], network["project_id"] if network else None}
+    if not policy.is_privileged(context) and context.project_id not in owners:
         raise exceptions.PortNotFound(port_id)
     return found
 

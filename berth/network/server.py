@@ -35,7 +35,10 @@ def service_from_settings(settings: config.Settings) -> NetworkService:
             timeout=30,
         )
         service.reporter = PlacementReporter(
-            service.db, PlacementSync(client), network.placement_sync_interval
+            service.db,
+            PlacementSync(client),
+            network.placement_sync_interval,
+            network.agent_down_time,
         )
         service.on_change.append(service.reporter.wake)
     return service

@@ -63,7 +63,7 @@ def create_port(req: NetworkRequest) -> Response:
     settings = req.service.settings
     with req.service.db.write() as conn:
         port_id = ports.create_port(conn, req.context, settings, body)
-        if body.get("binding:host_id"):
+        if body.get("binding:host_id") or body.get("binding:profile"):
             row = store.get(conn, port_id)
             assert row is not None
             bindings.apply_update(conn, settings, row, body)

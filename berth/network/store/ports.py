@@ -43,14 +43,12 @@ def get_for_update(conn: Connection, port_id: str) -> RowMapping | None:
 def list_visible(
     conn: Connection, visible_to: str | None, equal: Mapping[str, list[str]] | None = None
 ) -> list[RowMapping]:
-    """Ports a project owns or on its shared networks (all when ``visible_to`` is None), narrowed
-    in SQL by equality filters on plain columns (``device_id``, ``network_id``...)."""
+    """Ports a project owns or that are on its networks (all when ``visible_to`` is None),
+    narrowed in SQL by equality filters on plain columns (``device_id``, ``network_id``...)."""
     query = sa.select(ports).order_by(ports.c.id)
     if visible_to is not None:
-        shared = sa.select(networks.c.id).where(networks.c.shared)
-        query = query.where(
-            sa.or_(ports.c.project_id == visible_to, ports.c.network_id.in_(shared))
-        )
+        owned = sa.select(networks.c.id).where(networks.c.project_id == visible_to)
+        query = query.where(sa.or_(ports.c.project_id == visible_to, ports.c.network_id.in_(owned)))
     for column, values in (equal or {}).items():
         query = query.where(ports.c[column].in_(values))
     return list(conn.execute(query).mappings())

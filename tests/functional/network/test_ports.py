@@ -390,3 +390,29 @@ def test_policy_changes_that_move_a_bound_ports_request_are_refused(
     assert network_client.get(path).json()["minimum_bandwidth_rule"]["min_kbps"] == 1000
     network_client.put(f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": ""}})
     assert network_client.put(path, json={"minimum_bandwidth_rule": {"min_kbps": 2000}}).is_success
+
+
+def test_ports_on_a_shared_network_are_seen_by_their_project_and_the_networks_owner(
+    network_service: NetworkService, network_client: httpx.Client
+) -> None:
+    net = _post(network_client, "/v2.0/networks", "network", shared=True, project_id="owner")
+    with network_client_for(network_service, "alice") as alice:
+        mine = _port(alice, network_id=net["id"])
+    with network_client_for(network_service, "bob") as bob:
+        assert bob.get(f"/v2.0/ports/{mine['id']}").status_code == 404
+        assert bob.get("/v2.0/ports").json()["ports"] == []
+    with network_client_for(network_service, "owner") as owner:
+        assert [p["id"] for p in owner.get("/v2.0/ports").json()["ports"]] == [mine["id"]]
+
+
+def test_a_binding_profile_given_before_the_host_is_kept(
+    network_client: httpx.Client, flat: dict[str, Any]
+) -> None:
+    profile = {"capabilities": ["switchdev"]}
+    port = _port(network_client, network_id=flat["network"]["id"], **{"binding:profile": profile})
+    assert (port["binding:profile"], port["binding:host_id"]) == (profile, "")
+    later = {"pci_slot": "0000:81:00.1"}
+    updated = network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"binding:profile": later}}
+    )
+    assert updated.json()["port"]["binding:profile"] == later

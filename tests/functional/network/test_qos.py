@@ -130,7 +130,7 @@ def test_policy_refusals(network_client: httpx.Client) -> None:
     )
     _error(read_only, 400, "BadRequest")
     _error(network_client.get("/v2.0/qos/policies/not-a-uuid"), 404, "QosPolicyNotFound")
-    _error(network_client.patch("/v2.0/qos/policies"), 405, "_MethodNotAllowed")
+    _error(network_client.patch("/v2.0/qos/policies"), 405, "MethodNotAllowed")
 
 
 def test_a_project_has_at_most_one_default_policy(network_client: httpx.Client) -> None:
