@@ -1,0 +1,121 @@
+"""Placement's answer as the scheduler uses it: one Candidate per allocation request, tied to the
+compute node (the root provider of the tree it draws from), and the free capacity per provider
+that the answer's provider summaries tell, so that the instances of one request do not count the
+same capacity twice.
+
+An allocation request (1.34)::
+
+    {"allocations": {RP: {"resources": {"VCPU": 1, ...}}, ...},
+     "mappings": {"": [ROOT], "<port group id>": [BW_RP]}}
+
+and the summaries (1.29)::
+
+    {RP: {"resources": {"VCPU": {"capacity": 16, "used": 4}},
+          "traits": [...], "root_provider_uuid": ROOT, "parent_provider_uuid": ...}}
+
+A candidate's compute node is the one root among its providers that is not a sharing provider
+(``MISC_SHARES_VIA_AGGREGATE``): a sharing provider (a storage pool) is a tree of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+__all__ = ["SHARING_TRAIT", "Candidate", "ProviderUsage", "parse_candidates"]
+
+LOG = logging.getLogger(__name__)
+SHARING_TRAIT: Final = "MISC_SHARES_VIA_AGGREGATE"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    # The compute node's provider uuid: how the candidate finds its HostState.
+    root: str
+    # Provider -> class -> amount.
+    allocations: Mapping[str, Mapping[str, int]]
+    # Suffix -> provider uuids (1.34); empty before.
+    mappings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # The allocation request exactly as Placement gave it (what a claim writes).
+    allocation_request: Mapping[str, Any] = field(default_factory=dict)
+    # The microversion the answer was asked at (how the claim must write it).
+    version: str = "1.35"
+    # Class -> amount taken from the compute node's own tree (not from sharing providers).
+    host_amounts: Mapping[str, int] = field(default_factory=dict)
+
+    def host_amount(self, rc: str) -> int:
+        return self.host_amounts.get(rc, 0)
+
+
+def parse_candidates(answer: Mapping[str, Any], version: str) -> list[Candidate]:
+    """Candidates of a ``GET /allocation_candidates`` answer in Placement's order. An
+    allocation request that does not land on exactly one compute node is logged and left out."""
+    summaries: Mapping[str, Mapping[str, Any]] = answer.get("provider_summaries") or {}
+    found = []
+    for request in answer.get("allocation_requests") or ():
+        allocations = {
+            rp: dict(body.get("resources") or {})
+            for rp, body in (request.get("allocations") or {}).items()
+        }
+        roots = {_root(rp, summaries) for rp in allocations if not _sharing(rp, summaries)}
+        if len(roots) != 1:
+            LOG.warning("allocation request on %d compute nodes ignored: %s", len(roots), request)
+            continue
+        [root] = roots
+        host_amounts: dict[str, int] = {}
+        for rp, amounts in allocations.items():
+            if _root(rp, summaries) == root:
+                for rc, n in amounts.items():
+                    host_amounts[rc] = host_amounts.get(rc, 0) + n
+        mappings = {s: tuple(rps) for s, rps in (request.get("mappings") or {}).items()}
+        found.append(Candidate(root, allocations, mappings, request, version, host_amounts))
+    return found
+
+
+def _root(rp: str, summaries: Mapping[str, Mapping[str, Any]]) -> str:
+    return str(summaries.get(rp, {}).get("root_provider_uuid") or rp)
+
+
+def _sharing(rp: str, summaries: Mapping[str, Mapping[str, Any]]) -> bool:
+    return SHARING_TRAIT in (summaries.get(rp, {}).get("traits") or ())
+
+
+class ProviderUsage:
+    """Free capacity per provider and class, from the summaries, less what this request's
+    earlier instances took. The same check decides whether a candidate still fits and what a
+    claim consumes, so the two cannot disagree. A provider or class the summaries do not
+    describe is not limited here (Placement's claim still is)."""
+
+    def __init__(self, free: Mapping[str, Mapping[str, int]] | None = None) -> None:
+        self._free = {rp: dict(amounts) for rp, amounts in (free or {}).items()}
+
+    @classmethod
+    def from_summaries(cls, summaries: Mapping[str, Mapping[str, Any]]) -> ProviderUsage:
+        return cls(
+            {
+                rp: {
+                    rc: int(v.get("capacity", 0)) - int(v.get("used", 0))
+                    for rc, v in (summary.get("resources") or {}).items()
+                }
+                for rp, summary in summaries.items()
+            }
+        )
+
+    def fits(self, candidate: Candidate) -> bool:
+        for rp, amounts in candidate.allocations.items():
+            for rc, n in amounts.items():
+                free = self.free(rp, rc)
+                if free is not None and free < n:
+                    return False
+        return True
+
+    def consume(self, candidate: Candidate) -> None:
+        for rp, amounts in candidate.allocations.items():
+            for rc, n in amounts.items():
+                if self.free(rp, rc) is not None:
+                    self._free[rp][rc] -= n
+
+    def free(self, rp: str, rc: str) -> int | None:
+        return self._free.get(rp, {}).get(rc)

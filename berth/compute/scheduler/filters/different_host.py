@@ -1,0 +1,26 @@
+"""DifferentHostFilter: with the ``different_host`` hint, the host must run none of the named
+instances.
+
+    with-instances   one of the named instances is on the host
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from berth.compute.scheduler.candidates import Candidate
+from berth.compute.scheduler.filters.base import HostFilter
+from berth.compute.scheduler.host_state import HostState
+from berth.compute.scheduler.request_spec import RequestSpec
+
+WITH_INSTANCES: Final = "with-instances"
+
+
+class DifferentHostFilter(HostFilter):
+    NAME = "DifferentHostFilter"
+    REASONS = frozenset({WITH_INSTANCES})
+
+    def check(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> str | None:
+        if not host.instances.isdisjoint(spec.hints.different_host):
+            return WITH_INSTANCES
+        return None

@@ -1,0 +1,312 @@
+"""Choosing hosts: Placement's candidates through the filters and weighers to one Selection per
+instance, plus alternates in the same cell.
+
+For each instance of the request, in order:
+
+1. **Hosts.** Candidates are grouped by compute node; a node without a HostState is dropped
+   (``HostState``/``unknown-host``), and so is a candidate whose capacity an earlier instance
+   of this request already took (``RequestCapacity``, from Placement's provider summaries).
+2. **Filters**, stage by stage in the configured order (``filters.run_filters``).
+3. **Weighers**: every surviving (host, candidate) gets the sum of its normalised, multiplied
+   weights. The options are shuffled with the request's seeded generator first, so equal weights
+   are ordered at random but reproducibly; then sorted, best first. A host ranks by its best
+   candidate.
+4. **Claim.** One of the ``host_subset_size`` best hosts is picked at random (same generator)
+   and its best candidate handed to ``claim``, the caller's atomic allocation write. On a
+   refusal (a conflict: the providers changed under us) that candidate is dropped for the rest
+   of the request and the pick is made again; a host with no candidate left is removed
+   (``Claim``/``conflict``).
+5. **Alternates**: the next best hosts *in the chosen host's cell*, one candidate each, up to
+   ``max_attempts - 1``. They are not claimed: a reschedule in the cell claims them.
+6. **Consume**: the chosen host's state and the providers' free capacity lose what the
+   instance took, and the instance joins the server group, so later instances of the request
+   see it (anti-affinity between them holds; soft affinity pulls them together).
+
+When an instance finds no host, NoValidHost carries the diagnosis of that pass and the
+selections already claimed for earlier instances, which the caller must release. The seed is
+logged and returned, so a decision can be replayed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from berth.compute.scheduler import diagnosis as diag
+from berth.compute.scheduler.candidates import Candidate, ProviderUsage
+from berth.compute.scheduler.config import SchedulerConfig
+from berth.compute.scheduler.diagnosis import Diagnosis, Recorder
+from berth.compute.scheduler.filters import build_pipeline, run_filters
+from berth.compute.scheduler.filters.pci_passthrough import vf_demand
+from berth.compute.scheduler.host_state import HostState
+from berth.compute.scheduler.placement_query import port_allocations
+from berth.compute.scheduler.request_spec import RequestSpec
+from berth.compute.scheduler.weighers import build_weighers, combine
+
+__all__ = [
+    "Claim",
+    "HostState",
+    "NoValidHost",
+    "Schedule",
+    "Scheduler",
+    "Selection",
+    "request_seed",
+    "select_destinations",
+]
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """A host for one instance, with the allocation to claim there and, per port, the provider
+    of each of its request groups (what the port's binding profile names)."""
+
+    instance_uuid: str
+    host: str
+    node: str
+    node_uuid: str
+    cell_uuid: str
+    # The allocation request as Placement gave it, as JSON text.
+    allocation_request: str
+    allocation_request_version: str
+    mappings: Mapping[str, tuple[str, ...]]
+    # Port id -> request group id -> provider uuid.
+    port_allocations: Mapping[str, Mapping[str, str]]
+    weight: float = 0.0
+
+    @property
+    def allocations(self) -> dict[str, Any]:
+        """Provider uuid -> {"resources": {class: amount}}, for the claim's body."""
+        return dict(json.loads(self.allocation_request)["allocations"])
+
+
+Claim = Callable[[Selection], bool]
+
+
+class NoValidHost(Exception):
+    """No host could take ``instance_uuid``; ``claimed`` are the earlier instances' chosen
+    selections, whose allocations the caller must release."""
+
+    def __init__(
+        self, instance_uuid: str, diagnosis: Diagnosis, claimed: Sequence[Selection] = ()
+    ) -> None:
+        super().__init__(diagnosis.render())
+        self.instance_uuid = instance_uuid
+        self.diagnosis = diagnosis
+        self.claimed = tuple(claimed)
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    # Per instance, in the request's order: the chosen selection, then its alternates.
+    selections: tuple[tuple[Selection, ...], ...]
+    seed: int
+    # Per instance, what each pass removed and why.
+    diagnoses: tuple[Diagnosis, ...]
+
+
+def request_seed(spec: RequestSpec) -> int:
+    """A seed derived from the request, so that replaying a request replays its choices."""
+    digest = hashlib.sha256("/".join(spec.instance_uuids).encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+@dataclass(slots=True)
+class _Ranked:
+    """One host in the ranking with its surviving candidates, best first."""
+
+    host: HostState
+    options: list[tuple[float, Candidate]]
+
+
+class Scheduler:
+    """The pipeline wired once from the configuration: filters in their order, weighers with
+    their multipliers."""
+
+    def __init__(self, config: SchedulerConfig | None = None) -> None:
+        self.config = config or SchedulerConfig()
+        self.filters = build_pipeline(self.config.enabled_filters)
+        self.weighers = build_weighers(self.config.weighers, self.config.weigher_multipliers)
+
+    def select_destinations(
+        self,
+        spec: RequestSpec,
+        candidates: Sequence[Candidate],
+        hosts: Iterable[HostState],
+        claim: Claim,
+        *,
+        provider_summaries: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> Schedule:
+        """Claim a host for every instance of ``spec``; raises NoValidHost (see the module)."""
+        seed = self.config.seed if self.config.seed is not None else request_seed(spec)
+        LOG.info(
+            "scheduling %d instance(s) %s over %d candidate(s), seed %d",
+            spec.num_instances,
+            ",".join(spec.instance_uuids),
+            len(candidates),
+            seed,
+        )
+        rng = random.Random(seed)
+        usage = ProviderUsage.from_summaries(provider_summaries or {})
+        by_node = {h.node_uuid: h for h in hosts}
+        roots = {c.root for c in candidates}
+        known = len(by_node.keys() | roots)
+        remaining = list(candidates)
+        chosen: list[Selection] = []
+        selections: list[tuple[Selection, ...]] = []
+        diagnoses: list[Diagnosis] = []
+        for instance_uuid in spec.instance_uuids:
+            recorder = Recorder(known, len(roots), seed)
+            ranking = self._rank(spec, remaining, by_node, usage, recorder, rng)
+            # Hosts whose every candidate an earlier instance's claims had refused.
+            for _ in roots - {c.root for c in remaining}:
+                recorder.removed(diag.CLAIM, diag.CONFLICT)
+            picked = self._claim(instance_uuid, spec, ranking, remaining, claim, recorder, rng)
+            diagnosis = recorder.result(len(ranking))
+            if picked is None:
+                LOG.info("no valid host for %s: %s", instance_uuid, diagnosis.render())
+                raise NoValidHost(instance_uuid, diagnosis, chosen)
+            selection, ranked, candidate = picked
+            chosen.append(selection)
+            selections.append((selection, *self._alternates(instance_uuid, spec, ranking, ranked)))
+            diagnoses.append(diagnosis)
+            spec = self._consume(instance_uuid, spec, ranked.host, candidate, by_node, usage)
+        return Schedule(tuple(selections), seed, tuple(diagnoses))
+
+    def _rank(
+        self,
+        spec: RequestSpec,
+        candidates: Sequence[Candidate],
+        by_node: Mapping[str, HostState],
+        usage: ProviderUsage,
+        recorder: Recorder,
+        rng: random.Random,
+    ) -> list[_Ranked]:
+        options: dict[str, tuple[HostState, list[Candidate]]] = {}
+        unknown: set[str] = set()
+        exhausted: dict[str, bool] = {}
+        for candidate in candidates:
+            host = by_node.get(candidate.root)
+            if host is None:
+                unknown.add(candidate.root)
+                continue
+            fits = usage.fits(candidate)
+            exhausted[candidate.root] = exhausted.get(candidate.root, True) and not fits
+            if fits:
+                options.setdefault(candidate.root, (host, []))[1].append(candidate)
+        for _ in unknown:
+            recorder.removed(diag.HOST_STATE, diag.UNKNOWN_HOST)
+        for _ in (node for node, gone in exhausted.items() if gone):
+            recorder.removed(diag.REQUEST_CAPACITY, diag.TAKEN)
+        survivors = run_filters(options, spec, self.filters, recorder)
+        flat = [(host, c) for host, cands in survivors.values() for c in cands]
+        rng.shuffle(flat)
+        weights = combine(flat, spec, self.weighers)
+        order = sorted(range(len(flat)), key=lambda i: -weights[i])
+        ranking: dict[str, _Ranked] = {}
+        for i in order:
+            host, candidate = flat[i]
+            ranking.setdefault(host.node_uuid, _Ranked(host, [])).options.append(
+                (weights[i], candidate)
+            )
+        return list(ranking.values())
+
+    def _claim(
+        self,
+        instance_uuid: str,
+        spec: RequestSpec,
+        ranking: list[_Ranked],
+        remaining: list[Candidate],
+        claim: Claim,
+        recorder: Recorder,
+        rng: random.Random,
+    ) -> tuple[Selection, _Ranked, Candidate] | None:
+        while ranking:
+            index = rng.randrange(min(self.config.host_subset_size, len(ranking)))
+            ranked = ranking[index]
+            weight, candidate = ranked.options[0]
+            selection = _selection(instance_uuid, spec, ranked.host, candidate, weight)
+            if claim(selection):
+                return selection, ranked, candidate
+            LOG.info("claim of %s on %s refused; trying the next", instance_uuid, ranked.host.host)
+            ranked.options.pop(0)
+            # By identity: another candidate may be equal to it and still claimable later.
+            del remaining[next(i for i, c in enumerate(remaining) if c is candidate)]
+            if not ranked.options:
+                del ranking[index]
+                recorder.removed(diag.CLAIM, diag.CONFLICT)
+        return None
+
+    def _alternates(
+        self, instance_uuid: str, spec: RequestSpec, ranking: list[_Ranked], chosen: _Ranked
+    ) -> list[Selection]:
+        found: list[Selection] = []
+        for ranked in ranking:
+            if len(found) >= self.config.max_attempts - 1:
+                break
+            if ranked is chosen or ranked.host.cell_uuid != chosen.host.cell_uuid:
+                continue
+            weight, candidate = ranked.options[0]
+            found.append(_selection(instance_uuid, spec, ranked.host, candidate, weight))
+        return found
+
+    @staticmethod
+    def _consume(
+        instance_uuid: str,
+        spec: RequestSpec,
+        host: HostState,
+        candidate: Candidate,
+        by_node: dict[str, HostState],
+        usage: ProviderUsage,
+    ) -> RequestSpec:
+        """What the next instance sees once this one landed on ``host``."""
+        usage.consume(candidate)
+        vfs = vf_demand(host, spec, candidate)
+        by_node[host.node_uuid] = host.consume(
+            instance_uuid, candidate, vfs if isinstance(vfs, dict) else {}
+        )
+        if spec.server_group is None:
+            return spec
+        group = spec.server_group.with_member(instance_uuid, host.host)
+        return dataclasses.replace(spec, server_group=group)
+
+
+def _selection(
+    instance_uuid: str, spec: RequestSpec, host: HostState, candidate: Candidate, weight: float
+) -> Selection:
+    return Selection(
+        instance_uuid=instance_uuid,
+        host=host.host,
+        node=host.node,
+        node_uuid=host.node_uuid,
+        cell_uuid=host.cell_uuid,
+        allocation_request=json.dumps(
+            candidate.allocation_request, sort_keys=True, separators=(",", ":")
+        ),
+        allocation_request_version=candidate.version,
+        mappings=candidate.mappings,
+        port_allocations=port_allocations(spec.ports, candidate.mappings),
+        weight=weight,
+    )
+
+
+def select_destinations(
+    spec: RequestSpec,
+    candidates: Sequence[Candidate],
+    hosts: Iterable[HostState],
+    claim: Claim,
+    config: SchedulerConfig | None = None,
+    *,
+    provider_summaries: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Schedule:
+    """``Scheduler(config).select_destinations(...)``, for a single call."""
+    return Scheduler(config).select_destinations(
+        spec, candidates, hosts, claim, provider_summaries=provider_summaries
+    )

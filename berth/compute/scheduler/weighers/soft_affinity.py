@@ -1,0 +1,19 @@
+"""ServerGroupSoftAffinityWeigher: for a ``soft-affinity`` group, the members already on the
+host (this request's earlier instances included); nothing for other requests."""
+
+from __future__ import annotations
+
+from berth.compute.scheduler.candidates import Candidate
+from berth.compute.scheduler.host_state import HostState
+from berth.compute.scheduler.request_spec import SOFT_AFFINITY, RequestSpec
+from berth.compute.scheduler.weighers.base import HostWeigher
+
+
+class ServerGroupSoftAffinityWeigher(HostWeigher):
+    NAME = "ServerGroupSoftAffinityWeigher"
+
+    def raw(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> float:
+        group = spec.server_group
+        if group is None or group.policy != SOFT_AFFINITY:
+            return 0.0
+        return float(group.members_on(host.host))
