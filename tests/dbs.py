@@ -8,6 +8,7 @@ here, so parallel workers never share rows.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -87,5 +88,30 @@ def fresh_network_database(backend: str, worker: str, tmp_dir: Path) -> Database
     network_migrate.sync(db)
     with db.write() as conn:
         for table in reversed(network_schema.metadata.sorted_tables):
+            conn.execute(table.delete())
+    return db
+
+
+def fresh_migrated_database(
+    backend: str,
+    worker: str,
+    tmp_dir: Path,
+    suffix: str,
+    sync: Callable[[Database], bool],
+    metadata: sa.MetaData,
+) -> Database:
+    """A database of its own (a SQLite file, or this worker's database named with ``suffix`` on
+    the server) brought to head by ``sync`` and emptied of the rows of ``metadata``'s tables:
+    how a service with its own schema (the compute API database ``_capi``, a cell ``_cell``)
+    gets a clean database per test."""
+    url = (
+        f"sqlite:///{tmp_dir / f'db{suffix}.db'}"
+        if backend == "sqlite"
+        else server_url(backend, worker, suffix)
+    )
+    db = Database(url)
+    sync(db)
+    with db.write() as conn:
+        for table in reversed(metadata.sorted_tables):
             conn.execute(table.delete())
     return db

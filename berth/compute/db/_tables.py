@@ -1,0 +1,51 @@
+"""What the compute service's two schemas share: naming convention, table options, timestamps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from berth.common.timeutils import utcnow
+
+MYSQL = {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"}
+UUID = 36
+NAME = 255
+
+
+def new_metadata() -> sa.MetaData:
+    return sa.MetaData(
+        naming_convention={
+            "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+            "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+            "fk": "fk_%(table_name)s_%(column_0_name)s",
+            "pk": "pk_%(table_name)s",
+        }
+    )
+
+
+def timestamps() -> list[sa.Column[Any]]:
+    """``created_at`` set on insert, ``updated_at`` on every update (naive UTC, to the second)."""
+    return [
+        sa.Column("created_at", sa.DateTime, nullable=False, default=utcnow),
+        sa.Column("updated_at", sa.DateTime, nullable=True, onupdate=utcnow),
+    ]
+
+
+def try_insert(conn: Connection, statement: sa.Insert) -> bool:
+    """Run an insert in a savepoint; False (and the transaction still usable) when it breaks a
+    unique constraint."""
+    try:
+        with conn.begin_nested():
+            conn.execute(statement)
+    except IntegrityError:
+        return False
+    return True
+
+
+def locked(conn: Connection, query: sa.Select[Any]) -> sa.Select[Any]:
+    """``query ... FOR UPDATE`` where the database has row locks; a SQLite write transaction
+    already holds the whole database."""
+    return query if conn.dialect.name == "sqlite" else query.with_for_update()

@@ -1,0 +1,216 @@
+"""The compute API database's tables (SQLAlchemy Core): one database per deployment.
+
+Alembic migrations under ``api_migrations/`` build exactly this schema; a test compares the two.
+Uniqueness that must hold under concurrent writers is a constraint here, not a check in code:
+one mapping per host and per instance, one BuildRequest and one RequestSpec per instance, one
+flavor per flavor id and per name, one aggregate per name, a host at most once in an aggregate.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from berth.compute.db._tables import MYSQL, NAME, UUID, new_metadata, timestamps
+
+metadata = new_metadata()
+
+cell_mappings = sa.Table(
+    "cell_mappings",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("uuid", sa.String(UUID), nullable=False, unique=True),
+    sa.Column("name", sa.String(NAME), nullable=False, unique=True),
+    sa.Column("database_url", sa.Text, nullable=False),
+    sa.Column("transport_url", sa.Text, nullable=False),
+    # A disabled cell keeps its servers but gets no new ones.
+    sa.Column("disabled", sa.Boolean, nullable=False, default=False),
+    *timestamps(),
+    **MYSQL,
+)
+
+host_mappings = sa.Table(
+    "host_mappings",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("host", sa.String(NAME), nullable=False, unique=True),
+    sa.Column("cell_id", sa.Integer, sa.ForeignKey("cell_mappings.id"), nullable=False, index=True),
+    **MYSQL,
+)
+
+instance_mappings = sa.Table(
+    "instance_mappings",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("instance_uuid", sa.String(UUID), nullable=False, unique=True),
+    # NULL while the server is a BuildRequest (no cell chosen yet).
+    sa.Column("cell_id", sa.Integer, sa.ForeignKey("cell_mappings.id"), nullable=True, index=True),
+    sa.Column("project_id", sa.String(NAME), nullable=False, index=True),
+    sa.Column("user_id", sa.String(NAME), nullable=False),
+    sa.Column("queued_for_delete", sa.Boolean, nullable=False, default=False),
+    *timestamps(),
+    **MYSQL,
+)
+
+build_requests = sa.Table(
+    "build_requests",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("instance_uuid", sa.String(UUID), nullable=False, unique=True),
+    sa.Column("project_id", sa.String(NAME), nullable=False, index=True),
+    sa.Column("user_id", sa.String(NAME), nullable=False),
+    # The server as requested, which the API shows until it has a cell.
+    sa.Column("instance", sa.JSON, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    **MYSQL,
+)
+
+request_specs = sa.Table(
+    "request_specs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("instance_uuid", sa.String(UUID), nullable=False, unique=True),
+    sa.Column("spec", sa.JSON, nullable=False),
+    *timestamps(),
+    **MYSQL,
+)
+
+flavors = sa.Table(
+    "flavors",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    # The id clients see (a string: "1", "m1.small", a uuid).
+    sa.Column("flavorid", sa.String(NAME), nullable=False, unique=True),
+    sa.Column("name", sa.String(NAME), nullable=False, unique=True),
+    sa.Column("vcpus", sa.Integer, nullable=False),
+    sa.Column("memory_mb", sa.Integer, nullable=False),
+    sa.Column("root_gb", sa.Integer, nullable=False, default=0),
+    sa.Column("ephemeral_gb", sa.Integer, nullable=False, default=0),
+    # MiB
+    sa.Column("swap", sa.Integer, nullable=False, default=0),
+    sa.Column("rxtx_factor", sa.Float, nullable=False, default=1.0),
+    sa.Column("is_public", sa.Boolean, nullable=False, default=True),
+    sa.Column("disabled", sa.Boolean, nullable=False, default=False),
+    sa.Column("description", sa.Text, nullable=True),
+    *timestamps(),
+    **MYSQL,
+)
+
+flavor_extra_specs = sa.Table(
+    "flavor_extra_specs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "flavor_id", sa.Integer, sa.ForeignKey("flavors.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("key", sa.String(NAME), nullable=False),
+    sa.Column("value", sa.String(NAME), nullable=False),
+    sa.UniqueConstraint("flavor_id", "key"),
+    **MYSQL,
+)
+
+# Which projects may use a private flavor.
+flavor_projects = sa.Table(
+    "flavor_projects",
+    metadata,
+    sa.Column(
+        "flavor_id", sa.Integer, sa.ForeignKey("flavors.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("project_id", sa.String(NAME), nullable=False),
+    sa.PrimaryKeyConstraint("flavor_id", "project_id"),
+    **MYSQL,
+)
+
+# The images the API knows (their scheduling metadata): Berth keeps no image service of its own.
+images = sa.Table(
+    "images",
+    metadata,
+    sa.Column("id", sa.String(UUID), primary_key=True),
+    sa.Column("name", sa.String(NAME), nullable=False, default=""),
+    # queued, saving, active, killed, deleted, deactivated
+    sa.Column("status", sa.String(32), nullable=False, default="active"),
+    # public, community, shared, private
+    sa.Column("visibility", sa.String(32), nullable=False, default="public"),
+    sa.Column("min_disk", sa.Integer, nullable=False, default=0),
+    sa.Column("min_ram", sa.Integer, nullable=False, default=0),
+    sa.Column("disk_format", sa.String(32), nullable=False, default="raw"),
+    sa.Column("container_format", sa.String(32), nullable=False, default="bare"),
+    sa.Column("size", sa.BigInteger, nullable=True),
+    sa.Column("owner", sa.String(NAME), nullable=False, default="", index=True),
+    # hw_architecture, img_hv_type, trait:* = required, ...
+    sa.Column("properties", sa.JSON, nullable=False),
+    *timestamps(),
+    **MYSQL,
+)
+
+server_groups = sa.Table(
+    "server_groups",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("uuid", sa.String(UUID), nullable=False, unique=True),
+    sa.Column("name", sa.String(NAME), nullable=False),
+    sa.Column("project_id", sa.String(NAME), nullable=False, index=True),
+    sa.Column("user_id", sa.String(NAME), nullable=False),
+    # affinity, anti-affinity, soft-affinity, soft-anti-affinity
+    sa.Column("policy", sa.String(32), nullable=False),
+    # {"max_server_per_host": 2} (anti-affinity only)
+    sa.Column("rules", sa.JSON, nullable=False),
+    *timestamps(),
+    **MYSQL,
+)
+
+server_group_members = sa.Table(
+    "server_group_members",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "group_id",
+        sa.Integer,
+        sa.ForeignKey("server_groups.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("instance_uuid", sa.String(UUID), nullable=False, index=True),
+    sa.UniqueConstraint("group_id", "instance_uuid"),
+    **MYSQL,
+)
+
+# Host aggregates; the uuid is also the Placement aggregate that mirrors the aggregate's hosts.
+aggregates = sa.Table(
+    "aggregates",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("uuid", sa.String(UUID), nullable=False, unique=True),
+    sa.Column("name", sa.String(NAME), nullable=False, unique=True),
+    *timestamps(),
+    **MYSQL,
+)
+
+aggregate_hosts = sa.Table(
+    "aggregate_hosts",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "aggregate_id",
+        sa.Integer,
+        sa.ForeignKey("aggregates.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("host", sa.String(NAME), nullable=False, index=True),
+    sa.UniqueConstraint("aggregate_id", "host"),
+    **MYSQL,
+)
+
+aggregate_metadata = sa.Table(
+    "aggregate_metadata",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "aggregate_id",
+        sa.Integer,
+        sa.ForeignKey("aggregates.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("key", sa.String(NAME), nullable=False),
+    sa.Column("value", sa.String(NAME), nullable=False),
+    sa.UniqueConstraint("aggregate_id", "key"),
+    **MYSQL,
+)

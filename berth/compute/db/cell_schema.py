@@ -1,0 +1,180 @@
+"""A cell database's tables (SQLAlchemy Core): one database per cell, cell0 included.
+
+Alembic migrations under ``cell_migrations/`` build exactly this schema; a test compares the two.
+The host agent of a host owns its service, compute node and PCI device rows; the conductors
+write instances. Uniqueness that must hold under concurrent writers is a constraint here: one
+service per (host, binary), one compute node per hypervisor hostname, one PCI device per
+(compute node, address).
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from berth.compute.db._tables import MYSQL, NAME, UUID, new_metadata, timestamps
+
+metadata = new_metadata()
+
+services = sa.Table(
+    "services",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("uuid", sa.String(UUID), nullable=False, unique=True),
+    sa.Column("host", sa.String(NAME), nullable=False),
+    # berth-compute, berth-conductor, ...
+    sa.Column("binary", sa.String(NAME), nullable=False),
+    sa.Column("topic", sa.String(NAME), nullable=False),
+    sa.Column("disabled", sa.Boolean, nullable=False, default=False),
+    sa.Column("disabled_reason", sa.String(NAME), nullable=True),
+    # An operator's word that the service is down, whatever its heartbeat says.
+    sa.Column("forced_down", sa.Boolean, nullable=False, default=False),
+    sa.Column("last_seen_up", sa.DateTime, nullable=True),
+    sa.Column("version", sa.Integer, nullable=False, default=0),
+    *timestamps(),
+    sa.UniqueConstraint("host", "binary"),
+    **MYSQL,
+)
+
+compute_nodes = sa.Table(
+    "compute_nodes",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    # Also the uuid of the node's root resource provider in Placement.
+    sa.Column("uuid", sa.String(UUID), nullable=False, unique=True),
+    sa.Column(
+        "service_id",
+        sa.Integer,
+        sa.ForeignKey("services.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("host", sa.String(NAME), nullable=False, index=True),
+    sa.Column("hypervisor_hostname", sa.String(NAME), nullable=False, unique=True),
+    sa.Column("hypervisor_type", sa.String(NAME), nullable=False, default="fake"),
+    sa.Column("vcpus", sa.Integer, nullable=False, default=0),
+    sa.Column("memory_mb", sa.Integer, nullable=False, default=0),
+    sa.Column("local_gb", sa.Integer, nullable=False, default=0),
+    sa.Column("vcpus_used", sa.Integer, nullable=False, default=0),
+    sa.Column("memory_mb_used", sa.Integer, nullable=False, default=0),
+    sa.Column("local_gb_used", sa.Integer, nullable=False, default=0),
+    sa.Column("running_vms", sa.Integer, nullable=False, default=0),
+    sa.Column("cpu_allocation_ratio", sa.Float, nullable=False, default=4.0),
+    sa.Column("ram_allocation_ratio", sa.Float, nullable=False, default=1.0),
+    sa.Column("disk_allocation_ratio", sa.Float, nullable=False, default=1.0),
+    sa.Column("reserved_host_memory_mb", sa.Integer, nullable=False, default=0),
+    sa.Column("reserved_host_disk_mb", sa.Integer, nullable=False, default=0),
+    sa.Column("reserved_host_cpus", sa.Integer, nullable=False, default=0),
+    *timestamps(),
+    **MYSQL,
+)
+
+instances = sa.Table(
+    "instances",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("uuid", sa.String(UUID), nullable=False, unique=True),
+    sa.Column("project_id", sa.String(NAME), nullable=False, index=True),
+    sa.Column("user_id", sa.String(NAME), nullable=False),
+    sa.Column("display_name", sa.String(NAME), nullable=False, default=""),
+    sa.Column("hostname", sa.String(NAME), nullable=False, default=""),
+    sa.Column("host", sa.String(NAME), nullable=True, index=True),
+    sa.Column("node", sa.String(NAME), nullable=True),
+    # building, active, stopped, error, deleted, ...
+    sa.Column("vm_state", sa.String(32), nullable=False),
+    # scheduling, spawning, deleting, ...; NULL when no task runs
+    sa.Column("task_state", sa.String(32), nullable=True),
+    # 0 no state, 1 running, 3 paused, 4 shutdown, 6 crashed, 7 suspended
+    sa.Column("power_state", sa.Integer, nullable=False, default=0),
+    # The flavor as it was when the server was built (or last resized).
+    sa.Column("flavor", sa.JSON, nullable=False),
+    sa.Column("image_ref", sa.String(NAME), nullable=False, default=""),
+    sa.Column("availability_zone", sa.String(NAME), nullable=True),
+    sa.Column("key_name", sa.String(NAME), nullable=True),
+    sa.Column("metadata", sa.JSON, nullable=False),
+    # The server's ports: ids, MACs, fixed IPs, and whether the compute service created them
+    # (those alone are deleted with the server).
+    sa.Column("network_info", sa.JSON, nullable=False),
+    sa.Column("launched_at", sa.DateTime, nullable=True),
+    sa.Column("terminated_at", sa.DateTime, nullable=True),
+    sa.Column("deleted", sa.Boolean, nullable=False, default=False),
+    *timestamps(),
+    **MYSQL,
+)
+
+instance_faults = sa.Table(
+    "instance_faults",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("instance_uuid", sa.String(UUID), nullable=False, index=True),
+    sa.Column("code", sa.Integer, nullable=False),
+    sa.Column("message", sa.String(NAME), nullable=False),
+    sa.Column("details", sa.Text, nullable=False),
+    sa.Column("host", sa.String(NAME), nullable=True),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    **MYSQL,
+)
+
+pci_devices = sa.Table(
+    "pci_devices",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "compute_node_id",
+        sa.Integer,
+        sa.ForeignKey("compute_nodes.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    # "0000:81:00.1"
+    sa.Column("address", sa.String(16), nullable=False),
+    # type-PF, type-VF
+    sa.Column("dev_type", sa.String(8), nullable=False),
+    # A VF's PF address.
+    sa.Column("parent_addr", sa.String(16), nullable=True),
+    # A PF's network device name ("ens1f0").
+    sa.Column("dev_name", sa.String(NAME), nullable=True),
+    sa.Column("physical_network", sa.String(64), nullable=True),
+    # available, claimed, allocated, unavailable
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("instance_uuid", sa.String(UUID), nullable=True, index=True),
+    *timestamps(),
+    sa.UniqueConstraint("compute_node_id", "address"),
+    **MYSQL,
+)
+
+# What happened to an instance, request by request: an action per API request (create, delete,
+# migrate...), events inside it (schedule, a build attempt on each host tried, and why it failed).
+instance_actions = sa.Table(
+    "instance_actions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("instance_uuid", sa.String(UUID), nullable=False, index=True),
+    sa.Column("action", sa.String(NAME), nullable=False),
+    sa.Column("request_id", sa.String(NAME), nullable=False),
+    sa.Column("user_id", sa.String(NAME), nullable=False),
+    sa.Column("project_id", sa.String(NAME), nullable=False),
+    sa.Column("start_time", sa.DateTime, nullable=False),
+    sa.Column("finish_time", sa.DateTime, nullable=True),
+    sa.Column("message", sa.String(NAME), nullable=True),
+    **MYSQL,
+)
+
+instance_action_events = sa.Table(
+    "instance_action_events",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "action_id",
+        sa.Integer,
+        sa.ForeignKey("instance_actions.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("event", sa.String(NAME), nullable=False),
+    sa.Column("start_time", sa.DateTime, nullable=False),
+    sa.Column("finish_time", sa.DateTime, nullable=True),
+    # Success, Error
+    sa.Column("result", sa.String(NAME), nullable=True),
+    sa.Column("host", sa.String(NAME), nullable=True),
+    sa.Column("details", sa.Text, nullable=True),
+    **MYSQL,
+)

@@ -1,0 +1,242 @@
+"""Cells and what is mapped to them, in the API database: CellMappings, HostMappings (which
+cell a host is in) and InstanceMappings (which cell a server is in; none while it is a
+BuildRequest).
+
+A host is mapped once and stays in its cell: mapping it again, from any cell, changes nothing,
+which makes host discovery safe to run twice or from two places at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, RowMapping
+from sqlalchemy.exc import IntegrityError
+
+from berth.compute.db._tables import try_insert
+from berth.compute.db.api_schema import cell_mappings, host_mappings, instance_mappings
+from berth.compute.db.errors import Duplicate, InUse
+
+# cell0, where servers that never got a host are kept, has this uuid in every deployment.
+CELL0_UUID = "00000000-0000-0000-0000-000000000000"
+CELL0_NAME = "cell0"
+
+_CELL_FIELDS = frozenset({"name", "database_url", "transport_url", "disabled"})
+
+
+# Cell mappings
+
+
+def create_cell(
+    conn: Connection,
+    uuid: str,
+    name: str,
+    database_url: str,
+    transport_url: str,
+    disabled: bool = False,
+) -> RowMapping:
+    """Add a cell; :class:`Duplicate` when its uuid or its name is taken."""
+    inserted = try_insert(
+        conn,
+        cell_mappings.insert().values(
+            uuid=uuid,
+            name=name,
+            database_url=database_url,
+            transport_url=transport_url,
+            disabled=disabled,
+        ),
+    )
+    if not inserted:
+        if get_cell(conn, uuid) is not None:
+            raise Duplicate("cell uuid", uuid)
+        raise Duplicate("cell name", name)
+    cell = get_cell(conn, uuid)
+    assert cell is not None
+    return cell
+
+
+def get_cell(conn: Connection, uuid: str) -> RowMapping | None:
+    query = sa.select(cell_mappings).where(cell_mappings.c.uuid == uuid)
+    return conn.execute(query).mappings().first()
+
+
+def get_cell_by_id(conn: Connection, cell_id: int) -> RowMapping | None:
+    query = sa.select(cell_mappings).where(cell_mappings.c.id == cell_id)
+    return conn.execute(query).mappings().first()
+
+
+def get_cell_by_name(conn: Connection, name: str) -> RowMapping | None:
+    query = sa.select(cell_mappings).where(cell_mappings.c.name == name)
+    return conn.execute(query).mappings().first()
+
+
+def list_cells(conn: Connection, include_cell0: bool = True) -> list[RowMapping]:
+    """Every cell, in the order they were created (cell0 first when it was made first)."""
+    query = sa.select(cell_mappings).order_by(cell_mappings.c.id)
+    if not include_cell0:
+        query = query.where(cell_mappings.c.uuid != CELL0_UUID)
+    return list(conn.execute(query).mappings())
+
+
+def update_cell(conn: Connection, uuid: str, values: Mapping[str, Any]) -> bool:
+    """Change a cell's name, URLs or ``disabled``; False when there is no such cell,
+    :class:`Duplicate` when the new name is another cell's."""
+    unknown = set(values) - _CELL_FIELDS
+    if unknown:
+        raise ValueError(f"cells have no updatable fields {sorted(unknown)}")
+    statement = cell_mappings.update().where(cell_mappings.c.uuid == uuid).values(**values)
+    try:
+        with conn.begin_nested():
+            result = conn.execute(statement)
+    except IntegrityError:
+        raise Duplicate("cell name", values.get("name")) from None
+    return result.rowcount > 0
+
+
+def delete_cell(conn: Connection, uuid: str) -> bool:
+    """Remove an empty cell; False when there is no such cell, :class:`InUse` while hosts or
+    instances are mapped to it."""
+    cell = get_cell(conn, uuid)
+    if cell is None:
+        return False
+    if hosts_of_cell(conn, cell["id"]):
+        raise InUse(f"cell {uuid} has hosts")
+    mapped = sa.select(instance_mappings.c.id).where(instance_mappings.c.cell_id == cell["id"])
+    if conn.execute(mapped.limit(1)).first() is not None:
+        raise InUse(f"cell {uuid} has instances")
+    conn.execute(cell_mappings.delete().where(cell_mappings.c.id == cell["id"]))
+    return True
+
+
+# Host mappings
+
+
+@dataclass(frozen=True, slots=True)
+class HostMapping:
+    host: str
+    cell_id: int
+    # False when the host was mapped already (to this cell or, unchanged, to another).
+    created: bool
+
+
+def map_host(conn: Connection, host: str, cell_id: int) -> HostMapping:
+    """Put ``host`` in the cell, unless it is in a cell already; either way, say where it is."""
+    created = try_insert(conn, host_mappings.insert().values(host=host, cell_id=cell_id))
+    where = cell_of_host(conn, host)
+    assert where is not None
+    return HostMapping(host=host, cell_id=where, created=created)
+
+
+def cell_of_host(conn: Connection, host: str) -> int | None:
+    """The id of the host's cell, or None for an unmapped host."""
+    query = sa.select(host_mappings.c.cell_id).where(host_mappings.c.host == host)
+    return conn.execute(query).scalar()
+
+
+def hosts_of_cell(conn: Connection, cell_id: int) -> list[str]:
+    query = (
+        sa.select(host_mappings.c.host)
+        .where(host_mappings.c.cell_id == cell_id)
+        .order_by(host_mappings.c.host)
+    )
+    return list(conn.execute(query).scalars())
+
+
+def host_cells(conn: Connection) -> dict[str, int]:
+    """Every mapped host and its cell's id."""
+    query = sa.select(host_mappings.c.host, host_mappings.c.cell_id)
+    return {host: cell_id for host, cell_id in conn.execute(query)}
+
+
+def unmap_host(conn: Connection, host: str) -> bool:
+    """Forget the host's cell (the host is gone); False when it was not mapped."""
+    result = conn.execute(host_mappings.delete().where(host_mappings.c.host == host))
+    return result.rowcount > 0
+
+
+# Instance mappings
+
+# An instance mapping with its cell's uuid and name (both None while it has no cell).
+_MAPPING = (
+    sa.select(
+        instance_mappings,
+        cell_mappings.c.uuid.label("cell_uuid"),
+        cell_mappings.c.name.label("cell_name"),
+    )
+    .select_from(instance_mappings)
+    .outerjoin(cell_mappings, cell_mappings.c.id == instance_mappings.c.cell_id)
+)
+
+
+def create_instance_mapping(
+    conn: Connection, instance_uuid: str, project_id: str, user_id: str
+) -> None:
+    """Map a new server to no cell yet; :class:`Duplicate` when it is mapped already."""
+    inserted = try_insert(
+        conn,
+        instance_mappings.insert().values(
+            instance_uuid=instance_uuid,
+            project_id=project_id,
+            user_id=user_id,
+            queued_for_delete=False,
+        ),
+    )
+    if not inserted:
+        raise Duplicate("instance mapping", instance_uuid)
+
+
+def set_instance_cell(conn: Connection, instance_uuid: str, cell_id: int) -> bool:
+    """Point the server at its cell; False when it has no mapping (it was deleted)."""
+    result = conn.execute(
+        instance_mappings.update()
+        .where(instance_mappings.c.instance_uuid == instance_uuid)
+        .values(cell_id=cell_id)
+    )
+    return result.rowcount > 0
+
+
+def get_instance_mapping(conn: Connection, instance_uuid: str) -> RowMapping | None:
+    """The mapping's columns plus ``cell_uuid`` and ``cell_name``."""
+    query = _MAPPING.where(instance_mappings.c.instance_uuid == instance_uuid)
+    return conn.execute(query).mappings().first()
+
+
+def queue_instance_for_delete(conn: Connection, instance_uuid: str) -> bool:
+    """Mark the server as being deleted, so lists skip it; False when it was marked already
+    or has no mapping (a concurrent delete got there first)."""
+    result = conn.execute(
+        instance_mappings.update()
+        .where(
+            instance_mappings.c.instance_uuid == instance_uuid,
+            instance_mappings.c.queued_for_delete == sa.false(),
+        )
+        .values(queued_for_delete=True)
+    )
+    return result.rowcount > 0
+
+
+def delete_instance_mapping(conn: Connection, instance_uuid: str) -> bool:
+    result = conn.execute(
+        instance_mappings.delete().where(instance_mappings.c.instance_uuid == instance_uuid)
+    )
+    return result.rowcount > 0
+
+
+def list_instance_mappings(
+    conn: Connection,
+    project_id: str | None = None,
+    cell_id: int | None = None,
+    include_queued_for_delete: bool = False,
+) -> list[RowMapping]:
+    """Mappings (of one project, of one cell, or all), oldest first, with their cells."""
+    query = _MAPPING.order_by(instance_mappings.c.created_at, instance_mappings.c.id)
+    if project_id is not None:
+        query = query.where(instance_mappings.c.project_id == project_id)
+    if cell_id is not None:
+        query = query.where(instance_mappings.c.cell_id == cell_id)
+    if not include_queued_for_delete:
+        query = query.where(instance_mappings.c.queued_for_delete == sa.false())
+    return list(conn.execute(query).mappings())

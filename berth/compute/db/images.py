@@ -1,0 +1,77 @@
+"""The images the compute API knows, with the metadata scheduling reads (minimums, properties
+such as ``hw_architecture`` or ``trait:*``), in the API database. Berth has no image service:
+an image is registered here and never holds data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, RowMapping
+
+from berth.compute.db._tables import try_insert
+from berth.compute.db.api_schema import images
+from berth.compute.db.errors import Duplicate
+
+_FIELDS = frozenset(
+    {
+        "name",
+        "status",
+        "visibility",
+        "min_disk",
+        "min_ram",
+        "disk_format",
+        "container_format",
+        "size",
+        "owner",
+        "properties",
+    }
+)
+
+
+def create(conn: Connection, image_id: str, values: Mapping[str, Any]) -> RowMapping:
+    """Register an image; the columns not given take their defaults (an active public image
+    with no properties). :class:`Duplicate` when the id is taken."""
+    _check_fields(values)
+    row = {"properties": {}, **values, "id": image_id}
+    if not try_insert(conn, images.insert().values(**row)):
+        raise Duplicate("image", image_id)
+    image = get(conn, image_id)
+    assert image is not None
+    return image
+
+
+def get(conn: Connection, image_id: str) -> RowMapping | None:
+    return conn.execute(sa.select(images).where(images.c.id == image_id)).mappings().first()
+
+
+def list_images(conn: Connection, visible_to: str | None = None) -> list[RowMapping]:
+    """Images by name then id: those a project may see (public and community ones, its own) or
+    all when ``visible_to`` is None."""
+    query = sa.select(images).order_by(images.c.name, images.c.id)
+    if visible_to is not None:
+        query = query.where(
+            sa.or_(images.c.visibility.in_(["public", "community"]), images.c.owner == visible_to)
+        )
+    return list(conn.execute(query).mappings())
+
+
+def update(conn: Connection, image_id: str, values: Mapping[str, Any]) -> bool:
+    """Change some of an image's columns (``properties`` is replaced whole); False when there
+    is no such image."""
+    _check_fields(values)
+    result = conn.execute(images.update().where(images.c.id == image_id).values(**values))
+    return result.rowcount > 0
+
+
+def delete(conn: Connection, image_id: str) -> bool:
+    result = conn.execute(images.delete().where(images.c.id == image_id))
+    return result.rowcount > 0
+
+
+def _check_fields(values: Mapping[str, Any]) -> None:
+    unknown = set(values) - _FIELDS
+    if unknown:
+        raise ValueError(f"images have no fields {sorted(unknown)}")

@@ -1,0 +1,151 @@
+"""Instance actions and their events in a cell database: what happened to a server, request by
+request.
+
+An action is one API request (``create``, ``delete``, ``migrate``...), found by its request id.
+Its events are the steps taken for it, each with the host it ran on and how it ended: a build
+that was rescheduled has one ``compute_build_and_run_instance`` event per host tried, each
+failed one saying why. That is the history a fault points to.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, RowMapping
+
+from berth.common.timeutils import utcnow
+from berth.compute.db.cell_schema import instance_action_events, instance_actions
+
+SUCCESS = "Success"
+ERROR = "Error"
+
+
+def start_action(
+    conn: Connection,
+    instance_uuid: str,
+    action: str,
+    request_id: str,
+    user_id: str,
+    project_id: str,
+    start_time: dt.datetime | None = None,
+) -> int:
+    """Record that a request began acting on the instance; the action's id."""
+    result = conn.execute(
+        instance_actions.insert().values(
+            instance_uuid=instance_uuid,
+            action=action,
+            request_id=request_id,
+            user_id=user_id,
+            project_id=project_id,
+            start_time=start_time or utcnow(),
+        )
+    )
+    return int(result.inserted_primary_key[0])
+
+
+def finish_action(
+    conn: Connection, action_id: int, message: str | None = None, now: dt.datetime | None = None
+) -> bool:
+    """Close the action (``message`` is "Error" when a step failed); False when it is gone."""
+    result = conn.execute(
+        instance_actions.update()
+        .where(instance_actions.c.id == action_id)
+        .values(finish_time=now or utcnow(), message=message)
+    )
+    return result.rowcount > 0
+
+
+def get_action(conn: Connection, instance_uuid: str, request_id: str) -> RowMapping | None:
+    """The instance's action of this request (the newest, should a request act twice)."""
+    query = (
+        sa.select(instance_actions)
+        .where(
+            instance_actions.c.instance_uuid == instance_uuid,
+            instance_actions.c.request_id == request_id,
+        )
+        .order_by(instance_actions.c.id.desc())
+    )
+    return conn.execute(query).mappings().first()
+
+
+def list_actions(conn: Connection, instance_uuid: str) -> list[RowMapping]:
+    """The instance's actions, newest first."""
+    query = (
+        sa.select(instance_actions)
+        .where(instance_actions.c.instance_uuid == instance_uuid)
+        .order_by(instance_actions.c.start_time.desc(), instance_actions.c.id.desc())
+    )
+    return list(conn.execute(query).mappings())
+
+
+def add_event(
+    conn: Connection,
+    action_id: int,
+    event: str,
+    host: str | None = None,
+    result: str | None = None,
+    details: str | None = None,
+    start_time: dt.datetime | None = None,
+) -> int:
+    """Record a step of the action; the event's id. Without ``result`` the step is under way
+    (:func:`finish_event` ends it); with one, it is over already."""
+    start_time = start_time or utcnow()
+    inserted = conn.execute(
+        instance_action_events.insert().values(
+            action_id=action_id,
+            event=event,
+            host=host,
+            start_time=start_time,
+            finish_time=start_time if result is not None else None,
+            result=result,
+            details=details,
+        )
+    )
+    return int(inserted.inserted_primary_key[0])
+
+
+def finish_event(
+    conn: Connection,
+    event_id: int,
+    result: str,
+    details: str | None = None,
+    now: dt.datetime | None = None,
+) -> bool:
+    """End a step with its result (and, for a failure, why); False when it had ended already
+    or is gone, so a step redelivered does not rewrite its history."""
+    outcome = conn.execute(
+        instance_action_events.update()
+        .where(
+            instance_action_events.c.id == event_id,
+            instance_action_events.c.finish_time.is_(None),
+        )
+        .values(finish_time=now or utcnow(), result=result, details=details)
+    )
+    return outcome.rowcount > 0
+
+
+def events(conn: Connection, action_id: int) -> list[RowMapping]:
+    """The action's events in the order they started."""
+    query = (
+        sa.select(instance_action_events)
+        .where(instance_action_events.c.action_id == action_id)
+        .order_by(instance_action_events.c.start_time, instance_action_events.c.id)
+    )
+    return list(conn.execute(query).mappings())
+
+
+def events_of_instance(conn: Connection, instance_uuid: str) -> list[RowMapping]:
+    """Every event of every action of the instance, in the order they started, each with its
+    action's ``action`` and ``request_id``."""
+    query = (
+        sa.select(
+            instance_action_events,
+            instance_actions.c.action,
+            instance_actions.c.request_id,
+        )
+        .join(instance_actions, instance_actions.c.id == instance_action_events.c.action_id)
+        .where(instance_actions.c.instance_uuid == instance_uuid)
+        .order_by(instance_action_events.c.start_time, instance_action_events.c.id)
+    )
+    return list(conn.execute(query).mappings())

@@ -1,0 +1,164 @@
+"""Instances and their faults in a cell database.
+
+Several writers change an instance: the conductors, its host agent, the API (a delete). Each
+change that starts or ends a task says which task state it expects to find
+(``expected_task_states``); the update matches the row only in that state, in one statement,
+so of two writers racing, the second finds zero rows and learns it lost (nova's
+"expected_task_state" guard). A deleted instance is kept, with ``deleted`` set, and changes no
+more.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, RowMapping
+
+from berth.common.timeutils import utcnow
+from berth.compute.db._tables import try_insert
+from berth.compute.db.cell_schema import instance_faults, instances
+from berth.compute.db.errors import Duplicate
+
+# Columns only :func:`create` and :func:`mark_deleted` set.
+_FIXED = frozenset({"id", "uuid", "deleted"})
+_FAULT_MESSAGE_LENGTH = 255
+
+
+def create(conn: Connection, values: Mapping[str, Any]) -> RowMapping:
+    """Add an instance (``uuid``, ``project_id``, ``user_id``, ``vm_state`` and ``flavor`` at
+    least; ``created_at`` may carry over from its BuildRequest). :class:`Duplicate` when the
+    uuid exists: a build delivered twice finds the instance its first delivery made."""
+    row = {"metadata": {}, "network_info": [], **values, "deleted": False}
+    if not try_insert(conn, instances.insert().values(**row)):
+        raise Duplicate("instance", values["uuid"])
+    made = get(conn, values["uuid"])
+    assert made is not None
+    return made
+
+
+def get(conn: Connection, uuid: str, include_deleted: bool = True) -> RowMapping | None:
+    query = sa.select(instances).where(instances.c.uuid == uuid)
+    if not include_deleted:
+        query = query.where(instances.c.deleted == sa.false())
+    return conn.execute(query).mappings().first()
+
+
+def list_instances(
+    conn: Connection,
+    project_id: str | None = None,
+    host: str | None = None,
+    vm_state: str | Collection[str] | None = None,
+    name: str | None = None,
+    uuids: Collection[str] | None = None,
+    include_deleted: bool = False,
+) -> list[RowMapping]:
+    """Instances, newest first, narrowed by project, host, state(s), a substring of the display
+    name (case-insensitive) and a set of uuids."""
+    query = sa.select(instances).order_by(instances.c.created_at.desc(), instances.c.id.desc())
+    if project_id is not None:
+        query = query.where(instances.c.project_id == project_id)
+    if host is not None:
+        query = query.where(instances.c.host == host)
+    if vm_state is not None:
+        states = [vm_state] if isinstance(vm_state, str) else list(vm_state)
+        query = query.where(instances.c.vm_state.in_(states))
+    if name is not None:
+        display_name = sa.func.lower(instances.c.display_name)
+        query = query.where(display_name.contains(name.lower(), autoescape=True))
+    if uuids is not None:
+        query = query.where(instances.c.uuid.in_(list(uuids)))
+    if not include_deleted:
+        query = query.where(instances.c.deleted == sa.false())
+    return list(conn.execute(query).mappings())
+
+
+def update(
+    conn: Connection,
+    uuid: str,
+    values: Mapping[str, Any],
+    expected_task_states: Collection[str | None] | None = None,
+) -> bool:
+    """Change a live instance's columns. With ``expected_task_states`` (``None`` in it standing
+    for no task), only when its task state is one of them. False when nothing changed: the
+    instance is gone or deleted, or another writer moved its task state first."""
+    fixed = set(values) & _FIXED
+    if fixed:
+        raise ValueError(f"instances' {sorted(fixed)} do not change through update()")
+    query = instances.update().where(instances.c.uuid == uuid, instances.c.deleted == sa.false())
+    if expected_task_states is not None:
+        query = query.where(_task_state_in(expected_task_states))
+    result = conn.execute(query.values(**values))
+    return result.rowcount > 0
+
+
+def mark_deleted(conn: Connection, uuid: str, now: dt.datetime | None = None) -> bool:
+    """Mark the instance deleted (``vm_state`` deleted, no task, terminated now); False when it
+    was deleted already or does not exist, so two deletes never both do the cleanup."""
+    now = now or utcnow()
+    result = conn.execute(
+        instances.update()
+        .where(instances.c.uuid == uuid, instances.c.deleted == sa.false())
+        .values(deleted=True, vm_state="deleted", task_state=None, terminated_at=now)
+    )
+    return result.rowcount > 0
+
+
+def _task_state_in(states: Collection[str | None]) -> sa.ColumnElement[bool]:
+    named = [state for state in states if state is not None]
+    clauses = [instances.c.task_state.in_(named)] if named else []
+    if None in states:
+        clauses.append(instances.c.task_state.is_(None))
+    return sa.or_(sa.false(), *clauses)
+
+
+# Faults
+
+
+def add_fault(
+    conn: Connection,
+    instance_uuid: str,
+    code: int,
+    message: str,
+    details: str = "",
+    host: str | None = None,
+) -> None:
+    """Record why the instance failed (the message is cut to the column's 255 characters; the
+    details are kept whole)."""
+    conn.execute(
+        instance_faults.insert().values(
+            instance_uuid=instance_uuid,
+            code=code,
+            message=message[:_FAULT_MESSAGE_LENGTH],
+            details=details,
+            host=host,
+            created_at=utcnow(),
+        )
+    )
+
+
+def latest_fault(conn: Connection, instance_uuid: str) -> RowMapping | None:
+    return latest_faults(conn, [instance_uuid]).get(instance_uuid)
+
+
+def latest_faults(conn: Connection, instance_uuids: Collection[str]) -> dict[str, RowMapping]:
+    """The newest fault of each of these instances that has one (what a server list shows)."""
+    newest = (
+        sa.select(sa.func.max(instance_faults.c.id))
+        .where(instance_faults.c.instance_uuid.in_(list(instance_uuids)))
+        .group_by(instance_faults.c.instance_uuid)
+    )
+    query = sa.select(instance_faults).where(instance_faults.c.id.in_(newest))
+    return {row["instance_uuid"]: row for row in conn.execute(query).mappings()}
+
+
+def faults(conn: Connection, instance_uuid: str) -> list[RowMapping]:
+    """Every fault of the instance, newest first."""
+    query = (
+        sa.select(instance_faults)
+        .where(instance_faults.c.instance_uuid == instance_uuid)
+        .order_by(instance_faults.c.id.desc())
+    )
+    return list(conn.execute(query).mappings())

@@ -1,0 +1,50 @@
+"""RequestSpecs in the API database: everything the scheduler needs to place a server, kept for
+every later move of it. The spec is a JSON document; its shape is the scheduler's
+(``berth.compute.scheduler.request_spec``), not this module's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from berth.compute.db._tables import try_insert
+from berth.compute.db.api_schema import request_specs
+
+
+def save(conn: Connection, instance_uuid: str, spec: Mapping[str, Any]) -> bool:
+    """Store the server's spec, replacing the one it had; True when it had none."""
+    updated = conn.execute(
+        request_specs.update()
+        .where(request_specs.c.instance_uuid == instance_uuid)
+        .values(spec=dict(spec))
+    )
+    if updated.rowcount > 0:
+        return False
+    if try_insert(
+        conn, request_specs.insert().values(instance_uuid=instance_uuid, spec=dict(spec))
+    ):
+        return True
+    # Another writer inserted it between our two statements: ours is the later word.
+    conn.execute(
+        request_specs.update()
+        .where(request_specs.c.instance_uuid == instance_uuid)
+        .values(spec=dict(spec))
+    )
+    return False
+
+
+def get(conn: Connection, instance_uuid: str) -> dict[str, Any] | None:
+    query = sa.select(request_specs.c.spec).where(request_specs.c.instance_uuid == instance_uuid)
+    spec = conn.execute(query).scalar()
+    return dict(spec) if spec is not None else None
+
+
+def delete(conn: Connection, instance_uuid: str) -> bool:
+    result = conn.execute(
+        request_specs.delete().where(request_specs.c.instance_uuid == instance_uuid)
+    )
+    return result.rowcount > 0

@@ -1,0 +1,76 @@
+"""BuildRequests and RequestSpecs in the API database."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from berth.common.db import Database
+from berth.compute.db import build_requests, request_specs
+from berth.compute.db.errors import Duplicate
+from tests.unit.compute_db.racing import race
+
+SERVER = {"name": "web-1", "flavor": {"id": "1"}, "networks": [{"port": "p" * 36}]}
+
+
+def test_a_build_request_keeps_the_server_as_requested(api_db: Database) -> None:
+    when = dt.datetime(2026, 1, 2, 3, 4, 5)
+    with api_db.write() as conn:
+        build_requests.create(conn, "a" * 36, "proj", "user", SERVER, created_at=when)
+        with pytest.raises(Duplicate):
+            build_requests.create(conn, "a" * 36, "proj", "user", SERVER)
+    with api_db.read() as conn:
+        found = build_requests.get(conn, "a" * 36)
+        assert build_requests.get(conn, "b" * 36) is None
+    assert found is not None
+    assert found["instance"] == SERVER
+    assert (found["project_id"], found["user_id"], found["created_at"]) == ("proj", "user", when)
+
+
+def test_build_requests_are_listed_by_project(api_db: Database) -> None:
+    with api_db.write() as conn:
+        for n, project in enumerate(["p1", "p2", "p1"]):
+            build_requests.create(conn, f"{n}" * 36, project, "user", SERVER)
+    with api_db.read() as conn:
+        mine = build_requests.list_build_requests(conn, "p1")
+        every = build_requests.list_build_requests(conn)
+    assert [b["instance_uuid"] for b in mine] == ["0" * 36, "2" * 36]
+    assert len(every) == 3
+
+
+def test_the_second_delete_of_a_build_request_learns_it_was_gone(api_db: Database) -> None:
+    with api_db.write() as conn:
+        build_requests.create(conn, "a" * 36, "proj", "user", SERVER)
+    with api_db.write() as conn:
+        assert build_requests.delete(conn, "a" * 36) is True
+    with api_db.write() as conn:
+        assert build_requests.delete(conn, "a" * 36) is False
+
+
+def test_of_two_concurrent_deletes_exactly_one_finds_the_build_request(api_db: Database) -> None:
+    """The conductor (it made the instance) and the user (delete) race for the BuildRequest."""
+    with api_db.write() as conn:
+        build_requests.create(conn, "a" * 36, "proj", "user", SERVER)
+
+    def delete(_: int) -> bool:
+        return api_db.write_with_retry(lambda conn: build_requests.delete(conn, "a" * 36))
+
+    assert sorted(race(4, delete)) == [False, False, False, True]
+
+
+def test_a_request_spec_is_saved_replaced_read_and_deleted(api_db: Database) -> None:
+    spec = {"flavor": {"vcpus": 2}, "ports": [{"id": "p1", "resource_request": {}}]}
+    with api_db.write() as conn:
+        assert request_specs.save(conn, "a" * 36, spec) is True
+    with api_db.read() as conn:
+        assert request_specs.get(conn, "a" * 36) == spec
+        assert request_specs.get(conn, "b" * 36) is None
+    moved = {**spec, "requested_destination": {"host": "h2"}}
+    with api_db.write() as conn:
+        assert request_specs.save(conn, "a" * 36, moved) is False
+    with api_db.read() as conn:
+        assert request_specs.get(conn, "a" * 36) == moved
+    with api_db.write() as conn:
+        assert request_specs.delete(conn, "a" * 36) is True
+        assert request_specs.delete(conn, "a" * 36) is False
