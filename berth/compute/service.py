@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from berth.bus import BusClient
 from berth.common.db import Database
+from berth.compute.cells import CellRegistry
+from berth.compute.clients.network import NetworkClient
+from berth.compute.clients.placement import PlacementClient
 from berth.config import ComputeSettings
 
 
@@ -12,3 +16,12 @@ from berth.config import ComputeSettings
 class ComputeService:
     settings: ComputeSettings
     api_db: Database
+    # Placement and the network service: None only in tests of the API alone.
+    placement: PlacementClient | None = None
+    network: NetworkClient | None = None
+    # Casts to the super-conductor (the API-level bus).
+    bus: BusClient | None = None
+    cells: CellRegistry = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cells = CellRegistry(self.api_db)
