@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from berth.bus import BusClient
 from berth.common.db import Database
-from berth.compute.cells import CellRegistry
+from berth.compute.cells import Cell, CellRegistry
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.config import ComputeSettings
@@ -21,6 +22,8 @@ class ComputeService:
     network: NetworkClient | None = None
     # Casts to the super-conductor (the API-level bus).
     bus: BusClient | None = None
+    # A cell's own bus (its compute hosts and cell conductor listen there).
+    cell_bus: Callable[[Cell], BusClient] | None = None
     cells: CellRegistry = field(init=False)
 
     def __post_init__(self) -> None:
