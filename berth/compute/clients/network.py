@@ -45,6 +45,16 @@ class NetworkClient:
     def network(self, network_id: str) -> dict[str, Any]:
         return self._answer(call(self.client, "GET", f"/v2.0/networks/{network_id}"), "network")  # type: ignore[no-any-return]
 
+    def networks(self, **filters: str) -> list[dict[str, Any]]:
+        return self._answer(call(self.client, "GET", "/v2.0/networks", params=filters), "networks")  # type: ignore[no-any-return]
+
+    def subnets(self, **filters: str) -> list[dict[str, Any]]:
+        return self._answer(call(self.client, "GET", "/v2.0/subnets", params=filters), "subnets")  # type: ignore[no-any-return]
+
+    def ip_availability(self, network_id: str) -> dict[str, Any]:
+        answer = call(self.client, "GET", f"/v2.0/network-ip-availabilities/{network_id}")
+        return self._answer(answer, "network_ip_availability")  # type: ignore[no-any-return]
+
     def segments(self, network_id: str) -> list[dict[str, Any]]:
         answer = call(self.client, "GET", "/v2.0/segments", params={"network_id": network_id})
         return self._answer(answer, "segments")  # type: ignore[no-any-return]

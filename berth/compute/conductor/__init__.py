@@ -1,0 +1,2 @@
+"""The conductors: the super-conductor (above the cells) builds servers; the cell conductor moves
+a failed build to its next alternate."""

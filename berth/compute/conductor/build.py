@@ -1,0 +1,211 @@
+"""The super-conductor: from a BuildRequest to an Instance on a host, in a cell.
+
+For each server (DESIGN.md, "The spine", steps 2 to 7): get or create its ports before
+scheduling; put their resource requests and segments in the RequestSpec; ask the scheduler (one
+call, which claims the chosen host); bind every port to that host with the providers the mapping
+names, and on a refused binding release the claim, claim the next alternate and bind again;
+create the Instance in the chosen host's cell, map it there, delete the BuildRequest and cast the
+build to the host with the remaining alternates. A server that cannot be placed goes to cell0 in
+ERROR with a fault that explains why; the ports Berth made are deleted, the user's unbound.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from berth.bus import BusClient, RemoteError
+from berth.common.db import Database
+from berth.common.timeutils import utcnow
+from berth.compute import cleanup, specs
+from berth.compute.cells import Cell, CellRegistry
+from berth.compute.clients.network import BindingRefused, NetworkClient, NetworkError
+from berth.compute.clients.placement import PlacementClient
+from berth.compute.conductor import ports
+from berth.compute.db import build_requests, instances, request_specs
+from berth.compute.db import cells as cell_store
+
+LOG = logging.getLogger(__name__)
+
+
+class BuildFailed(Exception):
+    """The server cannot be built anywhere; the message is its fault."""
+
+
+class SuperConductor:
+    def __init__(
+        self,
+        api_db: Database,
+        cells: CellRegistry,
+        placement: PlacementClient,
+        network: NetworkClient,
+        scheduler: BusClient,
+        cell_bus: Callable[[Cell], BusClient],
+    ) -> None:
+        self.api_db = api_db
+        self.cells = cells
+        self.placement = placement
+        self.network = network
+        self.scheduler = scheduler
+        self.cell_bus = cell_bus
+
+    def build_instances(self, instance_uuids: list[str], request_id: str = "") -> None:
+        """The bus endpoint: build each server of one request."""
+        for uuid in instance_uuids:
+            try:
+                self._build(uuid)
+            except Exception:
+                LOG.exception("build of %s failed unexpectedly", uuid)
+                self._bury(uuid, "Build failed: an unexpected error; the conductor's log has it.")
+
+    def _build(self, uuid: str) -> None:
+        with self.api_db.read() as conn:
+            request = build_requests.get(conn, uuid)
+            spec_document = request_specs.get(conn, uuid)
+        if request is None or spec_document is None:
+            LOG.info("server %s was deleted before it was scheduled", uuid)
+            return
+        instance = dict(request["instance"])
+        made: list[dict[str, Any]] = []
+        try:
+            ports.prepare(self.network, instance, made)
+            spec = dataclasses.replace(
+                specs.from_json(spec_document), ports=tuple(ports.requests(self.network, made))
+            )
+        except (ports.PortsUnusable, NetworkError) as exc:
+            self._bury(uuid, f"Build failed: {exc}", made)
+            return
+        spec_json = specs.to_json(spec)
+        with self.api_db.write() as conn:
+            request_specs.save(conn, uuid, spec_json)
+        try:
+            (selections,) = self.scheduler.call("scheduler", "select_destinations", spec=spec_json)
+        except RemoteError as exc:
+            self._bury(uuid, exc.message, made)
+            return
+        attempts: list[dict[str, str]] = []
+        chosen = bind_first(self.placement, self.network, instance, made, selections, attempts)
+        if chosen is None:
+            self._bury(uuid, failed_everywhere(attempts), made)
+            return
+        selection = selections[chosen]
+        cell = self.cells.cell(selection["cell_uuid"])
+        assert cell is not None, "the scheduler chose a host of an unknown cell"
+        network_info = ports.refreshed(self.network, made)
+        with self.cells.database(cell).write() as conn:
+            instances.create(conn, _instance_row(instance, selection, network_info))
+        with self.api_db.write() as conn:
+            cell_store.set_instance_cell(conn, uuid, cell.id)
+            still_wanted = build_requests.delete(conn, uuid)
+        if not still_wanted:
+            # The user deleted the server while we built it: give everything back.
+            LOG.info("server %s was deleted while it was scheduled; releasing it", uuid)
+            cleanup.release_server(self.placement, self.network, uuid, network_info)
+            with self.cells.database(cell).write() as conn:
+                instances.mark_deleted(conn, uuid)
+            return
+        self.cell_bus(cell).cast(
+            f"compute.{selection['host']}",
+            "build_and_run_instance",
+            instance_uuid=uuid,
+            alternates=selections[chosen + 1 :],
+            attempts=attempts,
+        )
+
+    def _bury(self, uuid: str, message: str, made: Sequence[Mapping[str, Any]] = ()) -> None:
+        """The server in cell0, in ERROR with a fault; its ports and any claim given back."""
+        LOG.info("server %s cannot be built: %s", uuid, message)
+        with self.api_db.read() as conn:
+            request = build_requests.get(conn, uuid)
+        try:
+            cleanup.release_server(self.placement, self.network, uuid, made)
+        except Exception:
+            LOG.exception("releasing what %s held failed; an audit will find it", uuid)
+        if request is None:
+            return
+        cell0 = self.cells.cell0()
+        with self.cells.database(cell0).write() as conn:
+            row = _instance_row(dict(request["instance"]), None, [])
+            instances.create(conn, {**row, "vm_state": "error", "task_state": None})
+            instances.add_fault(conn, uuid, 500, message, details=message)
+        with self.api_db.write() as conn:
+            cell_store.set_instance_cell(conn, uuid, cell0.id)
+            build_requests.delete(conn, uuid)
+
+
+def bind_first(
+    placement: PlacementClient,
+    network: NetworkClient,
+    instance: Mapping[str, Any],
+    made: Sequence[Mapping[str, Any]],
+    selections: Sequence[Mapping[str, Any]],
+    attempts: list[dict[str, str]],
+) -> int | None:
+    """The index of the first selection whose host takes every port: the first is already
+    claimed by the scheduler; each next one is claimed here before binding. A refused binding
+    releases that claim. ``attempts`` collects each host that failed and why."""
+    for index, selection in enumerate(selections):
+        host = selection["host"]
+        if index > 0:
+            allocations = allocations_of(selection)
+            if not placement.claim(
+                instance["uuid"], allocations, instance["project_id"], instance["user_id"]
+            ):
+                attempts.append(
+                    {"host": host, "reason": "its resources were claimed by another server"}
+                )
+                continue
+        try:
+            ports.bind_all(network, made, host, selection["port_allocations"])
+            return index
+        except BindingRefused as exc:
+            attempts.append({"host": host, "reason": str(exc)})
+            placement.release(instance["uuid"])
+    return None
+
+
+def allocations_of(selection: Mapping[str, Any]) -> dict[str, Any]:
+    """Provider uuid -> {"resources": ...}: the claim body of a selection (as JSON on the bus)."""
+    return dict(json.loads(selection["allocation_request"])["allocations"])
+
+
+def failed_everywhere(attempts: Sequence[Mapping[str, str]]) -> str:
+    tried = "; ".join(f"{a['host']}: {a['reason']}" for a in attempts)
+    return f"Build failed on every host tried ({len(attempts)}): {tried}"
+
+
+def _instance_row(
+    instance: Mapping[str, Any],
+    selection: Mapping[str, Any] | None,
+    network_info: list[dict[str, Any]],
+) -> dict[str, Any]:
+    return {
+        "uuid": instance["uuid"],
+        "project_id": instance["project_id"],
+        "user_id": instance["user_id"],
+        "display_name": instance["name"],
+        "hostname": instance["name"],
+        "host": selection["host"] if selection else None,
+        "node": selection["node"] if selection else None,
+        "vm_state": "building",
+        "task_state": "spawning" if selection else None,
+        "power_state": 0,
+        "flavor": instance["flavor"],
+        "image_ref": instance["image"]["id"],
+        "availability_zone": instance.get("availability_zone"),
+        "key_name": instance.get("key_name"),
+        "metadata": instance.get("metadata") or {},
+        "network_info": network_info,
+        "created_at": _created(instance),
+    }
+
+
+def _created(instance: Mapping[str, Any]) -> dt.datetime:
+    text = instance.get("created_at")
+    if not text:
+        return utcnow()
+    return dt.datetime.fromisoformat(str(text).replace("Z", "")).replace(tzinfo=None)

@@ -1,0 +1,153 @@
+"""A server's ports as the conductors handle them: got or made before scheduling, described to
+the scheduler (resource requests, routed-network segments), bound after it.
+
+A server's ``network_info`` entries: ``{"port_id", "network_id", "network_name", "mac_address",
+"fixed_ips": [...], "vnic_type", "created_by_compute"}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from berth.compute.clients.network import NetworkClient, NetworkError
+from berth.compute.scheduler.request_spec import PortRequest
+
+
+class PortsUnusable(Exception):
+    """The server's networks or ports cannot be used (the message says which and why)."""
+
+
+def prepare(
+    network: NetworkClient, instance: Mapping[str, Any], made: list[dict[str, Any]]
+) -> None:
+    """Get or create every port of the server, appending each to ``made`` as soon as it exists
+    (so that a failure half way leaves ``made`` holding what must be given back)."""
+    wanted = instance["networks"]
+    if wanted == "none":
+        return
+    if wanted == "auto":
+        wanted = [{"uuid": _auto_network(network, instance["project_id"])}]
+    owner = f"compute:{instance.get('availability_zone') or 'nova'}"
+    for request in wanted:
+        if "port" in request:
+            port = network.port(request["port"])
+            if port["device_id"] and port["device_id"] != instance["uuid"]:
+                raise PortsUnusable(f"Port {port['id']} is in use by {port['device_id']}.")
+            made.append(_entry(port, created=False))
+            network.update_port(port["id"], device_id=instance["uuid"], device_owner=owner)
+        else:
+            attributes: dict[str, Any] = {"device_id": instance["uuid"], "device_owner": owner}
+            if request.get("fixed_ip"):
+                attributes["fixed_ips"] = [{"ip_address": request["fixed_ip"]}]
+            port = network.create_port(request["uuid"], instance["project_id"], **attributes)
+            made.append(_entry(port, created=True))
+
+
+def _auto_network(network: NetworkClient, project_id: str) -> str:
+    """``networks: auto``: the project's one network, else the one shared network."""
+    own = [
+        n
+        for n in network.client.get("/v2.0/networks", params={"project_id": project_id}).json()[
+            "networks"
+        ]
+    ]
+    if len(own) == 1:
+        return str(own[0]["id"])
+    shared = network.client.get("/v2.0/networks", params={"shared": "true"}).json()["networks"]
+    if not own and len(shared) == 1:
+        return str(shared[0]["id"])
+    raise PortsUnusable(
+        "Unable to choose a network automatically: the project has "
+        f"{len(own)} networks and {len(shared)} shared ones are visible; give networks."
+    )
+
+
+def _entry(port: Mapping[str, Any], created: bool) -> dict[str, Any]:
+    return {
+        "port_id": port["id"],
+        "network_id": port["network_id"],
+        "network_name": "",
+        "mac_address": port["mac_address"],
+        "fixed_ips": list(port["fixed_ips"]),
+        "vnic_type": port.get("binding:vnic_type", "normal"),
+        "created_by_compute": created,
+    }
+
+
+def requests(network: NetworkClient, made: Sequence[Mapping[str, Any]]) -> list[PortRequest]:
+    """What the scheduler must know of each port: its resource request and, on a routed
+    network, the segments it may land in (those that still have a free address)."""
+    found = []
+    for entry in made:
+        port = network.port(entry["port_id"])
+        found.append(
+            PortRequest(
+                port_id=port["id"],
+                resource_request=port.get("resource_request") or {},
+                segment_aggregates=tuple(_segments(network, port)),
+                vnic_type=port.get("binding:vnic_type", "normal"),
+            )
+        )
+    return found
+
+
+def _segments(network: NetworkClient, port: Mapping[str, Any]) -> list[str]:
+    """The segments (their Placement aggregates have the same uuid) a routed-network port may use;
+    empty for a port on an ordinary network."""
+    subnets = network.client.get("/v2.0/subnets", params={"network_id": port["network_id"]}).json()[
+        "subnets"
+    ]
+    segment_of = {s["id"]: s["segment_id"] for s in subnets if s["segment_id"]}
+    if not segment_of:
+        return []
+    pinned = {
+        segment_of[ip["subnet_id"]] for ip in port["fixed_ips"] if ip["subnet_id"] in segment_of
+    }
+    if pinned:
+        return sorted(pinned)
+    per_subnet = network.ip_availability(port["network_id"])["subnet_ip_availability"]
+    free = {s["subnet_id"] for s in per_subnet if s["total_ips"] > s["used_ips"]}
+    usable = sorted({segment for subnet, segment in segment_of.items() if subnet in free})
+    if not usable:
+        raise PortsUnusable(
+            f"No segment of network {port['network_id']} has a free IP address left for port {port['id']}."
+        )
+    return usable
+
+
+def bind_all(
+    network: NetworkClient,
+    made: Sequence[Mapping[str, Any]],
+    host: str,
+    allocations: Mapping[str, Mapping[str, str]],
+) -> None:
+    """Bind every port to ``host`` with the providers of its request groups; on a refusal the
+    ports bound so far are unbound again and the refusal is raised."""
+    bound: list[str] = []
+    try:
+        for entry in made:
+            network.bind(entry["port_id"], host, allocations.get(entry["port_id"]))
+            bound.append(entry["port_id"])
+    except NetworkError:
+        for port_id in bound:
+            network.unbind(port_id)
+        raise
+
+
+def refreshed(network: NetworkClient, made: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The entries with the ports' current addresses (a deferred address comes with binding)."""
+    names: dict[str, str] = {}
+    out = []
+    for entry in made:
+        port = network.port(entry["port_id"])
+        if port["network_id"] not in names:
+            names[port["network_id"]] = network.network(port["network_id"])["name"]
+        out.append(
+            {
+                **entry,
+                "fixed_ips": list(port["fixed_ips"]),
+                "network_name": names[port["network_id"]],
+            }
+        )
+    return out

@@ -1,0 +1,212 @@
+"""The compute host agent of one hypervisor.
+
+It reports its compute node: a row in its cell's database and a provider in Placement (VCPU,
+MEMORY_MB, DISK_GB with the configured ratios and reservations, capability traits, and the
+SR-IOV physical functions' virtual functions as PCI devices). It never writes allocations: the
+scheduler and the conductors do. It builds what the conductors send it: claims virtual functions
+on the physical function the allocation names, spawns through its driver, activates the ports'
+bindings and sets the server ACTIVE; on a failure it gives back what it took on this host and
+hands the build to its cell conductor with the remaining alternates.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from berth.bus import BusClient
+from berth.common.db import Database
+from berth.common.timeutils import utcnow
+from berth.compute import cleanup
+from berth.compute.clients.network import NetworkClient
+from berth.compute.clients.placement import PlacementClient
+from berth.compute.db import compute_nodes, instances, pci_devices, services
+from berth.compute.host.driver import SimulatedDriver, SpawnFailed
+
+LOG = logging.getLogger(__name__)
+
+SRIOV_VNIC_TYPES = ("direct", "macvtap", "direct-physical")
+
+
+@dataclass(frozen=True)
+class HostResources:
+    """What an operator says the host has (a simulated host's whole description)."""
+
+    vcpus: int
+    memory_mb: int
+    disk_gb: int
+    cpu_allocation_ratio: float = 4.0
+    ram_allocation_ratio: float = 1.0
+    disk_allocation_ratio: float = 1.0
+    reserved_host_memory_mb: int = 512
+    reserved_host_disk_mb: int = 0
+    traits: tuple[str, ...] = ()
+    # Physical function name -> {"address", "physical_network", "vfs"}.
+    pci: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+class HostAgent:
+    def __init__(
+        self,
+        host: str,
+        resources: HostResources,
+        db: Database,
+        placement: PlacementClient,
+        network: NetworkClient,
+        driver: SimulatedDriver,
+        cell_conductor: Callable[[], BusClient],
+    ) -> None:
+        self.host = host
+        self.resources = resources
+        self.db = db
+        self.placement = placement
+        self.network = network
+        self.driver = driver
+        self.cell_conductor = cell_conductor
+        self.node_uuid = ""
+        self._node_id = 0
+        self._service_id = 0
+
+    # -- reporting -------------------------------------------------------------------------------
+
+    def start(self) -> str:
+        """Register the service and the compute node, and report them to Placement."""
+        r = self.resources
+        with self.db.write() as conn:
+            service = services.get_or_create(conn, self.host, "nova-compute", "compute")
+            node = compute_nodes.upsert(conn, service["id"], self.host, self.host, {
+                "hypervisor_type": "simulated",
+                "vcpus": r.vcpus, "memory_mb": r.memory_mb, "local_gb": r.disk_gb,
+                "cpu_allocation_ratio": r.cpu_allocation_ratio,
+                "ram_allocation_ratio": r.ram_allocation_ratio,
+                "disk_allocation_ratio": r.disk_allocation_ratio,
+                "reserved_host_memory_mb": r.reserved_host_memory_mb,
+                "reserved_host_disk_mb": r.reserved_host_disk_mb,
+            })  # fmt: skip
+            pci_devices.sync_host(conn, node["id"], r.pci)
+        self._service_id, self._node_id, self.node_uuid = service["id"], node["id"], node["uuid"]
+        self.placement.ensure_provider(self.node_uuid, self.host)
+        self.placement.set_inventories(self.node_uuid, self.inventories())
+        self.placement.update_traits(self.node_uuid, set(r.traits) | {"COMPUTE_NODE"}, set())
+        return self.node_uuid
+
+    def inventories(self) -> dict[str, dict[str, Any]]:
+        r = self.resources
+        return {
+            "VCPU": _inventory(r.vcpus, 0, r.cpu_allocation_ratio),
+            "MEMORY_MB": _inventory(r.memory_mb, r.reserved_host_memory_mb, r.ram_allocation_ratio),
+            "DISK_GB": _inventory(
+                r.disk_gb, -(-r.reserved_host_disk_mb // 1024), r.disk_allocation_ratio
+            ),
+        }
+
+    def heartbeat(self) -> None:
+        with self.db.write() as conn:
+            services.heartbeat(conn, self._service_id, utcnow())
+
+    # -- building ----------------------------------------------------------------------------------
+
+    def build_and_run_instance(
+        self, instance_uuid: str, alternates: list[dict[str, Any]], attempts: list[dict[str, str]]
+    ) -> None:
+        """The bus endpoint the conductors cast a build to."""
+        with self.db.read() as conn:
+            instance = instances.get(conn, instance_uuid, include_deleted=False)
+        if instance is None or instance["task_state"] == "deleting":
+            return
+        try:
+            self._claim_vfs(instance)
+            self.driver.spawn(instance_uuid)
+        except (SpawnFailed, _NoFreeVf) as exc:
+            self._give_back_here(instance_uuid)
+            self.cell_conductor().cast(
+                "conductor",
+                "reschedule",
+                instance_uuid=instance_uuid,
+                failed_host=self.host,
+                reason=str(exc),
+                alternates=alternates,
+                attempts=attempts,
+            )
+            return
+        for entry in instance["network_info"]:
+            self.network.activate(entry["port_id"], self.host)
+        with self.db.write() as conn:
+            pci_devices.allocate(conn, instance_uuid, self._node_id)
+            done = instances.update(
+                conn,
+                instance_uuid,
+                {
+                    "vm_state": "active",
+                    "task_state": None,
+                    "power_state": 1,
+                    "launched_at": utcnow(),
+                },
+                expected_task_states=["spawning"],
+            )
+        if not done:
+            # Deleted while it spawned: the delete already gave back what it knew of.
+            self.terminate_instance(instance_uuid)
+
+    def _claim_vfs(self, instance: Mapping[str, Any]) -> None:
+        """One virtual function per SR-IOV port, on the physical function that holds the port's
+        bandwidth (the provider its binding profile names), else on any with one free."""
+        for entry in instance["network_info"]:
+            if entry.get("vnic_type") not in SRIOV_VNIC_TYPES:
+                continue
+            port = self.network.port(entry["port_id"])
+            providers = list((port.get("binding:profile") or {}).get("allocation", {}).values())
+            pf = self._pf_of(providers)
+            with self.db.write() as conn:
+                names = [pf] if pf else list(pci_devices.free_vfs(conn, self._node_id))
+                if not any(
+                    pci_devices.claim_vfs(conn, self._node_id, name, 1, instance["uuid"])
+                    for name in names
+                ):
+                    raise _NoFreeVf(
+                        f"no free virtual function on {pf or 'any physical function'} of {self.host}"
+                    )
+
+    def _pf_of(self, providers: list[str]) -> str | None:
+        """The physical function named by one of the providers (``<host>:NIC Switch agent:<pf>``)."""
+        prefix = f"{self.host}:NIC Switch agent:"
+        for uuid in providers:
+            found = self.placement.provider(uuid)
+            if found and found["name"].startswith(prefix):
+                return str(found["name"][len(prefix) :])
+        return None
+
+    def _give_back_here(self, instance_uuid: str) -> None:
+        self.driver.destroy(instance_uuid)
+        with self.db.write() as conn:
+            pci_devices.release(conn, instance_uuid, self._node_id)
+
+    def terminate_instance(self, instance_uuid: str) -> None:
+        """Delete the server: everything it held, here and in the other services."""
+        with self.db.read() as conn:
+            instance = instances.get(conn, instance_uuid)
+        if instance is None:
+            return
+        self._give_back_here(instance_uuid)
+        cleanup.release_server(
+            self.placement, self.network, instance_uuid, instance["network_info"]
+        )
+        with self.db.write() as conn:
+            instances.mark_deleted(conn, instance_uuid)
+
+
+class _NoFreeVf(Exception):
+    """The host has no free virtual function for an SR-IOV port."""
+
+
+def _inventory(total: int, reserved: int, ratio: float) -> dict[str, Any]:
+    return {
+        "total": total,
+        "reserved": reserved,
+        "min_unit": 1,
+        "max_unit": total,
+        "step_size": 1,
+        "allocation_ratio": ratio,
+    }

@@ -1,0 +1,194 @@
+"""The scheduler as a service: ``select_destinations`` on the bus.
+
+For one request: build the one Placement query, read the hosts behind the candidates from their
+cells, run the pure core (filters, weighers, claims with alternates) and answer the selections as
+JSON. When nothing fits, the error explains why: how many hosts Placement returned and, when it
+returned none, how many hosts each resource class and trait ruled out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Collection, Iterable
+from typing import Any
+
+from berth.common.db import Database
+from berth.common.timeutils import utcnow
+from berth.compute import specs
+from berth.compute.cells import CellRegistry
+from berth.compute.clients.placement import PlacementClient
+from berth.compute.db import aggregates as aggregate_store
+from berth.compute.db import compute_nodes, instances, pci_devices, services
+from berth.compute.scheduler.candidates import parse_candidates
+from berth.compute.scheduler.config import SchedulerConfig
+from berth.compute.scheduler.host_state import Aggregate, HostState
+from berth.compute.scheduler.placement_query import build_query
+from berth.compute.scheduler.request_spec import RequestSpec
+from berth.compute.scheduler.selection import NoValidHost, Scheduler, Selection
+
+LOG = logging.getLogger(__name__)
+
+# Seconds without a heartbeat after which a compute service counts as down.
+SERVICE_DOWN_TIME = 60
+SRIOV_AGENT = "NIC Switch agent"
+SRIOV_VNIC_TYPES = ("direct", "macvtap", "direct-physical")
+
+
+class NoValidHostFound(Exception):
+    """No host can take the server; the message is the diagnosis (it crosses the bus as is)."""
+
+
+class SchedulerService:
+    def __init__(
+        self,
+        api_db: Database,
+        cells: CellRegistry,
+        placement: PlacementClient,
+        config: SchedulerConfig,
+        default_availability_zone: str = "nova",
+    ) -> None:
+        self.api_db = api_db
+        self.cells = cells
+        self.placement = placement
+        self.config = config
+        self.default_availability_zone = default_availability_zone
+
+    def select_destinations(self, spec: dict[str, Any]) -> list[list[dict[str, Any]]]:
+        """Per instance of the spec: the claimed selection, then its alternates (same cell)."""
+        request = specs.from_json(spec)
+        zones = self._zone_aggregates(request.availability_zone)
+        query = build_query(request, az_aggregates=zones, limit=self.config.max_placement_results)
+        LOG.info("placement query for %s: %s", ",".join(request.instance_uuids), query)
+        answer = self.placement.allocation_candidates(query.pairs())
+        candidates = parse_candidates(answer, query.microversion)
+        hosts = self._host_states({c.root for c in candidates})
+        if any(port.vnic_type in SRIOV_VNIC_TYPES for port in request.ports):
+            hosts = [dataclasses.replace(h, pf_providers=self._pf_providers(h)) for h in hosts]
+
+        def claim(selection: Selection) -> bool:
+            return self.placement.claim(
+                selection.instance_uuid, selection.allocations, request.project_id, request.user_id
+            )
+
+        try:
+            schedule = Scheduler(self.config).select_destinations(
+                request,
+                candidates,
+                hosts,
+                claim,
+                provider_summaries=answer.get("provider_summaries"),
+            )
+        except NoValidHost as exc:
+            for chosen in exc.claimed:
+                self.placement.release(chosen.instance_uuid)
+            diagnosis = exc.diagnosis
+            if not candidates:
+                diagnosis = diagnosis.with_placement_shortfall(*self._shortfall(request))
+            raise NoValidHostFound(f"No valid host was found. {diagnosis.render()}") from None
+        return [[_selection_json(s) for s in per_instance] for per_instance in schedule.selections]
+
+    def _zone_aggregates(self, zone: str | None) -> dict[str, list[str]]:
+        if zone is None:
+            return {}
+        with self.api_db.read() as conn:
+            return {zone: aggregate_store.zone_aggregates(conn, zone)}
+
+    def _host_states(self, node_uuids: Collection[str]) -> list[HostState]:
+        """The hosts of these compute nodes, from every cell that has some of them."""
+        if not node_uuids:
+            return []
+        with self.api_db.read() as conn:
+            aggregates = {a.uuid: a for a in aggregate_store.list_aggregates(conn)}
+        by_host: dict[str, list[Aggregate]] = {}
+        for found in aggregates.values():
+            for host in found.hosts:
+                by_host.setdefault(host, []).append(
+                    Aggregate(found.uuid, found.name, dict(found.metadata))
+                )
+        states = []
+        now = utcnow()
+        for cell in self.cells.cells(include_cell0=False):
+            with self.cells.database(cell).read() as conn:
+                nodes = [n for n in compute_nodes.list_nodes(conn) if n["uuid"] in node_uuids]
+                if not nodes:
+                    continue
+                service_rows = {
+                    s["id"]: s for s in services.list_services(conn, binary="nova-compute")
+                }
+                free_vfs = pci_devices.free_vfs_by_node(conn, [n["id"] for n in nodes])
+                for node in nodes:
+                    service = service_rows.get(node["service_id"])
+                    on_host = instances.list_instances(conn, host=node["host"])
+                    states.append(
+                        _state(node, service, cell.uuid, now, on_host, free_vfs.get(node["id"], {}),
+                               by_host.get(node["host"], []), self.default_availability_zone)
+                    )  # fmt: skip
+        return states
+
+    def _pf_providers(self, host: HostState) -> dict[str, str]:
+        """The host's physical functions by their bandwidth provider: the network service names
+        them ``<host>:NIC Switch agent:<device>`` under the compute node."""
+        prefix = f"{host.host}:{SRIOV_AGENT}:"
+        return {
+            p["uuid"]: p["name"][len(prefix) :]
+            for p in self._providers({"in_tree": host.node_uuid})
+            if p["name"].startswith(prefix)
+        }
+
+    def _shortfall(self, request: RequestSpec) -> tuple[dict[str, int], dict[str, int]]:
+        """How many compute nodes each asked-for resource class and trait rules out."""
+        query = build_query(dataclasses.replace(request, ports=()), limit=None)
+        unnamed = query.groups[0]
+        total = len(self._roots({}))
+        resources = {
+            rc: total - len(self._roots({"resources": f"{rc}:{amount}"}))
+            for rc, amount in unnamed.resources.items()
+        }
+        traits = {
+            trait: total - len(self._roots({"required": trait})) for trait in unnamed.required
+        }
+        return resources, traits
+
+    def _roots(self, params: dict[str, str]) -> set[str]:
+        return {p["root_provider_uuid"] for p in self._providers(params)}
+
+    def _providers(self, params: dict[str, str]) -> list[dict[str, Any]]:
+        answer = self.placement.client.get("/resource_providers", params=params)
+        return list(answer.json().get("resource_providers", [])) if answer.is_success else []
+
+
+def _state(
+    node: Any,
+    service: Any,
+    cell_uuid: str,
+    now: Any,
+    on_host: Iterable[Any],
+    free_vfs: dict[str, int],
+    aggregates: list[Aggregate],
+    default_zone: str,
+) -> HostState:
+    zones = {a.metadata.get("availability_zone") for a in aggregates} - {None}
+    return HostState(
+        host=node["host"],
+        node=node["hypervisor_hostname"],
+        node_uuid=node["uuid"],
+        cell_uuid=cell_uuid,
+        availability_zone=next(iter(sorted(zones)), default_zone),  # type: ignore[arg-type]
+        disabled=bool(service and service["disabled"]),
+        up=bool(service and services.is_up(service, now, SERVICE_DOWN_TIME)),
+        free_vcpus=int(node["vcpus"] * node["cpu_allocation_ratio"]) - node["vcpus_used"],
+        free_ram_mb=int(node["memory_mb"] * node["ram_allocation_ratio"]) - node["memory_mb_used"],
+        free_disk_gb=int(node["local_gb"] * node["disk_allocation_ratio"]) - node["local_gb_used"],
+        aggregates=tuple(aggregates),
+        instances=frozenset(i["uuid"] for i in on_host),
+        hypervisor_type=node["hypervisor_type"] or "",
+        free_vfs=dict(free_vfs),
+    )
+
+
+def _selection_json(selection: Selection) -> dict[str, Any]:
+    document = dataclasses.asdict(selection)
+    document["mappings"] = {k: list(v) for k, v in selection.mappings.items()}
+    document["port_allocations"] = {p: dict(g) for p, g in selection.port_allocations.items()}
+    return document
