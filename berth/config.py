@@ -151,6 +151,30 @@ class ComputeSettings(BaseModel):
     default_availability_zone: str = Field(
         "nova", description="The availability zone of hosts in no zone-carrying aggregate."
     )
+    max_attempts: int = Field(
+        3,
+        ge=1,
+        description="Hosts a server may be tried on: the chosen one and up to max_attempts - 1 "
+        "alternates in the same cell.",
+    )
+    host_subset_size: int = Field(
+        1,
+        ge=1,
+        description="Pick at random among this many best hosts (spreads concurrent builds).",
+    )
+    placement_limit: int = Field(
+        1000, ge=1, description="The limit of the scheduler's allocation candidates query."
+    )
+    enabled_filters: list[str] | None = Field(
+        None,
+        description="Scheduler filters in the order they run; none: every filter Berth has "
+        "(docs/compute.md lists them).",
+    )
+    weigher_multipliers: dict[str, float] = Field(
+        default_factory=dict,
+        description="Multiplier per weigher name (e.g. RAMWeigher = -1.0 stacks instead of "
+        "spreading); a weigher not named keeps its default.",
+    )
 
 
 class Settings(BaseSettings):
@@ -259,4 +283,6 @@ def _toml(value: Any) -> str:
         return repr(value)
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + "}"
     return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'

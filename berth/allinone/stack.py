@@ -1,0 +1,280 @@
+"""Every Berth service in one process: Placement, the network service, the compute API, the
+scheduler, the super-conductor, one cell conductor per cell and one host agent per simulated
+host, on SQLite files in the data directory and the in-process bus.
+
+The services talk as they would apart: over their HTTP APIs (in process, without sockets) and
+the bus (one per cell, plus the API-level one). The bus runs on its own event loop thread; HTTP
+handlers and bus endpoints run in worker threads and reach the bus through ``BusClient``s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from berth.allinone.dispatch import PrefixDispatcher
+from berth.allinone.fleet import Fleet
+from berth.bus import Bus, BusClient, Buses
+from berth.common.db import Database
+from berth.compute.api.app import build_app as build_compute_app
+from berth.compute.cells import Cell
+from berth.compute.clients.http import in_process_client
+from berth.compute.clients.network import NetworkClient
+from berth.compute.clients.placement import PlacementClient
+from berth.compute.conductor.build import SuperConductor
+from berth.compute.conductor.cell import CellConductor
+from berth.compute.db import cells as cell_store
+from berth.compute.db import migrate as compute_migrate
+from berth.compute.host.agent import HostAgent
+from berth.compute.host.driver import SimulatedDriver
+from berth.compute.scheduler.config import SchedulerConfig
+from berth.compute.scheduler.filters import DEFAULT_FILTERS
+from berth.compute.scheduler.service import SchedulerService
+from berth.compute.service import ComputeService
+from berth.config import Settings
+from berth.network.app import build_app as build_network_app
+from berth.network.placement_sync import PlacementSync
+from berth.network.reporter import PlacementReporter
+from berth.network.service import NetworkService
+from berth.network.sim_agent import SimulatedAgent
+from berth.network.store import migrate as network_migrate
+from berth.placement.app import build_app as build_placement_app
+from berth.placement.service import PlacementService
+from berth.placement.store import migrate as placement_migrate
+
+LOG = logging.getLogger(__name__)
+
+TOKEN = "admin"
+PREFIXES = {"placement": "/placement", "network": "/networking", "compute": "/compute"}
+
+
+class Stack:
+    def __init__(self, settings: Settings, fleet: Fleet, heartbeat_seconds: float = 20.0) -> None:
+        self.settings = settings
+        self.fleet = fleet
+        self.heartbeat_seconds = heartbeat_seconds
+        data = settings.data_dir
+        data.mkdir(parents=True, exist_ok=True)
+        self.placement = PlacementService.from_settings(
+            settings.placement, settings.placement_database_url()
+        )
+        self.network = NetworkService(
+            settings=settings.network, db=Database(settings.network_database_url())
+        )
+        self.api_db = Database(settings.compute_api_database_url())
+        self.placement_app = build_placement_app(self.placement)
+        self.network_app = build_network_app(self.network)
+        self.placement_client = PlacementClient(
+            in_process_client(self.placement_app, TOKEN, "http://placement")
+        )
+        self.network_client = NetworkClient(
+            in_process_client(self.network_app, TOKEN, "http://network")
+        )
+        self.compute = ComputeService(
+            settings.compute,
+            self.api_db,
+            placement=self.placement_client,
+            network=self.network_client,
+        )
+        self.compute_app = build_compute_app(self.compute)
+        self.reporter = PlacementReporter(
+            self.network.db,
+            PlacementSync(
+                in_process_client(self.placement_app, TOKEN, "http://placement").__enter__()
+            ),
+            settings.network.placement_sync_interval,
+            settings.network.agent_down_time,
+        )
+        self.network.on_change.append(self.reporter.wake)
+        self.agents: dict[str, HostAgent] = {}
+        self.network_agents: list[SimulatedAgent] = []
+        self._loop = asyncio.new_event_loop()
+        self._loop_thread = threading.Thread(
+            target=self._loop.run_forever, name="bus-loop", daemon=True
+        )
+        self._buses = Buses()
+        self._clients: dict[str, BusClient] = {}
+        self._stop = threading.Event()
+        self._heartbeat: threading.Thread | None = None
+
+    def app(self) -> Any:
+        apps: dict[str, Any] = {
+            PREFIXES["placement"]: self.placement_app,
+            PREFIXES["network"]: self.network_app,
+            PREFIXES["compute"]: self.compute_app,
+        }
+        try:
+            from berth.image.app import build_app as build_image_app
+
+            apps["/image"] = build_image_app(self.api_db)
+        except ImportError:
+            LOG.info("no image service in this build")
+        return PrefixDispatcher(apps)
+
+    # -- starting ----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        placement_migrate.sync(self.placement.db)
+        network_migrate.sync(self.network.db)
+        compute_migrate.sync_api(self.api_db)
+        cells = self._ensure_cells()
+        self._loop_thread.start()
+        api_bus = self._connect("memory://default")
+        self.compute.bus = self._client(api_bus, "default")
+        self.compute.cell_bus = self._cell_client
+        self._start_hosts(cells)
+        self._report_network_agents()
+        self.reporter.run_once()
+        scheduler = SchedulerService(
+            self.api_db, self.compute.cells, self.placement_client, self._scheduler_config(),
+            self.settings.compute.default_availability_zone,
+        )  # fmt: skip
+        conductor = SuperConductor(
+            self.api_db, self.compute.cells, self.placement_client, self.network_client,
+            self.compute.bus, self._cell_client,
+        )  # fmt: skip
+        self._serve(api_bus, "scheduler", scheduler, 4)
+        self._serve(api_bus, "conductor", conductor, 8)
+        for cell in cells:
+            bus = self._connect(cell.transport_url)
+            db = self.compute.cells.database(cell)
+            cell_conductor = CellConductor(
+                db, self.placement_client, self.network_client, self._bound(cell)
+            )
+            self._serve(bus, "conductor", cell_conductor, 4)
+            for host in self.fleet.hosts:
+                if host.cell == cell.name:
+                    self._serve(bus, f"compute.{host.name}", self.agents[host.name], 4)
+        self.reporter.start()
+        self._heartbeat = threading.Thread(target=self._beat, name="heartbeats", daemon=True)
+        self._heartbeat.start()
+        LOG.info("berth up: %d host(s) in %d cell(s)", len(self.fleet.hosts), len(cells))
+
+    def _ensure_cells(self) -> list[Cell]:
+        data = self.settings.data_dir
+        with self.api_db.write() as conn:
+            if cell_store.get_cell(conn, cell_store.CELL0_UUID) is None:
+                cell_store.create_cell(
+                    conn, cell_store.CELL0_UUID, cell_store.CELL0_NAME,
+                    self.settings.cell0_database_url(), "none://",
+                )  # fmt: skip
+            for name in self.fleet.cells:
+                if cell_store.get_cell_by_name(conn, name) is None:
+                    cell_store.create_cell(
+                        conn,
+                        str(uuid.uuid4()),
+                        name,
+                        f"sqlite:///{data / f'{name}.db'}",
+                        f"memory://{name}",
+                    )
+        return [
+            c for c in self.compute.cells.cells(include_cell0=False) if c.name in self.fleet.cells
+        ]
+
+    def _start_hosts(self, cells: list[Cell]) -> None:
+        by_name = {c.name: c for c in cells}
+        for host in self.fleet.hosts:
+            cell = by_name[host.cell]
+            self.agents[host.name] = HostAgent(
+                host.name, host.resources, self.compute.cells.database(cell), self.placement_client,
+                self.network_client,
+                SimulatedDriver(host.name, host.spawn_seconds, host.failures),
+                self._bound(cell),
+            )  # fmt: skip
+        # Compute nodes first: the network service hangs its providers under them.
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda agent: agent.start(), self.agents.values()))
+        with self.api_db.write() as conn:
+            for host in self.fleet.hosts:
+                cell_store.map_host(conn, host.name, by_name[host.cell].id)
+
+    def _report_network_agents(self) -> None:
+        client = in_process_client(self.network_app, TOKEN, "http://network")
+        for host in self.fleet.hosts:
+            for kind, configurations in host.agents.items():
+                agent = SimulatedAgent(client, host.name, kind, configurations)
+                agent.report()
+                self.network_agents.append(agent)
+
+    def _scheduler_config(self) -> SchedulerConfig:
+        compute = self.settings.compute
+        return SchedulerConfig(
+            enabled_filters=tuple(compute.enabled_filters or DEFAULT_FILTERS),
+            weigher_multipliers=dict(compute.weigher_multipliers),
+            host_subset_size=compute.host_subset_size,
+            max_attempts=compute.max_attempts,
+            max_placement_results=compute.placement_limit,
+        )
+
+    # -- the bus -----------------------------------------------------------------------------------
+
+    def _on_loop(self, work: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result()
+
+    def _connect(self, url: str) -> Bus:
+        async def connect() -> Bus:
+            return self._buses.connect(url)
+
+        return self._on_loop(connect())  # type: ignore[no-any-return]
+
+    def _client(self, bus: Bus, name: str) -> BusClient:
+        found = self._clients.get(name)
+        if found is None:
+            found = self._clients[name] = BusClient(bus, self._loop)
+        return found
+
+    def _cell_client(self, cell: Cell) -> BusClient:
+        return self._client(self._connect(cell.transport_url), cell.transport_url)
+
+    def _bound(self, cell: Cell) -> Any:
+        return lambda: self._cell_client(cell)
+
+    def _serve(self, bus: Bus, topic: str, endpoint: object, concurrency: int) -> None:
+        async def serve() -> None:
+            bus.serve(topic, endpoint, concurrency=concurrency)
+
+        self._on_loop(serve())
+
+    # -- running -----------------------------------------------------------------------------------
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.heartbeat_seconds):
+            for agent in self.agents.values():
+                agent.heartbeat()
+            for network_agent in self.network_agents:
+                try:
+                    network_agent.report()
+                except Exception:
+                    LOG.exception("network agent heartbeat failed")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.reporter.stop()
+        if self._loop_thread.is_alive():
+            self._on_loop(self._buses.close())
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._loop_thread.join(timeout=10)
+        self.compute.cells.dispose()
+        for db in (self.api_db, self.network.db, self.placement.db):
+            db.dispose()
+
+
+def write_clouds_yaml(path: Path, base_url: str) -> None:
+    """A clouds.yaml whose cloud ``berth`` points every service at this stack."""
+    cloud = {
+        "auth_type": "admin_token",
+        "auth": {"token": TOKEN, "endpoint": f"{base_url}/compute/v2.1"},
+        "compute_endpoint_override": f"{base_url}/compute/v2.1",
+        "network_endpoint_override": f"{base_url}/networking",
+        "placement_endpoint_override": f"{base_url}/placement",
+        "image_endpoint_override": f"{base_url}/image",
+        "region_name": "RegionOne",
+    }
+    path.write_text(yaml.safe_dump({"clouds": {"berth": cloud}}, sort_keys=False))

@@ -1,0 +1,41 @@
+"""The all-in-one stack, started for real in this process, with an HTTP client into it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from a2wsgi import ASGIMiddleware
+
+from berth import config
+from berth.allinone import fleet as fleets
+from berth.allinone.stack import Stack
+
+StackFactory = Callable[[dict[str, Any]], tuple[Stack, httpx.Client]]
+
+
+@pytest.fixture
+def start_stack(tmp_path: Path) -> Iterator[StackFactory]:
+    started: list[tuple[Stack, httpx.Client]] = []
+
+    def start(fleet: dict[str, Any], **compute: Any) -> tuple[Stack, httpx.Client]:
+        settings = config.Settings(
+            data_dir=tmp_path / f"data{len(started)}", compute=config.ComputeSettings(**compute)
+        )
+        stack = Stack(settings, fleets.parse(fleet), heartbeat_seconds=5)
+        stack.start()
+        app = ASGIMiddleware(stack.app())  # type: ignore[arg-type]
+        client = httpx.Client(
+            transport=httpx.WSGITransport(app=app), base_url="http://berth", timeout=60
+        )
+        client.headers["x-auth-token"] = "admin"
+        started.append((stack, client))
+        return stack, client
+
+    yield start  # type: ignore[misc]
+    for stack, client in started:
+        client.close()
+        stack.stop()
