@@ -8,8 +8,12 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from berth import config
+
+if TYPE_CHECKING:
+    from berth.common.db import Database
 
 LOG = logging.getLogger("berth")
 
@@ -30,9 +34,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", help="TOML config file (also BERTH_CONFIG)")
     commands = parser.add_subparsers(title="commands")
 
-    up = commands.add_parser("up", help="run Berth all-in-one on its embedded defaults")
-    up.add_argument("--host", help="listen address (default from settings: 127.0.0.1)")
-    up.add_argument("--port", type=int, help="listen port (default from settings: 8778)")
+    up = commands.add_parser("up", help="run every Berth service in one process, with a fleet")
+    up.add_argument("--host", default="127.0.0.1", help="listen address")
+    up.add_argument("--port", type=int, default=8000, help="listen port")
+    up.add_argument("--data-dir", help="where the SQLite files and clouds.yaml go")
+    up.add_argument(
+        "--fleet", help="YAML fleet of simulated hosts (default: etc/fleet.example.yaml)"
+    )
     up.set_defaults(run=_up)
 
     serve = commands.add_parser("serve", help="run one service")
@@ -65,6 +73,20 @@ def _parser() -> argparse.ArgumentParser:
     manage_commands = manage.add_subparsers(title="tasks")
     db = manage_commands.add_parser("db", help="database schema")
     db_commands = db.add_subparsers(title="actions")
+    cell = manage_commands.add_parser("cell", help="compute cells")
+    cell_commands = cell.add_subparsers(title="actions")
+    cell_create = cell_commands.add_parser("create", help="map a cell (or cell0)")
+    cell_create.add_argument("--name", required=True)
+    cell_create.add_argument("--database-url", required=True)
+    cell_create.add_argument("--transport-url", default="memory://")
+    cell_create.add_argument("--cell0", action="store_true", help="this is cell0")
+    cell_create.set_defaults(run=_cell_create)
+    cell_list = cell_commands.add_parser("list", help="the mapped cells")
+    cell_list.set_defaults(run=_cell_list)
+    discover = cell_commands.add_parser(
+        "discover-hosts", help="map every compute host found in the cells to its cell"
+    )
+    discover.set_defaults(run=_discover_hosts)
     sync = db_commands.add_parser("sync", help="create or upgrade the placement schema")
     sync.add_argument("--database-url")
     sync.set_defaults(run=_db_sync)
@@ -129,8 +151,65 @@ def _serve_network(args: argparse.Namespace) -> int:
 
 
 def _up(args: argparse.Namespace) -> int:
-    # For now the all-in-one mode is the Placement service on its embedded SQLite database.
-    return _serve_placement(args)
+    from berth.allinone import up
+
+    overrides: dict[str, object] = {}
+    if args.data_dir:
+        overrides["data_dir"] = args.data_dir
+    settings = config.load(**overrides)
+    _configure_logging(settings.log_level)
+    return up.run(settings, args.host, args.port, args.fleet)
+
+
+def _api_db() -> Database:
+    from berth.common.db import Database
+    from berth.compute.db import migrate
+
+    db = Database(config.load().compute_api_database_url())
+    migrate.sync_api(db)
+    return db
+
+
+def _cell_create(args: argparse.Namespace) -> int:
+    import uuid
+
+    from berth.compute.db import cells
+
+    db = _api_db()
+    cell_uuid = cells.CELL0_UUID if args.cell0 else str(uuid.uuid4())
+    with db.write() as conn:
+        cells.create_cell(conn, cell_uuid, args.name, args.database_url, args.transport_url)
+    print(cell_uuid)
+    return 0
+
+
+def _cell_list(_args: argparse.Namespace) -> int:
+    from berth.compute.db import cells
+
+    db = _api_db()
+    with db.read() as conn:
+        for row in cells.list_cells(conn):
+            print(
+                f"{row['name']}\t{row['uuid']}\t{row['transport_url']}\t{'disabled' if row['disabled'] else 'enabled'}"
+            )
+    return 0
+
+
+def _discover_hosts(_args: argparse.Namespace) -> int:
+    from berth.compute.cells import CellRegistry
+    from berth.compute.db import cells, compute_nodes
+
+    db = _api_db()
+    registry = CellRegistry(db)
+    for cell in registry.cells(include_cell0=False):
+        with registry.database(cell).read() as conn:
+            hosts = sorted({node["host"] for node in compute_nodes.list_nodes(conn)})
+        with db.write() as conn:
+            for host in hosts:
+                mapping = cells.map_host(conn, host, cell.id)
+                if mapping.created:
+                    print(f"mapped {host} to {cell.name}")
+    return 0
 
 
 def _db_sync(args: argparse.Namespace) -> int:
