@@ -1,0 +1,74 @@
+"""/servers: create, list (summaries and details), show and delete.
+
+Creating answers 202 with the first server made (``min_count``/``max_count`` above 1 make more,
+each named ``NAME-N``; no reservation id is kept): the super-conductor builds them after the
+answer. The domain is :mod:`berth.compute.servers`.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from starlette.responses import Response
+
+from berth.compute import exceptions, server_input, server_views, servers
+from berth.compute.api import microversion
+from berth.compute.api.request import ComputeRequest
+
+# From 2.38 an unknown status in a list's filter is a 400 (before, it matches nothing).
+_UNKNOWN_STATUS_REFUSED = (2, 38)
+
+
+def create_server(req: ComputeRequest) -> Response:
+    if not req.context.project_id:
+        raise exceptions.Forbidden("A server belongs to a project; this token has none.")
+    request = server_input.parse_create(
+        req.json_body(), networks_required=req.at_least(microversion.NETWORKS_AUTO_NONE)
+    )
+    made = servers.create_servers(req.service, req.context, request)
+    view = server_views.created(made[0], request.admin_pass, req.base_url)
+    return req.respond({"server": view}, 202, headers={"location": view["links"][0]["href"]})
+
+
+def list_servers(req: ComputeRequest) -> Response:
+    return _list(req, detail=False)
+
+
+def list_servers_detail(req: ComputeRequest) -> Response:
+    return _list(req, detail=True)
+
+
+def show_server(req: ComputeRequest) -> Response:
+    server = servers.get_server(req.service, req.context, req.param("server_id"))
+    return req.respond({"server": server_views.detail(server, _viewer(req))})
+
+
+def delete_server(req: ComputeRequest) -> Response:
+    servers.delete_server(req.service, req.context, req.param("server_id"))
+    return req.no_content()
+
+
+def _list(req: ComputeRequest, detail: bool) -> Response:
+    query = server_input.parse_list_query(
+        req.query_items,
+        project_id=req.project_id,
+        is_admin=req.is_admin,
+        statuses=server_views.STATUSES,
+        unknown_status_is_error=req.at_least(_UNKNOWN_STATUS_REFUSED),
+    )
+    found = servers.list_servers(req.service, query, detail)
+    viewer = _viewer(req)
+    show = server_views.detail if detail else server_views.summary
+    body: dict[str, object] = {"servers": [show(server, viewer) for server in found]}
+    if found and len(found) == query.limit:
+        following = urlencode([*query.echo, ("marker", found[-1].uuid)])
+        body["servers_links"] = [{"rel": "next", "href": f"{req.base_url}{req.path}?{following}"}]
+    return req.respond(body)
+
+
+def _viewer(req: ComputeRequest) -> server_views.Viewer:
+    return server_views.Viewer(
+        base_url=req.base_url,
+        is_admin=req.is_admin,
+        flavor_values=req.at_least(microversion.FLAVOR_IN_SERVER),
+    )

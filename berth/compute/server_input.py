@@ -1,0 +1,336 @@
+"""What a client may ask of ``/servers``, checked and parsed: the body of a create
+(:func:`parse_create`) and the query of a list (:func:`parse_list_query`).
+
+Pure functions: nothing here reads a database. Every refusal is a
+:class:`~berth.compute.exceptions.BadRequest` whose message names the field, so a client learns
+what to fix. What needs the databases (does the flavor exist, the image, the zone, the group?) is
+checked by :mod:`berth.compute.servers` inside the transaction that writes the build.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+import string
+import uuid as uuidlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from berth.compute import exceptions
+from berth.compute.scheduler.request_spec import SchedulerHints
+
+# Berth has no quotas: this bounds what one request may create.
+MAX_COUNT = 1000
+# The most servers one list page holds (a larger ``limit`` is cut to this).
+MAX_LIMIT = 1000
+_NAME_LENGTH = 255
+# Accepted for compatibility with clients that always send them; they change nothing.
+_IGNORED = frozenset(
+    {
+        "security_groups",
+        "user_data",
+        "config_drive",
+        "accessIPv4",
+        "accessIPv6",
+        "OS-DCF:diskConfig",
+        "personality",
+        "return_reservation_id",
+    }
+)
+_KNOWN = frozenset(
+    {
+        "name",
+        "flavorRef",
+        "imageRef",
+        "networks",
+        "availability_zone",
+        "min_count",
+        "max_count",
+        "metadata",
+        "key_name",
+        "adminPass",
+    }
+)
+_HINTS_KEYS = ("os:scheduler_hints", "OS-SCH-HNT:scheduler_hints")
+_NETWORK_KEYS = frozenset({"uuid", "port", "fixed_ip", "tag"})
+_FALSE = frozenset({"0", "false", "f", "no", "off", "n"})
+_PASSWORD_ALPHABET = string.ascii_letters + string.digits
+
+# A network request: "auto", "none", or entries {"uuid": N[, "fixed_ip": IP]} | {"port": P}.
+Networks = str | list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class ServerRequest:
+    """A create request, checked for shape; ``flavor_ref``/``image_ref`` are bare ids."""
+
+    name: str
+    flavor_ref: str
+    image_ref: str
+    networks: Networks
+    availability_zone: str | None
+    min_count: int
+    max_count: int
+    metadata: dict[str, str]
+    key_name: str | None
+    hints: SchedulerHints
+    admin_pass: str
+
+    def names(self) -> list[str]:
+        """One display name per server: ``name-1``, ``name-2``... when several are made."""
+        if self.max_count == 1:
+            return [self.name]
+        return [f"{self.name}-{index}" for index in range(1, self.max_count + 1)]
+
+
+def parse_create(body: Any, networks_required: bool) -> ServerRequest:
+    """The create body ``{"server": {...}, "os:scheduler_hints": {...}}``; ``networks_required``
+    from 2.37, where ``networks`` must be given and may be ``"auto"`` or ``"none"``."""
+    if not isinstance(body, dict) or not isinstance(body.get("server"), dict):
+        raise exceptions.BadRequest("Invalid input: a JSON object under 'server' is required.")
+    server: dict[str, Any] = body["server"]
+    unknown = sorted(set(server) - _KNOWN - _IGNORED)
+    if unknown:
+        raise exceptions.BadRequest(f"Invalid input: server has unsupported fields {unknown}.")
+    if "name" not in server:
+        raise exceptions.BadRequest("Invalid input: 'name' is a required property.")
+    min_count = _count(server, "min_count", 1)
+    max_count = _count(server, "max_count", min_count)
+    if min_count > max_count:
+        raise exceptions.BadRequest("Invalid input: min_count must be <= max_count.")
+    return ServerRequest(
+        name=_string(server["name"], "name", minimum=1),
+        flavor_ref=_reference(server, "flavorRef"),
+        image_ref=_reference(server, "imageRef"),
+        networks=_networks(server, networks_required),
+        availability_zone=_optional_string(server.get("availability_zone"), "availability_zone"),
+        min_count=min_count,
+        max_count=max_count,
+        metadata=_metadata(server.get("metadata", {})),
+        key_name=_optional_string(server.get("key_name"), "key_name"),
+        hints=_hints(_scheduler_hints(body)),
+        admin_pass=_admin_pass(server.get("adminPass")),
+    )
+
+
+def _string(value: Any, what: str, minimum: int = 0, maximum: int = _NAME_LENGTH) -> str:
+    if not isinstance(value, str):
+        raise exceptions.BadRequest(f"Invalid input for field '{what}': a string is expected.")
+    if not minimum <= len(value) <= maximum:
+        raise exceptions.BadRequest(
+            f"Invalid input for field '{what}': between {minimum} and {maximum} characters."
+        )
+    return value
+
+
+def _optional_string(value: Any, what: str) -> str | None:
+    return None if value is None else _string(value, what, minimum=1)
+
+
+def _reference(server: Mapping[str, Any], what: str) -> str:
+    """A flavor or image id; an href ``.../flavors/ID`` names its last segment."""
+    value = server.get(what)
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise exceptions.BadRequest(f"Invalid input for field '{what}': an id is required.")
+    return value.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _count(server: Mapping[str, Any], what: str, default: int) -> int:
+    value = server.get(what, default)
+    if isinstance(value, str) and _is_digits(value):
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise exceptions.BadRequest(f"Invalid input for field '{what}': an integer >= 1.")
+    if value > MAX_COUNT:
+        raise exceptions.BadRequest(
+            f"Invalid input for field '{what}': at most {MAX_COUNT} servers per request."
+        )
+    return value
+
+
+def _is_digits(value: str) -> bool:
+    """ASCII digits only (``str.isdigit`` also takes "²", which ``int`` refuses)."""
+    return value.isascii() and value.isdigit()
+
+
+def _uuid(value: Any, what: str) -> str:
+    if isinstance(value, str):
+        try:
+            uuidlib.UUID(value)
+        except ValueError:
+            pass
+        else:
+            return value
+    raise exceptions.BadRequest(f"Invalid input for field '{what}': {value!r} is not a UUID.")
+
+
+def _networks(server: Mapping[str, Any], required: bool) -> Networks:
+    if "networks" not in server:
+        if required:
+            raise exceptions.BadRequest("Invalid input: 'networks' is a required property.")
+        return "auto"
+    value = server["networks"]
+    if isinstance(value, str):
+        if required and value in ("auto", "none"):
+            return value
+        raise exceptions.BadRequest(
+            "Invalid input for field 'networks': a list of networks or ports"
+            + (', "auto" or "none".' if required else " (auto and none need 2.37).")
+        )
+    if not isinstance(value, list):
+        raise exceptions.BadRequest("Invalid input for field 'networks': a list is expected.")
+    if not value:
+        if required:
+            raise exceptions.BadRequest(
+                "Invalid input for field 'networks': an empty list; ask for \"none\" instead."
+            )
+        return "auto"
+    entries = [_network(entry) for entry in value]
+    ports = [entry["port"] for entry in entries if "port" in entry]
+    if len(set(ports)) != len(ports):
+        raise exceptions.BadRequest("Invalid input for field 'networks': a port is given twice.")
+    return entries
+
+
+def _network(entry: Any) -> dict[str, str]:
+    if not isinstance(entry, dict) or set(entry) - _NETWORK_KEYS:
+        raise exceptions.BadRequest(
+            "Invalid input for field 'networks': each entry is {\"uuid\": ...} or "
+            '{"port": ...}, with "fixed_ip" beside a uuid.'
+        )
+    if ("uuid" in entry) == ("port" in entry):
+        raise exceptions.BadRequest(
+            "Invalid input for field 'networks': each entry gives exactly one of uuid and port."
+        )
+    if "port" in entry:
+        if "fixed_ip" in entry:
+            raise exceptions.BadRequest(
+                "Invalid input for field 'networks': fixed_ip goes with a uuid, not a port."
+            )
+        return {"port": _uuid(entry["port"], "networks/port")}
+    parsed = {"uuid": _uuid(entry["uuid"], "networks/uuid")}
+    if "fixed_ip" in entry:
+        try:
+            if not isinstance(entry["fixed_ip"], str):
+                raise ValueError(entry["fixed_ip"])
+            parsed["fixed_ip"] = str(ipaddress.ip_address(entry["fixed_ip"]))
+        except ValueError:
+            raise exceptions.BadRequest(
+                f"Invalid input for field 'networks/fixed_ip': {entry['fixed_ip']!r} is not an "
+                "IP address."
+            ) from None
+    return parsed
+
+
+def _metadata(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise exceptions.BadRequest("Invalid input for field 'metadata': an object is expected.")
+    for key, item in value.items():
+        _string(key, "metadata", minimum=1)
+        _string(item, f"metadata/{key}")
+    return dict(value)
+
+
+def _scheduler_hints(body: Mapping[str, Any]) -> dict[str, Any]:
+    for key in _HINTS_KEYS:
+        if key in body:
+            if not isinstance(body[key], dict):
+                raise exceptions.BadRequest(f"Invalid input for '{key}': an object is expected.")
+            return dict(body[key])
+    return {}
+
+
+def _hints(hints: Mapping[str, Any]) -> SchedulerHints:
+    """``group``, ``same_host`` and ``different_host``; other hints are for filters Berth does
+    not have, and are ignored."""
+    group = hints.get("group")
+    return SchedulerHints(
+        group=None if group is None else _uuid(group, "os:scheduler_hints/group"),
+        same_host=_uuids(hints.get("same_host"), "os:scheduler_hints/same_host"),
+        different_host=_uuids(hints.get("different_host"), "os:scheduler_hints/different_host"),
+    )
+
+
+def _uuids(value: Any, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list):
+        raise exceptions.BadRequest(f"Invalid input for '{what}': a uuid or a list of uuids.")
+    return tuple(dict.fromkeys(_uuid(item, what) for item in values))
+
+
+def _admin_pass(value: Any) -> str:
+    if value is None:
+        return "".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(12))
+    return _string(value, "adminPass")
+
+
+# -- listing ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    """A server list's filters and page. ``project_id`` None means every project's."""
+
+    project_id: str | None
+    name: str | None = None
+    statuses: frozenset[str] | None = None
+    host: str | None = None
+    image: str | None = None
+    flavor: str | None = None
+    limit: int = MAX_LIMIT
+    marker: str | None = None
+    # Before 2.38 an unknown status answers an empty list instead of a 400.
+    matches_nothing: bool = False
+    echo: list[tuple[str, str]] = field(default_factory=list)
+
+
+def parse_list_query(
+    items: Iterable[tuple[str, str]],
+    project_id: str,
+    is_admin: bool,
+    statuses: frozenset[str],
+    unknown_status_is_error: bool,
+) -> ListQuery:
+    """Filters a project may use: ``name`` (a substring), ``status`` (repeatable), ``image``,
+    ``flavor``, ``limit``, ``marker``; an admin also ``host`` and ``all_tenants`` (with
+    ``project_id``/``tenant_id`` to narrow). Other parameters are ignored, as upstream does."""
+    items = list(items)
+    query: dict[str, list[str]] = {}
+    for key, value in items:
+        query.setdefault(key, []).append(value)
+
+    def last(key: str) -> str | None:
+        return query[key][-1] if key in query else None
+
+    everyone = "all_tenants" in query and (last("all_tenants") or "").lower() not in _FALSE
+    if everyone and not is_admin:
+        raise exceptions.Forbidden("Only an administrator may list the servers of every project.")
+    asked = frozenset(value.upper() for value in query.get("status", []))
+    unknown = asked - statuses
+    if unknown and unknown_status_is_error:
+        raise exceptions.BadRequest(f"Invalid status value: {', '.join(sorted(unknown))}.")
+    return ListQuery(
+        project_id=(last("project_id") or last("tenant_id")) if everyone else project_id,
+        name=last("name"),
+        statuses=asked or None,
+        host=last("host") if is_admin else None,
+        image=last("image"),
+        flavor=last("flavor"),
+        limit=_limit(last("limit")),
+        marker=last("marker"),
+        matches_nothing=bool(unknown),
+        echo=[(key, value) for key, value in items if key != "marker"],
+    )
+
+
+def _limit(value: str | None) -> int:
+    if value is None:
+        return MAX_LIMIT
+    if not _is_digits(value):
+        raise exceptions.BadRequest("Invalid input for query parameter 'limit': an integer >= 0.")
+    return min(int(value), MAX_LIMIT)

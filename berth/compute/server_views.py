@@ -1,0 +1,277 @@
+"""Servers as the API shows them, whether still a BuildRequest or an Instance in a cell.
+
+A :class:`Server` is the one shape both become (:func:`from_build_request`,
+:func:`from_instance`); :func:`summary` and :func:`detail` turn it into the API's JSON for one
+caller (a :class:`Viewer`: where the API is served, whether the caller is an admin, which
+microversion shape of the flavor to show).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.engine import RowMapping
+
+# An Instance's vm_state as the API's status; a few task states of an active server show instead.
+_STATUS = {
+    "building": "BUILD",
+    "active": "ACTIVE",
+    "stopped": "SHUTOFF",
+    "error": "ERROR",
+    "deleted": "DELETED",
+    "paused": "PAUSED",
+    "suspended": "SUSPENDED",
+    "rescued": "RESCUE",
+    "resized": "VERIFY_RESIZE",
+    "shelved": "SHELVED",
+    "shelved_offloaded": "SHELVED_OFFLOADED",
+    "soft-delete": "SOFT_DELETED",
+}
+_ACTIVE_TASK_STATUS = {
+    "rebooting": "REBOOT",
+    "rebuilding": "REBUILD",
+    "migrating": "MIGRATING",
+    "resize_prep": "RESIZE",
+    "resize_migrating": "RESIZE",
+    "resize_migrated": "RESIZE",
+    "resize_finish": "RESIZE",
+}
+STATUSES = frozenset(_STATUS.values()) | frozenset(_ACTIVE_TASK_STATUS.values())
+
+
+@dataclass(frozen=True)
+class Server:
+    uuid: str
+    project_id: str
+    user_id: str
+    name: str
+    vm_state: str
+    task_state: str | None
+    power_state: int
+    # The flavor as the BuildRequest holds it: id, name, vcpus, memory_mb, root_gb,
+    # ephemeral_gb, swap, extra_specs.
+    flavor: Mapping[str, Any]
+    image_id: str
+    created_at: dt.datetime
+    updated_at: dt.datetime | None
+    # Creation order among servers made in the same second (the InstanceMapping's id).
+    order: int
+    host: str | None = None
+    node: str | None = None
+    instance_id: int | None = None
+    availability_zone: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    key_name: str | None = None
+    network_info: list[Mapping[str, Any]] = field(default_factory=list)
+    fault: RowMapping | None = None
+    launched_at: dt.datetime | None = None
+
+    @property
+    def status(self) -> str:
+        if self.vm_state == "active" and self.task_state in _ACTIVE_TASK_STATUS:
+            return _ACTIVE_TASK_STATUS[self.task_state]
+        return _STATUS.get(self.vm_state, "UNKNOWN")
+
+    @property
+    def flavor_id(self) -> str:
+        return str(self.flavor.get("id", ""))
+
+
+def from_build_request(row: RowMapping, order: int) -> Server:
+    instance = row["instance"]
+    return Server(
+        uuid=row["instance_uuid"],
+        project_id=row["project_id"],
+        user_id=row["user_id"],
+        name=instance["name"],
+        vm_state="building",
+        task_state="scheduling",
+        power_state=0,
+        flavor=instance["flavor"],
+        image_id=instance["image"]["id"],
+        created_at=row["created_at"],
+        updated_at=None,
+        order=order,
+        availability_zone=instance.get("availability_zone"),
+        metadata=instance.get("metadata") or {},
+        key_name=instance.get("key_name"),
+    )
+
+
+def from_instance(
+    row: RowMapping, order: int, fault: RowMapping | None = None, zone: str | None = None
+) -> Server:
+    """``zone``: the zone of the instance's host, shown when the instance names none."""
+    return Server(
+        uuid=row["uuid"],
+        project_id=row["project_id"],
+        user_id=row["user_id"],
+        name=row["display_name"],
+        vm_state=row["vm_state"],
+        task_state=row["task_state"],
+        power_state=row["power_state"],
+        flavor=row["flavor"],
+        image_id=row["image_ref"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        order=order,
+        host=row["host"],
+        node=row["node"],
+        instance_id=row["id"],
+        availability_zone=row["availability_zone"] or zone,
+        metadata=row["metadata"] or {},
+        key_name=row["key_name"],
+        network_info=list(row["network_info"] or []),
+        fault=fault,
+        launched_at=row["launched_at"],
+    )
+
+
+@dataclass(frozen=True)
+class Viewer:
+    base_url: str
+    is_admin: bool
+    # 2.47: the flavor's values instead of a link to it.
+    flavor_values: bool = False
+
+
+def links(base_url: str, kind: str, ident: str) -> list[dict[str, str]]:
+    return [
+        {"rel": "self", "href": f"{base_url}/v2.1/{kind}/{ident}"},
+        {"rel": "bookmark", "href": f"{base_url}/{kind}/{ident}"},
+    ]
+
+
+def summary(server: Server, viewer: Viewer) -> dict[str, Any]:
+    """``{"id": ..., "name": ..., "links": [...]}``"""
+    return {
+        "id": server.uuid,
+        "name": server.name,
+        "links": links(viewer.base_url, "servers", server.uuid),
+    }
+
+
+def detail(server: Server, viewer: Viewer) -> dict[str, Any]:
+    """Everything a server shows; the ``OS-EXT-SRV-ATTR:*`` fields and a fault's details to an
+    admin only."""
+    view: dict[str, Any] = {
+        "id": server.uuid,
+        "name": server.name,
+        "status": server.status,
+        "tenant_id": server.project_id,
+        "user_id": server.user_id,
+        "created": server.created_at,
+        "updated": server.updated_at or server.created_at,
+        "flavor": _flavor(server.flavor, viewer),
+        "image": _image(server.image_id, viewer.base_url),
+        "addresses": addresses(server.network_info),
+        "metadata": dict(server.metadata),
+        "key_name": server.key_name,
+        "hostId": host_id(server.project_id, server.host),
+        "accessIPv4": "",
+        "accessIPv6": "",
+        "progress": 0,
+        "config_drive": "",
+        "OS-DCF:diskConfig": "MANUAL",
+        "OS-EXT-AZ:availability_zone": server.availability_zone or "",
+        "OS-EXT-STS:vm_state": server.vm_state,
+        "OS-EXT-STS:task_state": server.task_state,
+        "OS-EXT-STS:power_state": server.power_state,
+        "OS-SRV-USG:launched_at": server.launched_at,
+        "OS-SRV-USG:terminated_at": None,
+        "os-extended-volumes:volumes_attached": [],
+        "security_groups": [{"name": "default"}],
+        "links": links(viewer.base_url, "servers", server.uuid),
+    }
+    if viewer.is_admin:
+        view["OS-EXT-SRV-ATTR:host"] = server.host
+        view["OS-EXT-SRV-ATTR:hypervisor_hostname"] = server.node
+        view["OS-EXT-SRV-ATTR:instance_name"] = (
+            f"instance-{server.instance_id:08x}" if server.instance_id is not None else ""
+        )
+    if server.fault is not None and server.status in ("ERROR", "DELETED"):
+        view["fault"] = _fault(server.fault, viewer.is_admin)
+    return view
+
+
+def _flavor(flavor: Mapping[str, Any], viewer: Viewer) -> dict[str, Any]:
+    """Before 2.47 ``{"id": "1", "links": [...]}``; from 2.47 ``{"vcpus": 1, "ram": 512,
+    "disk": 1, "ephemeral": 0, "swap": 0, "original_name": "m1.tiny", "extra_specs": {}}``."""
+    if not viewer.flavor_values:
+        flavorid = str(flavor.get("id", ""))
+        return {
+            "id": flavorid,
+            "links": [{"rel": "bookmark", "href": f"{viewer.base_url}/flavors/{flavorid}"}],
+        }
+    return {
+        "vcpus": flavor.get("vcpus", 0),
+        "ram": flavor.get("memory_mb", 0),
+        "disk": flavor.get("root_gb", 0),
+        "ephemeral": flavor.get("ephemeral_gb", 0),
+        "swap": flavor.get("swap", flavor.get("swap_mb", 0)),
+        "original_name": flavor.get("name", ""),
+        "extra_specs": dict(flavor.get("extra_specs") or {}),
+    }
+
+
+def _image(image_id: str, base_url: str) -> dict[str, Any] | str:
+    """``{"id": ..., "links": [...]}``, or ``""`` for a server with no image."""
+    if not image_id:
+        return ""
+    return {"id": image_id, "links": [{"rel": "bookmark", "href": f"{base_url}/images/{image_id}"}]}
+
+
+def addresses(network_info: list[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """``{"private": [{"addr": "10.0.0.5", "version": 4, "OS-EXT-IPS:type": "fixed",
+    "OS-EXT-IPS-MAC:mac_addr": "fa:16:3e:..."}]}``, from the instance's network_info."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for port in network_info:
+        name = str(port.get("network_name") or port.get("network_id") or "")
+        entries = found.setdefault(name, [])
+        for fixed in port.get("fixed_ips") or ():
+            address = str(fixed["ip_address"])
+            entries.append(
+                {
+                    "addr": address,
+                    "version": ipaddress.ip_address(address).version,
+                    "OS-EXT-IPS:type": "fixed",
+                    "OS-EXT-IPS-MAC:mac_addr": port.get("mac_address"),
+                }
+            )
+    return found
+
+
+def host_id(project_id: str, host: str | None) -> str:
+    """An opaque id of the host, the same for one project's servers on one host, different
+    across projects (so a user learns co-location, not host names)."""
+    if not host:
+        return ""
+    return hashlib.sha224((project_id + host).encode()).hexdigest()
+
+
+def _fault(fault: RowMapping, is_admin: bool) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "code": fault["code"],
+        "message": fault["message"],
+        "created": fault["created_at"],
+    }
+    if is_admin:
+        view["details"] = fault["details"]
+    return view
+
+
+def created(server_uuid: str, admin_pass: str, base_url: str) -> dict[str, Any]:
+    """The answer to a create: ``{"id", "links", "OS-DCF:diskConfig", "security_groups",
+    "adminPass"}``."""
+    return {
+        "id": server_uuid,
+        "links": links(base_url, "servers", server_uuid),
+        "OS-DCF:diskConfig": "MANUAL",
+        "security_groups": [{"name": "default"}],
+        "adminPass": admin_pass,
+    }

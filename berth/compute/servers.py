@@ -1,0 +1,483 @@
+"""Servers: asking for them, finding them, deleting them (the compute API's side of the spine).
+
+A create writes, in one API-database transaction, each server's BuildRequest (the server as
+asked for, which the API shows until it has a cell), its RequestSpec (what the scheduler needs;
+the super-conductor adds the ports), an InstanceMapping without a cell and its server-group
+membership; then it casts ``build_instances`` to the super-conductor. No Instance exists yet.
+
+The super-conductor later creates the Instance in a cell, points the mapping at that cell and
+deletes the BuildRequest, in that order. So a server is found through its mapping: no cell, its
+BuildRequest; a cell, its Instance there. A delete works on whichever of three states it finds
+(see :func:`delete_server`).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid as uuidlib
+from collections.abc import Mapping
+from typing import Any, cast
+
+from sqlalchemy.engine import Connection, RowMapping
+
+from berth.bus import BusError
+from berth.common.context import RequestContext
+from berth.common.timeutils import utcnow
+from berth.compute import exceptions, specs
+from berth.compute import server_views as views
+from berth.compute.cells import Cell
+from berth.compute.cleanup import release_server
+from berth.compute.clients.network import NetworkClient, NetworkError
+from berth.compute.db import (
+    aggregates,
+    build_requests,
+    flavors,
+    images,
+    instances,
+    request_specs,
+    server_groups,
+)
+from berth.compute.db import cells as mappings
+from berth.compute.scheduler import request_spec as rs
+from berth.compute.server_input import ListQuery, ServerRequest
+from berth.compute.service import ComputeService
+from berth.config import ComputeSettings
+
+LOG = logging.getLogger(__name__)
+_GIB = 1024**3
+
+
+# -- create ----------------------------------------------------------------------------------
+
+
+def create_servers(
+    service: ComputeService, context: RequestContext, request: ServerRequest
+) -> list[str]:
+    """Store ``max_count`` servers' builds and cast them to the super-conductor; their uuids.
+
+    When the cast fails, the builds are taken back before the error goes up."""
+    if service.network is not None:
+        check_networks(service.network, context, request.networks)
+    with service.api_db.write() as conn:
+        uuids = store_build(conn, context, service.settings, request)
+    if service.bus is None:  # tests of the API alone
+        return uuids
+    try:
+        service.bus.cast(
+            "conductor", "build_instances", instance_uuids=uuids, request_id=context.request_id
+        )
+    except BusError:
+        LOG.exception("could not cast build_instances for %s", uuids)
+        with service.api_db.write() as conn:
+            forget_build(conn, uuids)
+        raise exceptions.ComputeError(
+            "The conductor could not be reached; no server was created."
+        ) from None
+    return uuids
+
+
+def store_build(
+    conn: Connection, context: RequestContext, settings: ComputeSettings, request: ServerRequest
+) -> list[str]:
+    """Check what the request names against the API database and write each server's
+    BuildRequest, RequestSpec, cell-less InstanceMapping and group membership."""
+    project_id, user_id = context.project_id or "", context.user_id or ""
+    flavor = _flavor(conn, context, request.flavor_ref)
+    image, size = _image(conn, context, request.image_ref)
+    _check_fits(image, size, flavor)
+    _check_zone(conn, settings, request.availability_zone)
+    group = _group(conn, context, request.hints.group)
+    now = utcnow()
+    uuids = [str(uuidlib.uuid4()) for _ in range(request.max_count)]
+    for instance_uuid, name in zip(uuids, request.names(), strict=True):
+        instance = {
+            "uuid": instance_uuid,
+            "name": name,
+            "project_id": project_id,
+            "user_id": user_id,
+            "flavor": flavor,
+            "image": image,
+            "networks": request.networks,
+            "availability_zone": request.availability_zone,
+            "metadata": request.metadata,
+            "key_name": request.key_name,
+            "scheduler_hints": {
+                "group": request.hints.group,
+                "same_host": list(request.hints.same_host),
+                "different_host": list(request.hints.different_host),
+            },
+            "created_at": f"{now.isoformat()}Z",
+        }
+        build_requests.create(conn, instance_uuid, project_id, user_id, instance, now)
+        spec = rs.RequestSpec(
+            instance_uuids=(instance_uuid,),
+            project_id=project_id,
+            user_id=user_id,
+            flavor=_spec_flavor(flavor),
+            image=rs.Image(
+                id=image["id"],
+                properties=image["properties"],
+                min_disk=image["min_disk"],
+                min_ram=image["min_ram"],
+            ),
+            availability_zone=request.availability_zone,
+            hints=request.hints,
+            server_group=group,
+        )
+        request_specs.save(conn, instance_uuid, specs.to_json(spec))
+        mappings.create_instance_mapping(conn, instance_uuid, project_id, user_id)
+    if group is not None:
+        server_groups.add_members(conn, group.uuid, uuids)
+    return uuids
+
+
+def forget_build(conn: Connection, uuids: list[str]) -> None:
+    """Take back builds no conductor heard of (their BuildRequests are still there)."""
+    for instance_uuid in uuids:
+        if build_requests.delete(conn, instance_uuid):
+            request_specs.delete(conn, instance_uuid)
+            mappings.delete_instance_mapping(conn, instance_uuid)
+            server_groups.remove_instance(conn, instance_uuid)
+
+
+def _flavor(conn: Connection, context: RequestContext, flavorid: str) -> dict[str, Any]:
+    row = flavors.get(conn, flavorid)
+    if row is None or not (
+        _privileged(context) or flavors.is_visible_to(conn, flavorid, context.project_id or "")
+    ):
+        raise exceptions.BadRequest(f"Invalid flavorRef: flavor {flavorid} could not be found.")
+    if row["disabled"]:
+        raise exceptions.BadRequest(f"Invalid flavorRef: flavor {flavorid} is disabled.")
+    return {
+        "id": row["flavorid"],
+        "name": row["name"],
+        "vcpus": row["vcpus"],
+        "memory_mb": row["memory_mb"],
+        "root_gb": row["root_gb"],
+        "ephemeral_gb": row["ephemeral_gb"],
+        "swap": row["swap"],
+        "extra_specs": flavors.extra_specs(conn, flavorid),
+    }
+
+
+def _spec_flavor(flavor: Mapping[str, Any]) -> rs.Flavor:
+    return rs.Flavor(
+        id=flavor["id"],
+        name=flavor["name"],
+        vcpus=flavor["vcpus"],
+        memory_mb=flavor["memory_mb"],
+        root_gb=flavor["root_gb"],
+        ephemeral_gb=flavor["ephemeral_gb"],
+        swap_mb=flavor["swap"],
+        extra_specs=flavor["extra_specs"],
+    )
+
+
+def _image(
+    conn: Connection, context: RequestContext, image_id: str
+) -> tuple[dict[str, Any], int | None]:
+    """The image as the BuildRequest holds it, and its size in bytes."""
+    row = images.get(conn, image_id)
+    visible = row is not None and (
+        _privileged(context)
+        or row["visibility"] in ("public", "community")
+        or row["owner"] == context.project_id
+    )
+    if row is None or not visible:
+        raise exceptions.BadRequest(f"Invalid imageRef: image {image_id} could not be found.")
+    if row["status"] != "active":
+        raise exceptions.BadRequest(
+            f"Invalid imageRef: image {image_id} is {row['status']}, not active."
+        )
+    image = {
+        "id": row["id"],
+        "properties": dict(row["properties"] or {}),
+        "min_disk": row["min_disk"],
+        "min_ram": row["min_ram"],
+    }
+    return image, row["size"]
+
+
+def _check_fits(image: Mapping[str, Any], size: int | None, flavor: Mapping[str, Any]) -> None:
+    """The flavor's memory and root disk hold what the image needs (a flavor with no root disk
+    takes the image's size, so only memory is checked then)."""
+    if image["min_ram"] > flavor["memory_mb"]:
+        raise exceptions.BadRequest(
+            f"Invalid flavorRef: the flavor's memory ({flavor['memory_mb']} MiB) is smaller than "
+            f"the image's min_ram ({image['min_ram']} MiB)."
+        )
+    root_gb = flavor["root_gb"]
+    if root_gb and image["min_disk"] > root_gb:
+        raise exceptions.BadRequest(
+            f"Invalid flavorRef: the flavor's disk ({root_gb} GiB) is smaller than the image's "
+            f"min_disk ({image['min_disk']} GiB)."
+        )
+    if root_gb and size and size > root_gb * _GIB:
+        raise exceptions.BadRequest(
+            f"Invalid flavorRef: the flavor's disk ({root_gb} GiB) is smaller than the image "
+            f"({size} bytes)."
+        )
+
+
+def _check_zone(conn: Connection, settings: ComputeSettings, zone: str | None) -> None:
+    if zone is None or zone == settings.default_availability_zone:
+        return
+    known = {aggregate.availability_zone for aggregate in aggregates.list_aggregates(conn)}
+    if zone not in known:
+        raise exceptions.BadRequest(
+            f"Invalid availability_zone: the availability zone {zone!r} does not exist."
+        )
+
+
+def _group(
+    conn: Connection, context: RequestContext, group_uuid: str | None
+) -> rs.ServerGroup | None:
+    """The hinted group as the scheduler sees it: its members before this request (the new
+    servers join it in the same transaction); hosts are the super-conductor's to fill."""
+    if group_uuid is None:
+        return None
+    row = server_groups.get(conn, group_uuid)
+    if row is None or not (_privileged(context) or row["project_id"] == context.project_id):
+        raise exceptions.BadRequest(
+            f"Invalid os:scheduler_hints/group: server group {group_uuid} could not be found."
+        )
+    rules = row["rules"] or {}
+    return rs.ServerGroup(
+        uuid=row["uuid"],
+        policy=cast(rs.Policy, row["policy"]),
+        members=tuple(server_groups.members(conn, group_uuid)),
+        max_server_per_host=int(rules.get("max_server_per_host") or 1),
+    )
+
+
+def check_networks(
+    network: NetworkClient, context: RequestContext, networks: str | list[dict[str, str]]
+) -> None:
+    """The networks exist and the caller may use them; a port is the caller's and unused."""
+    if isinstance(networks, str):
+        return
+    for entry in networks:
+        kind, ident = ("port", entry["port"]) if "port" in entry else ("network", entry["uuid"])
+        try:
+            found = network.port(ident) if kind == "port" else network.network(ident)
+        except NetworkError as exc:
+            if exc.status != 404:
+                raise
+            found = None
+        usable = found is not None and (
+            _privileged(context)
+            or found.get("project_id") == context.project_id
+            or (kind == "network" and bool(found.get("shared")))
+        )
+        if found is None or not usable:
+            raise exceptions.BadRequest(f"Invalid networks: {kind} {ident} could not be found.")
+        if kind == "port" and found.get("device_id"):
+            raise exceptions.Conflict(f"Port {ident} is in use by {found['device_id']}.")
+
+
+# -- finding ---------------------------------------------------------------------------------
+
+
+def get_server(service: ComputeService, context: RequestContext, server_uuid: str) -> views.Server:
+    """The server, from its BuildRequest or its cell; NotFound when it is unknown, deleted, or
+    another project's (to a non-admin)."""
+    for _ in range(2):
+        mapping, building = _lookup(service, context, server_uuid)
+        if mapping["cell_uuid"] is None:
+            if building is not None:
+                return views.from_build_request(building, mapping["id"])
+            continue  # the super-conductor just put it in a cell: look again
+        cell = _cell(service, mapping)
+        with service.cells.database(cell).read() as conn:
+            row = instances.get(conn, server_uuid, include_deleted=False)
+            fault = instances.latest_fault(conn, server_uuid) if row is not None else None
+        if row is None:
+            break
+        return views.from_instance(
+            row, mapping["id"], fault, _zones(service, [row]).get(row["host"])
+        )
+    raise _not_found(server_uuid)
+
+
+def list_servers(service: ComputeService, query: ListQuery, detail: bool) -> list[views.Server]:
+    """One page of servers, newest first, BuildRequests and cells' instances together."""
+    if query.matches_nothing:
+        return []
+    with service.api_db.read() as conn:
+        # Queued ones too: a server being deleted on its host shows until its cell says deleted.
+        mapped = mappings.list_instance_mappings(
+            conn, project_id=query.project_id, include_queued_for_delete=True
+        )
+        building = {
+            row["instance_uuid"]: row
+            for row in build_requests.list_build_requests(conn, query.project_id)
+        }
+    order = {row["instance_uuid"]: row["id"] for row in mapped}
+    found: list[views.Server] = []
+    in_cells: dict[str, list[str]] = {}
+    for row in mapped:
+        if row["cell_uuid"] is not None:
+            in_cells.setdefault(row["cell_uuid"], []).append(row["instance_uuid"])
+        elif row["instance_uuid"] in building:
+            found.append(views.from_build_request(building[row["instance_uuid"]], row["id"]))
+    for cell in service.cells.cells():
+        if cell.uuid not in in_cells:
+            continue
+        with service.cells.database(cell).read() as conn:
+            rows = instances.list_instances(conn, uuids=in_cells[cell.uuid])
+            errors = [row["uuid"] for row in rows if row["vm_state"] == "error"]
+            faults = instances.latest_faults(conn, errors) if detail and errors else {}
+        zones = _zones(service, rows) if detail else {}
+        found.extend(
+            views.from_instance(
+                row, order[row["uuid"]], faults.get(row["uuid"]), zones.get(row["host"])
+            )
+            for row in rows
+        )
+    chosen = [server for server in found if _matches(server, query)]
+    chosen.sort(key=lambda server: (server.created_at, server.order), reverse=True)
+    return _page(chosen, query)
+
+
+def _matches(server: views.Server, query: ListQuery) -> bool:
+    return (
+        (query.name is None or query.name.lower() in server.name.lower())
+        and (query.statuses is None or server.status in query.statuses)
+        and (query.host is None or server.host == query.host)
+        and (query.image is None or server.image_id == query.image)
+        and (query.flavor is None or server.flavor_id == query.flavor)
+    )
+
+
+def _page(servers: list[views.Server], query: ListQuery) -> list[views.Server]:
+    if query.marker is not None:
+        ids = [server.uuid for server in servers]
+        if query.marker not in ids:
+            raise exceptions.BadRequest(f"marker [{query.marker}] not found")
+        servers = servers[ids.index(query.marker) + 1 :]
+    return servers[: query.limit]
+
+
+def _lookup(
+    service: ComputeService, context: RequestContext, server_uuid: str
+) -> tuple[RowMapping, RowMapping | None]:
+    """The server's mapping (and its BuildRequest while it has no cell)."""
+    with service.api_db.read() as conn:
+        mapping = mappings.get_instance_mapping(conn, server_uuid)
+        building = build_requests.get(conn, server_uuid) if mapping is not None else None
+    if mapping is None or not (_privileged(context) or mapping["project_id"] == context.project_id):
+        raise _not_found(server_uuid)
+    if mapping["cell_uuid"] is None and mapping["queued_for_delete"]:
+        raise _not_found(server_uuid)
+    return mapping, building
+
+
+def _cell(service: ComputeService, mapping: RowMapping) -> Cell:
+    cell = service.cells.cell(mapping["cell_uuid"])
+    if cell is None:  # a cell deleted under its mappings: the API database is inconsistent
+        raise exceptions.ComputeError(f"Cell {mapping['cell_uuid']} is not mapped.")
+    return cell
+
+
+def _zones(service: ComputeService, rows: list[RowMapping]) -> dict[str, str]:
+    """The zone of each host of these instances (for those that do not name theirs)."""
+    hosts = {row["host"] for row in rows if row["host"] and not row["availability_zone"]}
+    if not hosts:
+        return {}
+    default = service.settings.default_availability_zone
+    with service.api_db.read() as conn:
+        return {host: aggregates.availability_zone_of(conn, host, default) for host in hosts}
+
+
+def _privileged(context: RequestContext) -> bool:
+    """An admin, or a service acting for one (what ``ComputeRequest.is_admin`` says)."""
+    return context.is_admin or "service" in context.roles
+
+
+def _not_found(server_uuid: str) -> exceptions.NotFound:
+    return exceptions.NotFound(f"Instance {server_uuid} could not be found.")
+
+
+# -- delete ----------------------------------------------------------------------------------
+
+
+def delete_server(service: ComputeService, context: RequestContext, server_uuid: str) -> None:
+    """Delete a server in whichever state it is found:
+
+    (a) still a BuildRequest: delete it (the super-conductor, finding it gone, cleans up what
+        it made), queue the mapping for delete and leave the server's group;
+    (b) in a cell, on a host: mark it ``deleting`` and cast ``terminate_instance`` to the host;
+    (c) in a cell without a host (an ERROR server, in cell0 say): release its allocation and
+        ports, mark it deleted here.
+
+    In (b) and (c) the mapping is queued for delete and the group left too, since nothing in a
+    cell writes the API database. Conflict while a delete is under way (b)."""
+    for _ in range(2):
+        mapping, _building = _lookup(service, context, server_uuid)
+        if mapping["cell_uuid"] is None:
+            if _delete_build(service, server_uuid):
+                return
+            continue  # the super-conductor got there first: the server has a cell now
+        cell = _cell(service, mapping)
+        row = _start_delete(service, cell, server_uuid)
+        if row["host"]:
+            _terminate(service, cell, row)
+        else:
+            _delete_locally(service, cell, row)
+        _forget_mapping(service, server_uuid)
+        return
+    raise _not_found(server_uuid)
+
+
+def _delete_build(service: ComputeService, server_uuid: str) -> bool:
+    with service.api_db.write() as conn:
+        if not build_requests.delete(conn, server_uuid):
+            return False
+        mappings.queue_instance_for_delete(conn, server_uuid)
+        server_groups.remove_instance(conn, server_uuid)
+    return True
+
+
+def _start_delete(service: ComputeService, cell: Cell, server_uuid: str) -> RowMapping:
+    """The live instance, marked ``deleting`` when it is on a host."""
+    with service.cells.database(cell).write() as conn:
+        row = instances.get(conn, server_uuid, include_deleted=False)
+        if row is None:
+            raise _not_found(server_uuid)
+        if row["task_state"] == "deleting":
+            raise exceptions.Conflict(f"Instance {server_uuid} is being deleted.")
+        if row["host"] and not instances.update(
+            conn, server_uuid, {"task_state": "deleting"}, [row["task_state"]]
+        ):
+            raise exceptions.Conflict(f"Instance {server_uuid} changed; try the delete again.")
+    return row
+
+
+def _terminate(service: ComputeService, cell: Cell, row: RowMapping) -> None:
+    if service.cell_bus is None:  # tests of the API alone
+        LOG.warning("no cell bus: %s is left deleting on %s", row["uuid"], row["host"])
+        return
+    try:
+        service.cell_bus(cell).cast(
+            f"compute.{row['host']}", "terminate_instance", instance_uuid=row["uuid"]
+        )
+    except BusError:
+        LOG.exception("could not cast terminate_instance for %s", row["uuid"])
+        with service.cells.database(cell).write() as conn:
+            instances.update(conn, row["uuid"], {"task_state": row["task_state"]}, ["deleting"])
+        raise exceptions.ComputeError(
+            f"The host of instance {row['uuid']} could not be reached; it was not deleted."
+        ) from None
+
+
+def _delete_locally(service: ComputeService, cell: Cell, row: RowMapping) -> None:
+    if service.placement is not None and service.network is not None:
+        release_server(service.placement, service.network, row["uuid"], row["network_info"])
+    with service.cells.database(cell).write() as conn:
+        instances.mark_deleted(conn, row["uuid"])
+
+
+def _forget_mapping(service: ComputeService, server_uuid: str) -> None:
+    with service.api_db.write() as conn:
+        mappings.queue_instance_for_delete(conn, server_uuid)
+        server_groups.remove_instance(conn, server_uuid)
