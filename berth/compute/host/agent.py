@@ -87,6 +87,7 @@ class HostAgent:
             })  # fmt: skip
             pci_devices.sync_host(conn, node["id"], r.pci)
         self._service_id, self._node_id, self.node_uuid = service["id"], node["id"], node["uuid"]
+        self.heartbeat()
         self.placement.ensure_provider(self.node_uuid, self.host)
         self.placement.set_inventories(self.node_uuid, self.inventories())
         self.placement.update_traits(self.node_uuid, set(r.traits) | {"COMPUTE_NODE"}, set())
