@@ -39,3 +39,58 @@ def test_a_port_with_a_bandwidth_policy_lands_on_its_bridge(start_stack: StackFa
     assert bound["binding:profile"]["allocation"] == {group["id"]: bridges[0]}
     assert (bound["binding:host_id"], bound["status"]) == (host, "ACTIVE")
     assert server["addresses"]["public"][0]["addr"] == bound["fixed_ips"][0]["ip_address"]
+
+
+def test_a_network_with_a_bandwidth_policy_gets_a_port_made_before_scheduling(
+    start_stack: StackFactory,
+) -> None:
+    # cn1's bridge is too small for the policy: only cn2 can serve it.
+    small = {
+        **OVS_HOST,
+        "ovs": {"bridges": {"br-ex": {"physnets": ["public"], "egress_kbps": 1000}}},
+    }
+    stack, client = start_stack(
+        {"cells": ["cell1"], "hosts": [{"name": "cn1", **small}, {"name": "cn2", **OVS_HOST}]}
+    )
+    flavor, image = w.flavor_and_image(stack)
+    net = w.network(client)
+    policy = w.bandwidth_policy(client, 5000)
+    w.ok(
+        client.put(f"/networking/v2.0/networks/{net}", json={"network": {"qos_policy_id": policy}})
+    )
+    server_id = w.boot(client, flavor, image, [{"uuid": net}])
+    server = w.wait(client, server_id)
+    assert (server["status"], server["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", "cn2"), server.get(
+        "fault"
+    )
+    (port,) = w.ok(client.get("/networking/v2.0/ports", params={"device_id": server_id}))["ports"]
+    bridge = next(
+        rp
+        for rp in w.allocations(client, server_id)
+        if w.provider_name(client, rp) == "cn2:Open vSwitch agent:br-ex"
+    )
+    assert list(port["binding:profile"]["allocation"].values()) == [bridge]
+    # Deleting the server deletes the port Berth made, and gives the bandwidth back.
+    assert client.delete(f"/compute/v2.1/servers/{server_id}", headers=w.COMPUTE).status_code == 204
+    w.wait_gone(client, server_id)
+    assert (
+        w.ok(client.get("/networking/v2.0/ports", params={"device_id": server_id}))["ports"] == []
+    )
+    assert w.allocations(client, server_id) == {}
+
+
+def test_no_capacity_puts_the_server_in_cell0_and_gives_its_ports_back(
+    start_stack: StackFactory,
+) -> None:
+    stack, client = start_stack({"cells": ["cell1"], "hosts": [{"name": "cn1", **OVS_HOST}]})
+    flavor, image = w.flavor_and_image(stack, vcpus=64)  # 8 vCPUs x 4.0 = 32 at most
+    net = w.network(client)
+    mine = w.ok(client.post("/networking/v2.0/ports", json={"port": {"network_id": net}}))["port"]
+    server_id = w.boot(client, flavor, image, [{"port": mine["id"]}, {"uuid": net}])
+    server = w.wait(client, server_id)
+    assert server["status"] == "ERROR"
+    assert "insufficient VCPU: 1" in server["fault"]["message"], server["fault"]
+    assert w.cell_of(stack, server_id) == "cell0"
+    ports = w.ok(client.get("/networking/v2.0/ports", params={"network_id": net}))["ports"]
+    assert [p["id"] for p in ports] == [mine["id"]]  # the one Berth made is gone
+    assert (ports[0]["device_id"], ports[0]["binding:host_id"]) == ("", "")

@@ -84,3 +84,21 @@ def allocations(client: httpx.Client, server_id: str) -> dict[str, Any]:
 
 def provider_name(client: httpx.Client, uuid_: str) -> str:
     return str(ok(client.get(f"/placement/resource_providers/{uuid_}", headers=PLACEMENT))["name"])
+
+
+def wait_gone(client: httpx.Client, server_id: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if client.get(f"/compute/v2.1/servers/{server_id}", headers=COMPUTE).status_code == 404:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"server {server_id} still there after {timeout} s")
+
+
+def cell_of(stack: Stack, server_id: str) -> str:
+    from berth.compute.db import cells
+
+    with stack.api_db.read() as conn:
+        mapping = cells.get_instance_mapping(conn, server_id)
+    assert mapping is not None
+    return str(mapping["cell_name"])

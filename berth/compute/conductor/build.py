@@ -144,13 +144,14 @@ def bind_first(
     made: Sequence[Mapping[str, Any]],
     selections: Sequence[Mapping[str, Any]],
     attempts: list[dict[str, str]],
+    first_claimed: bool = True,
 ) -> int | None:
-    """The index of the first selection whose host takes every port: the first is already
-    claimed by the scheduler; each next one is claimed here before binding. A refused binding
-    releases that claim. ``attempts`` collects each host that failed and why."""
+    """The index of the first selection whose host takes every port. The scheduler claimed the
+    first of its selections (``first_claimed``); any other is claimed here before binding. A
+    refused binding releases that claim. ``attempts`` collects each host that failed and why."""
     for index, selection in enumerate(selections):
         host = selection["host"]
-        if index > 0:
+        if index > 0 or not first_claimed:
             allocations = allocations_of(selection)
             if not placement.claim(
                 instance["uuid"], allocations, instance["project_id"], instance["user_id"]

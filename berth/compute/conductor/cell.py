@@ -60,7 +60,9 @@ class CellConductor:
             "project_id": instance["project_id"],
             "user_id": instance["user_id"],
         }
-        chosen = bind_first(self.placement, self.network, owner, made, alternates, attempts)
+        chosen = bind_first(
+            self.placement, self.network, owner, made, alternates, attempts, first_claimed=False
+        )
         if chosen is None:
             message = failed_everywhere(attempts)
             LOG.info("server %s: %s", instance_uuid, message)

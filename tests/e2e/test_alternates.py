@@ -1,0 +1,79 @@
+"""Failures on the chosen host move the build to its alternates, within its cell."""
+
+from __future__ import annotations
+
+from tests.e2e import workflow as w
+from tests.e2e.conftest import StackFactory
+
+HOST = {
+    "vcpus": 8, "memory_mb": 16384, "disk_gb": 100,
+    "ovs": {"bridges": {"br-ex": {"physnets": ["public"], "egress_kbps": 10000, "ingress_kbps": 10000}}},
+}  # fmt: skip
+
+
+def test_a_failed_spawn_moves_to_an_alternate_and_releases_the_first_host(
+    start_stack: StackFactory,
+) -> None:
+    # The failing host has the most free memory, so the RAM weigher chooses it first every time.
+    failing = {**HOST, "memory_mb": 65536, "driver": {"fail": "always"}}
+    stack, client = start_stack(
+        {"cells": ["cell1"], "hosts": [{"name": "bad", **failing}, {"name": "good", **HOST}]}
+    )
+    flavor, image = w.flavor_and_image(stack)
+    net = w.network(client)
+    servers = [w.boot(client, flavor, image, [{"uuid": net}], name=f"vm{i}") for i in range(4)]
+    for server_id in servers:
+        server = w.wait(client, server_id)
+        assert (server["status"], server["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", "good"), server.get(
+            "fault"
+        )
+        names = {w.provider_name(client, rp) for rp in w.allocations(client, server_id)}
+        assert names == {"good"}, names  # nothing left on the failed host
+    bad = stack.agents["bad"].node_uuid
+    usage = w.ok(client.get(f"/placement/resource_providers/{bad}/usages", headers=w.PLACEMENT))[
+        "usages"
+    ]
+    assert not any(usage.values())
+
+
+def test_when_every_host_fails_the_fault_names_each_host(start_stack: StackFactory) -> None:
+    failing = {**HOST, "driver": {"fail": "always"}}
+    stack, client = start_stack(
+        {"cells": ["cell1"], "hosts": [{"name": "cn", "count": 3, **failing}]}
+    )
+    flavor, image = w.flavor_and_image(stack)
+    net = w.network(client)
+    server_id = w.boot(client, flavor, image, [{"uuid": net}])
+    server = w.wait(client, server_id)
+    assert server["status"] == "ERROR"
+    message = server["fault"]["message"]
+    assert "failed on every host tried (3)" in message and all(
+        f"cn{i}" in message for i in (1, 2, 3)
+    ), message
+    assert w.allocations(client, server_id) == {}
+    ports = w.ok(client.get("/networking/v2.0/ports", params={"device_id": server_id}))["ports"]
+    assert [p["binding:host_id"] for p in ports] == [""]
+
+
+def test_alternates_stay_in_the_chosen_hosts_cell(start_stack: StackFactory) -> None:
+    failing = {**HOST, "driver": {"fail": "always"}}
+    stack, client = start_stack({
+        "cells": ["cell1", "cell2"],
+        "hosts": [{"name": "a", "count": 2, "cell": "cell1", **failing},
+                  {"name": "b", "count": 2, "cell": "cell2", **HOST}],
+    })  # fmt: skip
+    flavor, image = w.flavor_and_image(stack)
+    net = w.network(client)
+    outcomes = set()
+    for i in range(6):
+        server_id = w.boot(client, flavor, image, [{"uuid": net}], name=f"vm{i}")
+        server = w.wait(client, server_id)
+        cell = w.cell_of(stack, server_id)
+        if server["status"] == "ACTIVE":
+            assert (cell, server["OS-EXT-SRV-ATTR:host"][0]) == ("cell2", "b")
+        else:
+            # Chosen in cell1: its alternates were cell1's hosts only, which all fail.
+            assert cell == "cell1" and "(2)" in server["fault"]["message"], server["fault"]
+            assert "b1" not in server["fault"]["message"] and "b2" not in server["fault"]["message"]
+        outcomes.add(server["status"])
+    assert "ACTIVE" in outcomes
