@@ -8,6 +8,8 @@ into ``NeutronError`` documents in one place (``faults``).
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -72,7 +74,17 @@ class NetworkRequest:
 
 def dumps(body: Any) -> bytes:
     # Stored times are naive UTC to the second: shown as "2026-11-23T08:57:27Z".
-    return orjson.dumps(body, option=orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z)
+    try:
+        return orjson.dumps(body, option=orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z)
+    except TypeError:
+        # orjson stops at 64-bit integers; an IPv6 subnet's address count goes past them.
+        return json.dumps(body, default=_timestamp, separators=(",", ":")).encode()
+
+
+def _timestamp(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def refusal_document(error: exceptions.NetworkServiceError) -> Mapping[str, Any]:
