@@ -96,6 +96,9 @@ class Stack:
         self.agents: dict[str, HostAgent] = {}
         self.network_agents: list[SimulatedAgent] = []
         self._loop = asyncio.new_event_loop()
+        # Bus endpoints run in these threads and block on calls to other endpoints (a conductor
+        # waits for the scheduler): too few threads and they all wait for each other.
+        self._loop.set_default_executor(ThreadPoolExecutor(64, thread_name_prefix="bus"))
         self._loop_thread = threading.Thread(
             target=self._loop.run_forever, name="bus-loop", daemon=True
         )

@@ -1,0 +1,110 @@
+"""Finding what a failure path failed to give back (DESIGN.md, "Invariants").
+
+Every allocation in Placement must belong to a live server on the host that holds it; every port
+the compute service owns (``device_owner`` ``compute:*``) must belong to a live server and be
+bound to its host; no provider may be used past its capacity. The audit reads all three services
+and reports each leak as a line an operator can act on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from berth.compute.cells import CellRegistry
+from berth.compute.clients.network import NetworkClient
+from berth.compute.clients.placement import PlacementClient
+from berth.compute.db import compute_nodes, instances
+
+
+@dataclass
+class AuditReport:
+    leaked_allocations: list[str] = field(default_factory=list)
+    orphan_ports: list[str] = field(default_factory=list)
+    wrong_bindings: list[str] = field(default_factory=list)
+    over_capacity: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not (
+            self.leaked_allocations
+            or self.orphan_ports
+            or self.wrong_bindings
+            or self.over_capacity
+        )
+
+    def lines(self) -> list[str]:
+        return [
+            *(f"leaked allocation: {x}" for x in self.leaked_allocations),
+            *(f"orphan port: {x}" for x in self.orphan_ports),
+            *(f"wrong binding: {x}" for x in self.wrong_bindings),
+            *(f"over capacity: {x}" for x in self.over_capacity),
+        ]
+
+
+def audit(cells: CellRegistry, placement: PlacementClient, network: NetworkClient) -> AuditReport:
+    report = AuditReport()
+    live, hosts = _live_servers(cells)
+    providers = placement.client.get("/resource_providers").json()["resource_providers"]
+    root_name = {p["uuid"]: p["name"] for p in providers}
+    root_of = {p["uuid"]: root_name.get(p["root_provider_uuid"], "") for p in providers}
+    for provider in providers:
+        uuid = provider["uuid"]
+        held = placement.client.get(f"/resource_providers/{uuid}/allocations").json()["allocations"]
+        for consumer in held:
+            server = live.get(consumer)
+            if server is None:
+                report.leaked_allocations.append(
+                    f"{consumer} on {provider['name']}: no live server"
+                )
+            elif root_of[uuid] in hosts and root_of[uuid] != server["host"]:
+                report.leaked_allocations.append(
+                    f"{consumer} on {provider['name']}: the server is on {server['host']}"
+                )
+        report.over_capacity += _over(placement, provider)
+    for port in network.ports():
+        if not str(port["device_owner"]).startswith("compute:"):
+            continue
+        server = live.get(port["device_id"])
+        if server is None:
+            report.orphan_ports.append(
+                f"{port['id']}: owned by {port['device_id']}, no live server"
+            )
+        elif port["binding:host_id"] and port["binding:host_id"] != server["host"]:
+            report.wrong_bindings.append(
+                f"{port['id']}: bound to {port['binding:host_id']}, server on {server['host']}"
+            )
+    return report
+
+
+def _live_servers(cells: CellRegistry) -> tuple[dict[str, Any], set[str]]:
+    """Servers that may hold things (not deleted, on a host; cell0 holds none), and every
+    compute host (a provider tree rooted elsewhere, a sharing one, belongs to no host)."""
+    found: dict[str, Any] = {}
+    hosts: set[str] = set()
+    for cell in cells.cells(include_cell0=False):
+        with cells.database(cell).read() as conn:
+            hosts |= {node["host"] for node in compute_nodes.list_nodes(conn)}
+            for row in instances.list_instances(conn):
+                if row["host"]:
+                    found[row["uuid"]] = row
+    return found, hosts
+
+
+def _over(placement: PlacementClient, provider: dict[str, Any]) -> list[str]:
+    uuid = provider["uuid"]
+    inventories = placement.client.get(f"/resource_providers/{uuid}/inventories").json()[
+        "inventories"
+    ]
+    usages = placement.client.get(f"/resource_providers/{uuid}/usages").json()["usages"]
+    found = []
+    for rc, used in usages.items():
+        inventory = inventories.get(rc)
+        capacity = (
+            int((inventory["total"] - inventory["reserved"]) * inventory["allocation_ratio"])
+            if inventory
+            else 0
+        )
+        if used > capacity:
+            found.append(f"{provider['name']} {rc}: {used} used of {capacity}")
+    return found
