@@ -26,8 +26,9 @@ from berth.compute.cells import Cell, CellRegistry
 from berth.compute.clients.network import BindingRefused, NetworkClient, NetworkError
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.conductor import ports
-from berth.compute.db import build_requests, instances, request_specs
+from berth.compute.db import build_requests, instances, request_specs, server_groups
 from berth.compute.db import cells as cell_store
+from berth.compute.scheduler.request_spec import RequestSpec
 
 LOG = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ class SuperConductor:
             spec = dataclasses.replace(
                 specs.from_json(spec_document), ports=tuple(ports.requests(self.network, made))
             )
+            spec = self._with_group_hosts(spec)
         except (ports.PortsUnusable, NetworkError) as exc:
             self._bury(uuid, f"Build failed: {exc}", made)
             return
@@ -114,6 +116,35 @@ class SuperConductor:
             instance_uuid=uuid,
             alternates=selections[chosen + 1 :],
             attempts=attempts,
+        )
+
+    def _with_group_hosts(self, spec: RequestSpec) -> RequestSpec:
+        """The spec with the hosts its server group's other members are on now (the API only
+        knows the members; the cells know where they are)."""
+        group = spec.server_group
+        if group is None:
+            return spec
+        with self.api_db.read() as conn:
+            members = [
+                m for m in server_groups.members(conn, group.uuid) if m not in spec.instance_uuids
+            ]
+            mappings = [cell_store.get_instance_mapping(conn, m) for m in members]
+        placed: list[tuple[str, str]] = []
+        for member, mapping in zip(members, mappings, strict=True):
+            cell = (
+                self.cells.cell(mapping["cell_uuid"]) if mapping and mapping["cell_uuid"] else None
+            )
+            if cell is None or cell.is_cell0:
+                continue
+            with self.cells.database(cell).read() as conn:
+                row = instances.get(conn, member, include_deleted=False)
+            if row is not None and row["host"]:
+                placed.append((member, row["host"]))
+        return dataclasses.replace(
+            spec,
+            server_group=dataclasses.replace(
+                group, members=tuple(m for m, _ in placed), hosts=tuple(h for _, h in placed)
+            ),
         )
 
     def _bury(self, uuid: str, message: str, made: Sequence[Mapping[str, Any]] = ()) -> None:
