@@ -135,7 +135,7 @@ class Stack:
         self._start_hosts(cells)
         self._report_network_agents()
         self.reporter.run_once()
-        scheduler = SchedulerService(
+        self.scheduler = scheduler = SchedulerService(
             self.api_db, self.compute.cells, self.placement_client, self._scheduler_config(),
             self.settings.compute.default_availability_zone,
         )  # fmt: skip
