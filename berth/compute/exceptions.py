@@ -47,3 +47,10 @@ class Conflict(ComputeError):
 class OverLimit(ComputeError):
     status = 413
     key = "overLimit"
+
+
+class ServiceUnavailable(ComputeError):
+    """A service the compute API depends on (Placement) did not answer; retrying may work."""
+
+    status = 503
+    key = "serviceUnavailable"

@@ -6,7 +6,16 @@ from collections.abc import Callable, Mapping
 
 from starlette.responses import Response
 
-from berth.compute.api import root, servers
+from berth.compute.api import (
+    aggregates,
+    availability_zones,
+    flavors,
+    hypervisors,
+    root,
+    server_groups,
+    servers,
+    services,
+)
 from berth.compute.api.request import ComputeRequest
 
 Handler = Callable[[ComputeRequest], Response]
@@ -18,4 +27,45 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     # Before "/v2.1/servers/{server_id}", which would take "detail" for an id.
     "/v2.1/servers/detail": {"GET": servers.list_servers_detail},
     "/v2.1/servers/{server_id}": {"GET": servers.show_server, "DELETE": servers.delete_server},
+    # Before "/v2.1/flavors/{flavor_id}", which would take "detail" for an id.
+    "/v2.1/flavors/detail": {"GET": flavors.detail},
+    "/v2.1/flavors": {"GET": flavors.index, "POST": flavors.create},
+    "/v2.1/flavors/{flavor_id}": {
+        "GET": flavors.show,
+        "PUT": flavors.update,
+        "DELETE": flavors.delete,
+    },
+    "/v2.1/flavors/{flavor_id}/action": {"POST": flavors.action},
+    "/v2.1/flavors/{flavor_id}/os-flavor-access": {"GET": flavors.list_access},
+    "/v2.1/flavors/{flavor_id}/os-extra_specs": {
+        "GET": flavors.list_extra_specs,
+        "POST": flavors.create_extra_specs,
+    },
+    "/v2.1/flavors/{flavor_id}/os-extra_specs/{key}": {
+        "GET": flavors.show_extra_spec,
+        "PUT": flavors.update_extra_spec,
+        "DELETE": flavors.delete_extra_spec,
+    },
+    "/v2.1/os-server-groups": {"GET": server_groups.index, "POST": server_groups.create},
+    "/v2.1/os-server-groups/{group_id}": {
+        "GET": server_groups.show,
+        "DELETE": server_groups.delete,
+    },
+    "/v2.1/os-aggregates": {"GET": aggregates.index, "POST": aggregates.create},
+    "/v2.1/os-aggregates/{aggregate_id}": {
+        "GET": aggregates.show,
+        "PUT": aggregates.update,
+        "DELETE": aggregates.delete,
+    },
+    "/v2.1/os-aggregates/{aggregate_id}/action": {"POST": aggregates.action},
+    "/v2.1/os-services": {"GET": services.index},
+    # A uuid from 2.53; before, the action: enable, disable, disable-log-reason, force-down.
+    "/v2.1/os-services/{service_id}": {"PUT": services.update},
+    "/v2.1/os-hypervisors/detail": {"GET": hypervisors.detail},
+    "/v2.1/os-hypervisors/statistics": {"GET": hypervisors.statistics},
+    "/v2.1/os-hypervisors": {"GET": hypervisors.index},
+    "/v2.1/os-hypervisors/{hypervisor_id}": {"GET": hypervisors.show},
+    "/v2.1/os-hypervisors/{hypervisor_id}/uptime": {"GET": hypervisors.uptime},
+    "/v2.1/os-availability-zone": {"GET": availability_zones.index},
+    "/v2.1/os-availability-zone/detail": {"GET": availability_zones.detail},
 }

@@ -1,0 +1,103 @@
+"""The Image v2 ASGI application: request id, authentication, routing, Glance-style errors."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from sqlalchemy.exc import DataError
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from berth.common import auth, routing
+from berth.common.db import Database
+from berth.image import errors
+from berth.image.api import JSON, ROUTES, Handler, ImageRequest, dumps
+
+LOG = logging.getLogger(__name__)
+_ANONYMOUS = ("/", "/versions")
+
+
+class ImageApp:
+    """A pure ASGI app over the compute API database; handlers run in worker threads."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.router: routing.Router[Handler] = routing.Router(ROUTES)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        request = Request(scope, receive)
+        response = await self._respond(request, scope)
+        await response(scope, receive, send)
+
+    async def _respond(self, request: Request, scope: Scope) -> Response:
+        request_id = f"req-{uuid.uuid4()}"
+        path = scope["path"]
+        root_path = scope.get("root_path", "")
+        if root_path and path.startswith(root_path):
+            path = path[len(root_path) :] or "/"
+        try:
+            anonymous = (path.rstrip("/") or "/") in _ANONYMOUS
+            context = (
+                auth.anonymous(request_id)
+                if anonymous
+                else auth.noauth2(request.headers, request_id)
+            )
+            handler, params = self.router.match(request.method, path)
+            req = ImageRequest(
+                method=request.method,
+                path=path,
+                path_params=params,
+                query_items=request.query_params.multi_items(),
+                headers=request.headers,
+                body=await request.body(),
+                context=context,
+                db=self.db,
+                base_url=str(request.base_url).rstrip("/"),
+            )
+            response = await run_in_threadpool(handler, req)
+        except auth.Unauthenticated as exc:
+            response = _error(errors.Unauthorized(str(exc)))
+        except routing.MethodNotAllowed as exc:
+            response = _error(errors.MethodNotAllowed(str(exc)), {"allow": ", ".join(exc.allowed)})
+        except routing.NoRoute:
+            response = _error(errors.NotFound("The resource could not be found."))
+        except Exception as exc:  # every failure is answered in the API's error format
+            response = _error(_as_refusal(exc))
+        response.headers["x-openstack-request-id"] = request_id
+        return response
+
+
+def _as_refusal(exc: Exception) -> errors.ImageError:
+    if isinstance(exc, errors.ImageError):
+        return exc
+    if isinstance(exc, DataError):
+        LOG.info("refused a value the database cannot store: %s", exc.orig)
+        return errors.BadRequest("The request holds a value the database cannot store.")
+    LOG.exception("unexpected error while serving a request")
+    return errors.ImageError("An unexpected error occurred; the server log has the details.")
+
+
+def _error(error: errors.ImageError, headers: dict[str, str] | None = None) -> Response:
+    body = {"message": str(error), "code": error.code, "title": error.title}
+    return Response(dumps(body), status_code=error.status, media_type=JSON, headers=headers)
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def build_app(db: Database) -> ImageApp:
+    """The image API over ``db``, the compute API database (already at its newest schema)."""
+    return ImageApp(db)

@@ -1,0 +1,287 @@
+"""The Image v2 compatible catalog: version documents, create (properties included), lists with
+filters and pages, JSON-patch updates, who sees and changes what, and no image data."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from a2wsgi import ASGIMiddleware
+
+from berth.common.db import Database
+from berth.compute.db import api_schema, migrate
+from berth.compute.db import images as store
+from berth.image.app import build_app
+from tests import dbs
+
+PATCH = {"content-type": "application/openstack-images-v2.1-json-patch"}
+IMAGE = "70a599e0-31e7-49b7-b260-868f441e862b"
+
+
+@pytest.fixture(scope="session", params=dbs.backends())
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def api_db(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    worker = str(getattr(request.config, "workerinput", {}).get("workerid", "main"))
+    db = dbs.fresh_migrated_database(
+        backend, worker, tmp_path, "_capi", migrate.sync_api, api_schema.metadata
+    )
+    yield db
+    db.dispose()
+
+
+def _client(db: Database, token: str | None) -> httpx.Client:
+    app = ASGIMiddleware(build_app(db))  # type: ignore[arg-type]
+    client = httpx.Client(transport=httpx.WSGITransport(app=app), base_url="http://image")
+    if token is not None:
+        client.headers["x-auth-token"] = token
+    return client
+
+
+@pytest.fixture
+def admin(api_db: Database) -> Iterator[httpx.Client]:
+    with _client(api_db, "admin") as client:
+        yield client
+
+
+@pytest.fixture
+def alice(api_db: Database) -> Iterator[httpx.Client]:
+    with _client(api_db, "alice") as client:
+        yield client
+
+
+@pytest.fixture
+def bob(api_db: Database) -> Iterator[httpx.Client]:
+    with _client(api_db, "bob") as client:
+        yield client
+
+
+def _create(client: httpx.Client, **image: Any) -> Any:
+    answer = client.post("/v2/images", json=image)
+    assert answer.status_code == 201, answer.text
+    return answer.json()
+
+
+def _names(answer: httpx.Response) -> list[str]:
+    assert answer.status_code == 200, answer.text
+    return [image["name"] for image in answer.json()["images"]]
+
+
+def test_version_documents_need_no_token(api_db: Database) -> None:
+    with _client(api_db, None) as anonymous:
+        versions = anonymous.get("/versions")
+        assert versions.status_code == 200
+        current = [v for v in versions.json()["versions"] if v["status"] == "CURRENT"]
+        assert len(current) == 1 and current[0]["id"].startswith("v2.")
+        assert current[0]["links"] == [{"rel": "self", "href": "http://image/v2/"}]
+        root = anonymous.get("/")
+        assert root.status_code == 300 and root.json() == versions.json()
+        refused = anonymous.get("/v2/images")
+        assert refused.status_code == 401
+        assert refused.json()["code"] == "401 Unauthorized"
+
+
+def test_create_keeps_properties_and_is_active(alice: httpx.Client, api_db: Database) -> None:
+    image = _create(
+        alice,
+        id=IMAGE,
+        name="cirros",
+        min_ram=256,
+        min_disk=1,
+        disk_format="qcow2",
+        container_format="bare",
+        hw_architecture="x86_64",
+        **{"trait:CUSTOM_FAST": "required"},
+    )
+    assert image["id"] == IMAGE
+    assert (image["status"], image["visibility"], image["owner"]) == ("active", "shared", "alice")
+    assert (image["min_ram"], image["min_disk"], image["disk_format"]) == (256, 1, "qcow2")
+    assert image["hw_architecture"] == "x86_64" and image["trait:CUSTOM_FAST"] == "required"
+    assert image["self"] == f"/v2/images/{IMAGE}" and image["file"] == f"/v2/images/{IMAGE}/file"
+    assert image["tags"] == [] and image["protected"] is False
+    assert alice.get(f"/v2/images/{IMAGE}").json() == image
+    # The compute side reads the same row.
+    with api_db.read() as conn:
+        row = store.get(conn, IMAGE)
+    assert row is not None and row["properties"]["trait:CUSTOM_FAST"] == "required"
+    made = _create(alice)
+    assert len(made["id"]) == 36 and made["name"] is None
+    assert made["disk_format"] == "raw" and made["container_format"] == "bare"
+
+
+@pytest.mark.parametrize(
+    ("image", "status"),
+    [
+        ({"id": "not-a-uuid"}, 400),
+        ({"min_ram": "512"}, 400),
+        ({"min_disk": -1}, 400),
+        ({"visibility": "everyone"}, 400),
+        ({"disk_format": "floppy"}, 400),
+        ({"hw_architecture": 64}, 400),
+        ({"tags": ["x"]}, 400),
+        ({"protected": True}, 400),
+        ({"status": "queued"}, 403),
+        ({"size": 10}, 403),
+        ({"deleted": False}, 403),
+        ({"visibility": "public"}, 403),
+        ({"owner": "bob"}, 403),
+    ],
+)
+def test_bad_images_are_refused(alice: httpx.Client, image: dict[str, Any], status: int) -> None:
+    answer = alice.post("/v2/images", json=image)
+    assert answer.status_code == status, answer.text
+    body = answer.json()
+    assert set(body) == {"message", "code", "title"} and body["code"].startswith(str(status))
+
+
+def test_duplicate_ids_conflict(alice: httpx.Client) -> None:
+    _create(alice, id=IMAGE)
+    answer = alice.post("/v2/images", json={"id": IMAGE})
+    assert answer.status_code == 409 and answer.json()["title"] == "Conflict"
+    assert alice.post("/v2/images", json=[]).status_code == 400
+
+
+def test_who_sees_what(admin: httpx.Client, alice: httpx.Client, bob: httpx.Client) -> None:
+    public = _create(admin, name="public", visibility="public")
+    private = _create(alice, name="alice-private", visibility="private")
+    _create(alice, name="alice-shared")
+    _create(bob, name="bob-community", visibility="community")
+    assert sorted(_names(alice.get("/v2/images"))) == ["alice-private", "alice-shared", "public"]
+    assert sorted(_names(bob.get("/v2/images"))) == ["bob-community", "public"]
+    community = alice.get("/v2/images", params={"visibility": "community"})
+    assert _names(community) == ["bob-community"]
+    assert len(_names(alice.get("/v2/images", params={"visibility": "all"}))) == 4
+    assert len(_names(admin.get("/v2/images"))) == 4
+    assert alice.get("/v2/images", params={"visibility": "secret"}).status_code == 400
+    assert bob.get(f"/v2/images/{private['id']}").status_code == 404
+    assert admin.get(f"/v2/images/{private['id']}").status_code == 200
+    assert bob.get(f"/v2/images/{public['id']}").status_code == 200
+    missing = bob.get(f"/v2/images/{IMAGE}")
+    assert missing.status_code == 404
+    assert missing.json() == {
+        "message": f"No image found with ID {IMAGE}",
+        "code": "404 Not Found",
+        "title": "Not Found",
+    }
+
+
+def test_filters_sorting_and_pages(alice: httpx.Client) -> None:
+    for name, arch in (("a", "x86_64"), ("b", "aarch64"), ("c", "x86_64")):
+        _create(alice, name=name, hw_architecture=arch)
+    assert _names(alice.get("/v2/images", params={"name": "b"})) == ["b"]
+    assert _names(alice.get("/v2/images", params={"status": "queued"})) == []
+    by_arch = alice.get("/v2/images", params={"hw_architecture": "x86_64", "sort_key": "name"})
+    assert _names(by_arch) == ["c", "a"]
+    ascending = {"sort_key": "name", "sort_dir": "asc"}
+    first = alice.get("/v2/images", params={**ascending, "limit": 2})
+    assert _names(first) == ["a", "b"]
+    body = first.json()
+    assert body["first"] == "/v2/images?sort_key=name&sort_dir=asc&limit=2"
+    assert body["schema"] == "/v2/schemas/images"
+    assert body["next"].startswith("/v2/images?") and "marker=" in body["next"]
+    rest = alice.get(body["next"])
+    assert _names(rest) == ["c"] and "next" not in rest.json()
+    for bad in ({"limit": "many"}, {"limit": -1}, {"marker": IMAGE}, {"sort_key": "colour"}):
+        assert alice.get("/v2/images", params=bad).status_code == 400, bad
+
+
+def test_patch(alice: httpx.Client) -> None:
+    image = _create(alice, id=IMAGE, name="cirros", hw_architecture="x86_64")
+    path = f"/v2/images/{IMAGE}"
+    operations = [
+        {"op": "replace", "path": "/name", "value": "cirros-0.6"},
+        {"op": "replace", "path": "/min_ram", "value": 512},
+        {"op": "add", "path": "/trait:CUSTOM_FAST", "value": "required"},
+        {"op": "add", "path": "/img~1type", "value": "slashed"},
+        {"op": "remove", "path": "/hw_architecture"},
+        {"op": "replace", "path": "/visibility", "value": "community"},
+    ]
+    patched = alice.patch(path, json=operations, headers=PATCH)
+    assert patched.status_code == 200, patched.text
+    changed = patched.json()
+    assert (changed["name"], changed["min_ram"], changed["visibility"]) == (
+        "cirros-0.6",
+        512,
+        "community",
+    )
+    assert changed["trait:CUSTOM_FAST"] == "required" and changed["img/type"] == "slashed"
+    assert "hw_architecture" not in changed
+    assert changed["created_at"] == image["created_at"]
+    assert alice.get(path).json() == changed
+
+
+@pytest.mark.parametrize(
+    ("operations", "status"),
+    [
+        ([{"op": "replace", "path": "/hw_disk_bus", "value": "virtio"}], 409),
+        ([{"op": "remove", "path": "/hw_disk_bus"}], 409),
+        ([{"op": "replace", "path": "/status", "value": "killed"}], 403),
+        ([{"op": "remove", "path": "/name"}], 403),
+        ([{"op": "replace", "path": "/visibility", "value": "public"}], 403),
+        ([{"op": "add", "path": "/a/b", "value": "x"}], 400),
+        ([{"op": "move", "path": "/name", "value": "x"}], 400),
+        ([{"op": "add", "path": "/name"}], 400),
+        ([{"op": "add", "path": "/min_disk", "value": "1"}], 400),
+        ({"op": "add", "path": "/name", "value": "x"}, 400),
+    ],
+)
+def test_bad_patches_are_refused(alice: httpx.Client, operations: Any, status: int) -> None:
+    _create(alice, id=IMAGE, name="cirros")
+    answer = alice.patch(f"/v2/images/{IMAGE}", json=operations, headers=PATCH)
+    assert answer.status_code == status, answer.text
+    # Nothing of a refused patch is kept.
+    assert alice.get(f"/v2/images/{IMAGE}").json()["name"] == "cirros"
+
+
+def test_patch_needs_its_media_type(alice: httpx.Client) -> None:
+    _create(alice, id=IMAGE)
+    operations = [{"op": "replace", "path": "/name", "value": "x"}]
+    answer = alice.patch(f"/v2/images/{IMAGE}", json=operations)
+    assert answer.status_code == 415
+    assert "openstack-images-v2.1-json-patch" in answer.json()["message"]
+
+
+def test_only_the_owner_changes_and_deletes(
+    admin: httpx.Client, alice: httpx.Client, bob: httpx.Client
+) -> None:
+    public = _create(admin, name="public", visibility="public")
+    operations = [{"op": "replace", "path": "/name", "value": "mine"}]
+    refused = bob.patch(f"/v2/images/{public['id']}", json=operations, headers=PATCH)
+    assert refused.status_code == 403
+    assert bob.delete(f"/v2/images/{public['id']}").status_code == 403
+    own = _create(alice, name="own")
+    assert bob.delete(f"/v2/images/{own['id']}").status_code == 404
+    assert admin.delete(f"/v2/images/{own['id']}").status_code == 204
+    assert alice.get(f"/v2/images/{own['id']}").status_code == 404
+    assert alice.delete(f"/v2/images/{own['id']}").status_code == 404
+
+
+def test_there_is_no_image_data(alice: httpx.Client) -> None:
+    _create(alice, id=IMAGE)
+    upload = alice.put(
+        f"/v2/images/{IMAGE}/file",
+        content=b"\x00" * 16,
+        headers={"content-type": "application/octet-stream"},
+    )
+    assert upload.status_code == 501
+    assert "no image data" in upload.json()["message"]
+    # What a client sends from an empty stdin is no data at all: nothing to refuse.
+    empty = alice.put(
+        f"/v2/images/{IMAGE}/file",
+        content=b"",
+        headers={"content-type": "application/octet-stream"},
+    )
+    assert empty.status_code == 204
+    assert alice.get(f"/v2/images/{IMAGE}/file").status_code == 204
+
+
+def test_unknown_paths_and_methods(alice: httpx.Client) -> None:
+    assert alice.get("/v2/nothing").status_code == 404
+    wrong = alice.post(f"/v2/images/{IMAGE}")
+    assert wrong.status_code == 405 and "GET" in wrong.headers["allow"]
