@@ -116,6 +116,8 @@ def _setup(stack: Stack, client: httpx.Client, qos: bool) -> str:
 def _boot_all(
     client: httpx.Client, network: str, count: int, clients: int
 ) -> tuple[float, list[float], int]:
+    reasons: dict[str, int] = {}
+
     def boot(i: int) -> float | None:
         body = {"server": {"name": f"vm{i}-{uuid.uuid4().hex[:6]}", "flavorRef": "small",
                            "imageRef": "00000000-0000-0000-0000-00000000beef", "networks": [{"uuid": network}]}}  # fmt: skip
@@ -135,6 +137,8 @@ def _boot_all(
     with ThreadPoolExecutor(clients) as pool:
         results = list(pool.map(boot, range(count)))
     spent = time.perf_counter() - started
+    for reason, count in sorted(reasons.items(), key=lambda item: -item[1])[:5]:
+        print(f"  {count} failed: {reason}")
     done = [r for r in results if r is not None]
     return spent, done, len(results) - len(done)
 

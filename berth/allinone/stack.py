@@ -23,6 +23,7 @@ from berth.allinone.dispatch import PrefixDispatcher
 from berth.allinone.fleet import Fleet
 from berth.bus import Bus, BusClient, Buses
 from berth.common.db import Database
+from berth.common.timeutils import utcnow
 from berth.compute.api.app import build_app as build_compute_app
 from berth.compute.cells import Cell
 from berth.compute.clients.http import in_process_client
@@ -32,6 +33,7 @@ from berth.compute.conductor.build import SuperConductor
 from berth.compute.conductor.cell import CellConductor
 from berth.compute.db import cells as cell_store
 from berth.compute.db import migrate as compute_migrate
+from berth.compute.db import services
 from berth.compute.host.agent import HostAgent
 from berth.compute.host.driver import SimulatedDriver
 from berth.compute.scheduler.config import SchedulerConfig
@@ -249,8 +251,16 @@ class Stack:
 
     def _beat(self) -> None:
         while not self._stop.wait(self.heartbeat_seconds):
+            # One transaction per cell: a thousand hosts' heartbeats as a thousand write
+            # transactions would queue behind the builds and let hosts look down.
+            by_db: dict[int, tuple[Database, list[HostAgent]]] = {}
             for agent in self.agents.values():
-                agent.heartbeat()
+                by_db.setdefault(id(agent.db), (agent.db, []))[1].append(agent)
+            now = utcnow()
+            for db, agents in by_db.values():
+                with db.write() as conn:
+                    for agent in agents:
+                        services.heartbeat(conn, agent.service_id, now)
             for network_agent in self.network_agents:
                 try:
                     network_agent.report()

@@ -67,7 +67,7 @@ class HostAgent:
         self.cell_conductor = cell_conductor
         self.node_uuid = ""
         self._node_id = 0
-        self._service_id = 0
+        self.service_id = 0
 
     # -- reporting -------------------------------------------------------------------------------
 
@@ -86,7 +86,7 @@ class HostAgent:
                 "reserved_host_disk_mb": r.reserved_host_disk_mb,
             })  # fmt: skip
             pci_devices.sync_host(conn, node["id"], r.pci)
-        self._service_id, self._node_id, self.node_uuid = service["id"], node["id"], node["uuid"]
+        self.service_id, self._node_id, self.node_uuid = service["id"], node["id"], node["uuid"]
         self.heartbeat()
         self.placement.ensure_provider(self.node_uuid, self.host)
         self.placement.set_inventories(self.node_uuid, self.inventories())
@@ -105,7 +105,7 @@ class HostAgent:
 
     def heartbeat(self) -> None:
         with self.db.write() as conn:
-            services.heartbeat(conn, self._service_id, utcnow())
+            services.heartbeat(conn, self.service_id, utcnow())
 
     # -- building ----------------------------------------------------------------------------------
 
