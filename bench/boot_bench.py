@@ -32,6 +32,7 @@ from berth.compute.audit import audit
 from berth.compute.db import flavors, images
 
 COMPUTE = {"openstack-api-version": "compute 2.64"}
+IMAGE = "00000000-0000-0000-0000-00000000beef"
 
 
 def _percentile(values: list[float], share: float) -> float:
@@ -93,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _setup(stack: Stack, client: httpx.Client, qos: bool) -> str:
     with stack.api_db.write() as conn:
-        flavors.create(conn, "small", "m1.small", 2, 2048, 20)
-        images.create(conn, "00000000-0000-0000-0000-00000000beef", {"name": "cirros"})
+        flavors.create(conn, "bench", "bench", 2, 2048, 20)
+        images.create(conn, IMAGE, {"name": "cirros"})
     net = client.post("/networking/v2.0/networks", json={"network": {
         "name": "public", "shared": True, "provider:network_type": "flat",
         "provider:physical_network": "public"}}).json()["network"]  # fmt: skip
@@ -119,26 +120,28 @@ def _boot_all(
     reasons: dict[str, int] = {}
 
     def boot(i: int) -> float | None:
-        body = {"server": {"name": f"vm{i}-{uuid.uuid4().hex[:6]}", "flavorRef": "small",
-                           "imageRef": "00000000-0000-0000-0000-00000000beef", "networks": [{"uuid": network}]}}  # fmt: skip
+        body = {"server": {"name": f"vm{i}-{uuid.uuid4().hex[:6]}", "flavorRef": "bench",
+                           "imageRef": IMAGE, "networks": [{"uuid": network}]}}  # fmt: skip
         start = time.perf_counter()
-        server_id = client.post("/compute/v2.1/servers", json=body, headers=COMPUTE).json()[
-            "server"
-        ]["id"]
+        answer = client.post("/compute/v2.1/servers", json=body, headers=COMPUTE)
+        server_id = answer.json()["server"]["id"]
         while True:
-            status = client.get(f"/compute/v2.1/servers/{server_id}", headers=COMPUTE).json()[
-                "server"
-            ]["status"]
-            if status in ("ACTIVE", "ERROR"):
-                return time.perf_counter() - start if status == "ACTIVE" else None
+            server = client.get(f"/compute/v2.1/servers/{server_id}", headers=COMPUTE).json()
+            status = server["server"]["status"]
+            if status == "ACTIVE":
+                return time.perf_counter() - start
+            if status == "ERROR":
+                reason = str(server["server"].get("fault", {}).get("message", "?"))[:300]
+                reasons[reason] = reasons.get(reason, 0) + 1
+                return None
             time.sleep(0.02)
 
     started = time.perf_counter()
     with ThreadPoolExecutor(clients) as pool:
         results = list(pool.map(boot, range(count)))
     spent = time.perf_counter() - started
-    for reason, count in sorted(reasons.items(), key=lambda item: -item[1])[:5]:
-        print(f"  {count} failed: {reason}")
+    for reason, times in sorted(reasons.items(), key=lambda item: -item[1])[:5]:
+        print(f"  {times} failed: {reason}")
     done = [r for r in results if r is not None]
     return spent, done, len(results) - len(done)
 

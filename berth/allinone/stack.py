@@ -32,8 +32,8 @@ from berth.compute.clients.placement import PlacementClient
 from berth.compute.conductor.build import SuperConductor
 from berth.compute.conductor.cell import CellConductor
 from berth.compute.db import cells as cell_store
+from berth.compute.db import flavors, images, services
 from berth.compute.db import migrate as compute_migrate
-from berth.compute.db import services
 from berth.compute.host.agent import HostAgent
 from berth.compute.host.driver import SimulatedDriver
 from berth.compute.scheduler.config import SchedulerConfig
@@ -46,6 +46,7 @@ from berth.network.placement_sync import PlacementSync
 from berth.network.reporter import PlacementReporter
 from berth.network.service import NetworkService
 from berth.network.sim_agent import SimulatedAgent
+from berth.network.store import agents as network_agent_store
 from berth.network.store import migrate as network_migrate
 from berth.placement.app import build_app as build_placement_app
 from berth.placement.service import PlacementService
@@ -54,6 +55,13 @@ from berth.placement.store import migrate as placement_migrate
 LOG = logging.getLogger(__name__)
 
 TOKEN = "admin"
+STARTER_FLAVORS = (
+    ("1", "m1.tiny", 1, 512, 1),
+    ("2", "m1.small", 1, 2048, 20),
+    ("3", "m1.medium", 2, 4096, 40),
+    ("4", "m1.large", 4, 8192, 80),
+)
+STARTER_IMAGE = "8b2d4e07-6c5f-4d3a-9e6b-2f3c1a0d9e11"
 PREFIXES = {"placement": "/placement", "network": "/networking", "compute": "/compute"}
 
 
@@ -96,7 +104,7 @@ class Stack:
         )
         self.network.on_change.append(self.reporter.wake)
         self.agents: dict[str, HostAgent] = {}
-        self.network_agents: list[SimulatedAgent] = []
+        self.network_agent_ids: list[str] = []
         self._loop = asyncio.new_event_loop()
         # Bus endpoints run in these threads and block on calls to other endpoints (a conductor
         # waits for the scheduler): too few threads and they all wait for each other.
@@ -130,6 +138,7 @@ class Stack:
         network_migrate.sync(self.network.db)
         compute_migrate.sync_api(self.api_db)
         cells = self._ensure_cells()
+        self._ensure_catalog()
         self._loop_thread.start()
         api_bus = self._connect("memory://default")
         self.compute.bus = self._client(api_bus, "default")
@@ -183,6 +192,16 @@ class Stack:
             c for c in self.compute.cells.cells(include_cell0=False) if c.name in self.fleet.cells
         ]
 
+    def _ensure_catalog(self) -> None:
+        """A few flavors and an image on a fresh stack, so a first server can be booted at once
+        (the openstack CLI cannot create flavors without an identity service)."""
+        with self.api_db.write() as conn:
+            if flavors.list_flavors(conn, include_disabled=True):
+                return
+            for flavorid, name, vcpus, ram, disk in STARTER_FLAVORS:
+                flavors.create(conn, flavorid, name, vcpus, ram, disk)
+            images.create(conn, STARTER_IMAGE, {"name": "cirros", "min_disk": 1, "min_ram": 64})
+
     def _start_hosts(self, cells: list[Cell]) -> None:
         by_name = {c.name: c for c in cells}
         for host in self.fleet.hosts:
@@ -204,9 +223,9 @@ class Stack:
         client = in_process_client(self.network_app, TOKEN, "http://network")
         for host in self.fleet.hosts:
             for kind, configurations in host.agents.items():
-                agent = SimulatedAgent(client, host.name, kind, configurations)
-                agent.report()
-                self.network_agents.append(agent)
+                SimulatedAgent(client, host.name, kind, configurations).report()
+        with self.network.db.read() as conn:
+            self.network_agent_ids = [row["id"] for row in network_agent_store.list_agents(conn)]
 
     def _scheduler_config(self) -> SchedulerConfig:
         compute = self.settings.compute
@@ -261,11 +280,11 @@ class Stack:
                 with db.write() as conn:
                     for agent in agents:
                         services.heartbeat(conn, agent.service_id, now)
-            for network_agent in self.network_agents:
-                try:
-                    network_agent.report()
-                except Exception:
-                    LOG.exception("network agent heartbeat failed")
+            # The simulated network agents' heartbeats, in one statement: their configurations do
+            # not change, and a thousand state reports through the API would take longer than
+            # agent_down_time on a busy stack (each agent is then seen dead and refuses binds).
+            with self.network.db.write() as conn:
+                network_agent_store.heartbeat(conn, self.network_agent_ids, now)
 
     def stop(self) -> None:
         self._stop.set()

@@ -26,10 +26,11 @@ def flavor_and_image(
     stack: Stack, vcpus: int = 2, ram: int = 2048, disk: int = 10
 ) -> tuple[str, str]:
     image_id = str(uuid.uuid4())
+    flavor_id = f"test-{vcpus}-{ram}-{disk}"
     with stack.api_db.write() as conn:
-        flavors.create(conn, "small", "m1.small", vcpus, ram, disk)
-        images.create(conn, image_id, {"name": "cirros"})
-    return "small", image_id
+        flavors.create(conn, flavor_id, flavor_id, vcpus, ram, disk)
+        images.create(conn, image_id, {"name": f"image-{image_id[:8]}"})
+    return flavor_id, image_id
 
 
 def network(client: httpx.Client, physnet: str = "public", cidr: str = "192.0.2.0/24") -> str:

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
+import orjson
 
 from berth.compute.clients.http import ServiceUnavailable, call
 
@@ -33,7 +34,8 @@ class PlacementClient:
 
     def allocation_candidates(self, params: Sequence[tuple[str, str]]) -> dict[str, Any]:
         answer = call(self.client, "GET", "/allocation_candidates", params=list(params))
-        return self._ok(answer, "GET /allocation_candidates").json()  # type: ignore[no-any-return]
+        # orjson: an answer of a thousand candidates is megabytes, four times faster to read.
+        return orjson.loads(self._ok(answer, "GET /allocation_candidates").content)  # type: ignore[no-any-return]
 
     def claim(
         self,

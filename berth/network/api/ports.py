@@ -80,17 +80,22 @@ def update_port(req: NetworkRequest) -> Response:
 
 def delete_port(req: NetworkRequest) -> Response:
     with req.service.db.write() as conn:
+        row = ports.get_visible(conn, req.context, req.param("port_id"))
+        routed = ports.layout_of(conn, row["network_id"]).routed
         ports.delete_port(conn, req.context, req.param("port_id"))
-    req.service.changed()
+    if routed:
+        req.service.changed()
     return req.no_content()
 
 
 def _answer(req: NetworkRequest, port_id: str, status: int) -> Response:
-    # Addresses on a routed network's segments are Placement inventory.
-    req.service.changed()
     with req.service.db.read() as conn:
         row = ports.get_visible(conn, req.context, port_id)
         (view,) = ports.views(conn, req.context, [row])
+        routed = ports.layout_of(conn, row["network_id"]).routed
+    if routed:
+        # Addresses on a routed network's segments are Placement inventory.
+        req.service.changed()
     return req.respond({"port": view}, status)
 
 

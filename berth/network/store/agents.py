@@ -56,3 +56,11 @@ def agent_models(
         )
         for row in conn.execute(query).mappings()
     ]
+
+
+def heartbeat(conn: Connection, agent_ids: Collection[str], now: dt.datetime) -> None:
+    """Record that these agents are alive, in one statement (their state did not change)."""
+    if agent_ids:
+        conn.execute(
+            agents.update().where(agents.c.id.in_(list(agent_ids))).values(heartbeat_at=now)
+        )
