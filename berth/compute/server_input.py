@@ -50,6 +50,7 @@ _KNOWN = frozenset(
         "metadata",
         "key_name",
         "adminPass",
+        "block_device_mapping_v2",
     }
 )
 _HINTS_KEYS = ("os:scheduler_hints", "OS-SCH-HNT:scheduler_hints")
@@ -99,10 +100,11 @@ def parse_create(body: Any, networks_required: bool) -> ServerRequest:
     max_count = _count(server, "max_count", min_count)
     if min_count > max_count:
         raise exceptions.BadRequest("Invalid input: min_count must be <= max_count.")
+    image_ref = _image_of_block_devices(server.get("block_device_mapping_v2"))
     return ServerRequest(
         name=_string(server["name"], "name", minimum=1),
         flavor_ref=_reference(server, "flavorRef"),
-        image_ref=_reference(server, "imageRef"),
+        image_ref=image_ref or _reference(server, "imageRef"),
         networks=_networks(server, networks_required),
         availability_zone=_optional_string(server.get("availability_zone"), "availability_zone"),
         min_count=min_count,
@@ -112,6 +114,29 @@ def parse_create(body: Any, networks_required: bool) -> ServerRequest:
         hints=_hints(_scheduler_hints(body)),
         admin_pass=_admin_pass(server.get("adminPass")),
     )
+
+
+def _image_of_block_devices(mappings: Any) -> str | None:
+    """The image of a block device mapping that only says "the root disk is this image, on the
+    host" (what clients send for an image boot); anything with volumes is refused, as Berth has
+    no volume service."""
+    if mappings is None or mappings == []:
+        return None
+    if not isinstance(mappings, list) or not all(isinstance(m, dict) for m in mappings):
+        raise exceptions.BadRequest(
+            "Invalid input for field 'block_device_mapping_v2': a list of objects."
+        )
+    local_images = [
+        m for m in mappings
+        if m.get("source_type") == "image" and m.get("destination_type", "local") == "local"
+        and str(m.get("boot_index", 0)) == "0" and m.get("uuid")
+    ]  # fmt: skip
+    if len(local_images) != 1 or len(mappings) != 1:
+        raise exceptions.BadRequest(
+            "Block device mappings other than booting from an image on the host's disk are not "
+            "supported: Berth has no volume service."
+        )
+    return str(local_images[0]["uuid"])
 
 
 def _string(value: Any, what: str, minimum: int = 0, maximum: int = _NAME_LENGTH) -> str:

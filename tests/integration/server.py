@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO
 
@@ -26,7 +26,7 @@ def free_port() -> int:
 @contextmanager
 def running_placement(database_url: str, *extra: str, workers: int = 1) -> Iterator[str]:
     """The base URL of a placement server that is up; it is stopped with SIGTERM afterwards."""
-    with _running("placement", database_url, extra, workers) as url:
+    with _running("placement", _serve("placement", database_url, extra, workers)) as url:
         yield url
 
 
@@ -34,21 +34,34 @@ def running_placement(database_url: str, *extra: str, workers: int = 1) -> Itera
 def running_network(database_url: str, *extra: str, workers: int = 1) -> Iterator[str]:
     """The base URL of a network server (the Networking API) that is up; it is stopped with
     SIGTERM afterwards. ``extra`` are more options of ``berth serve network``."""
-    with _running("network", database_url, extra, workers) as url:
+    with _running("network", _serve("network", database_url, extra, workers)) as url:
         yield url
 
 
 @contextmanager
-def _running(
+def running_berth_up(data_dir: str, fleet: str) -> Iterator[str]:
+    """The base URL of ``berth up`` (every service on one port) with ``fleet``."""
+    with _running(
+        "berth up",
+        lambda port: ["up", "--port", str(port), "--data-dir", data_dir, "--fleet", fleet],
+    ) as url:
+        yield url
+
+
+def _serve(
     service: str, database_url: str, extra: tuple[str, ...], workers: int
-) -> Iterator[str]:
-    """``berth serve <service>`` on a free port until the block ends; it must stop cleanly."""
-    port = free_port()
-    cmd = [
-        sys.executable, "-m", "berth.cli", "serve", service,
-        "--host", "127.0.0.1", "--port", str(port),
+) -> Callable[[int], list[str]]:
+    return lambda port: [
+        "serve", service, "--host", "127.0.0.1", "--port", str(port),
         "--database-url", database_url, "--workers", str(workers), *extra,
     ]  # fmt: skip
+
+
+@contextmanager
+def _running(service: str, arguments: Callable[[int], list[str]]) -> Iterator[str]:
+    """``berth <arguments(port)>`` on a free port until the block ends; it must stop cleanly."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "berth.cli", *arguments(port)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("BERTH_")}
     # A file, not a pipe: nobody reads a pipe while the server runs, and a full one blocks
     # every worker at its next log line.
@@ -81,7 +94,7 @@ def _read(log: IO[bytes]) -> str:
 
 def _wait_until_up(service: str, url: str, proc: subprocess.Popen[bytes], log: IO[bytes]) -> None:
     """Until the root document (which needs no token in either service) answers."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             output = _read(log)
@@ -91,4 +104,4 @@ def _wait_until_up(service: str, url: str, proc: subprocess.Popen[bytes], log: I
             return
         except httpx.HTTPError:
             time.sleep(0.1)
-    raise AssertionError(f"{service} did not answer within 30 s")
+    raise AssertionError(f"{service} did not answer within 60 s")

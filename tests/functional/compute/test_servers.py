@@ -387,7 +387,12 @@ BAD = [
     ({"hints": {"same_host": ["host1"]}}, V2_1, "same_host"),
     ({"hints": {"different_host": {"a": 1}}}, V2_1, "different_host"),
     ({"hints": ["group"]}, V2_1, "os:scheduler_hints"),
-    ({"block_device_mapping_v2": []}, V2_1, "block_device_mapping_v2"),
+    (
+        {"block_device_mapping_v2": [{"source_type": "volume", "uuid": "v", "boot_index": 0}]},
+        V2_1,
+        "volume service",
+    ),
+    ({"block_device_mapping_v2": "x"}, V2_1, "block_device_mapping_v2"),
 ]
 
 
@@ -626,7 +631,7 @@ def test_projects_see_only_their_own(world: World, three: dict[str, str]) -> Non
     assert get(f"/v2.1/servers/{mine}", headers=ADMIN).status_code == 200
 
 
-@pytest.mark.parametrize("server_id", ["nope", str(uuid.uuid4())])
+@pytest.mark.parametrize("server_id", ["nope", "3f1d6c2a-5b7e-4e8a-9c0d-1a2b3c4d5e6f"])
 def test_unknown_servers_are_not_found(world: World, server_id: str) -> None:
     assert world.client.get(f"/v2.1/servers/{server_id}", headers=DEMO).status_code == 404
     assert world.client.delete(f"/v2.1/servers/{server_id}", headers=DEMO).status_code == 404

@@ -169,7 +169,9 @@ def test_projects_see_subnets_of_their_own_and_shared_networks(
 
 def test_an_ipv6_64_counts_past_64_bits(network_client: httpx.Client) -> None:
     net = _network(network_client)
-    assert _subnet(network_client, network_id=net["id"], ip_version=6, cidr="2001:db8::/64").is_success
+    assert _subnet(
+        network_client, network_id=net["id"], ip_version=6, cidr="2001:db8::/64"
+    ).is_success
     found = network_client.get(f"/v2.0/network-ip-availabilities/{net['id']}").json()
     # Every address but the subnet-router anycast one (::) and the gateway (::1).
     assert found["network_ip_availability"]["total_ips"] == 2**64 - 2

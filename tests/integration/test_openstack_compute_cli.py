@@ -1,0 +1,78 @@
+"""The README's tour: the real openstack CLI boots a server with a QoS port against ``berth up``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from tests.integration.server import running_berth_up
+
+OPENSTACK = Path(sys.executable).parent / "openstack"
+FLEET = {
+    "cells": ["cell1"],
+    "hosts": [{"name": "cn", "count": 2, "vcpus": 8, "memory_mb": 16384, "disk_gb": 100,
+               "ovs": {"bridges": {"br-ex": {"physnets": ["public"], "egress_kbps": 1000000,
+                                             "ingress_kbps": 1000000}}}}],
+}  # fmt: skip
+
+
+def _cli(clouds: Path, *args: str) -> Any:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+    env.update(
+        {
+            "OS_CLIENT_CONFIG_FILE": str(clouds),
+            "OS_CLOUD": "berth",
+            "OS_COMPUTE_API_VERSION": "2.64",
+        }
+    )
+    done = subprocess.run(
+        [str(OPENSTACK), *args], env=env, capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return json.loads(done.stdout) if "json" in args else done.stdout
+
+
+def test_the_tour_boots_a_server_whose_port_holds_its_bandwidth(tmp_path: Path) -> None:
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump(FLEET))
+    with running_berth_up(str(tmp_path / "data"), str(fleet)) as url:
+        clouds = tmp_path / "data" / "clouds.yaml"
+        _cli(clouds, "network", "create", "--share", "--provider-network-type", "flat",
+             "--provider-physical-network", "public", "public")  # fmt: skip
+        _cli(
+            clouds,
+            "subnet",
+            "create",
+            "--network",
+            "public",
+            "--subnet-range",
+            "192.0.2.0/24",
+            "v4",
+        )
+        _cli(clouds, "network", "qos", "policy", "create", "--share", "bw")
+        _cli(clouds, "network", "qos", "rule", "create", "--type", "minimum-bandwidth",
+             "--min-kbps", "100000", "--egress", "bw")  # fmt: skip
+        _cli(clouds, "port", "create", "--network", "public", "--qos-policy", "bw", "port1")
+        server = _cli(clouds, "server", "create", "--flavor", "m1.small", "--image", "cirros",
+                      "--port", "port1", "--wait", "vm1", "-f", "json")  # fmt: skip
+        assert server["status"] == "ACTIVE"
+        port = _cli(clouds, "port", "show", "port1", "-f", "json")
+        assert (
+            port["status"] == "ACTIVE" and port["binding_host_id"] == server["OS-EXT-SRV-ATTR:host"]
+        )
+        (provider,) = port["binding_profile"]["allocation"].values()
+        bridge = httpx.get(
+            f"{url}/placement/resource_providers/{provider}", headers={"x-auth-token": "admin"}
+        ).json()
+        assert bridge["name"] == f"{server['OS-EXT-SRV-ATTR:host']}:Open vSwitch agent:br-ex"
+        _cli(clouds, "server", "delete", "--wait", "vm1")
+        # (`openstack server list` needs an identity service to resolve names; ask the API.)
+        servers = httpx.get(f"{url}/compute/v2.1/servers", headers={"x-auth-token": "admin"})
+        assert servers.json()["servers"] == []
