@@ -176,9 +176,15 @@ def _cell_create(args: argparse.Namespace) -> int:
     from berth.compute.db import cells
 
     db = _api_db()
+    from berth.compute.db.errors import Duplicate
+
     cell_uuid = cells.CELL0_UUID if args.cell0 else str(uuid.uuid4())
-    with db.write() as conn:
-        cells.create_cell(conn, cell_uuid, args.name, args.database_url, args.transport_url)
+    try:
+        with db.write() as conn:
+            cells.create_cell(conn, cell_uuid, args.name, args.database_url, args.transport_url)
+    except Duplicate as exc:
+        print(f"error: a cell with this {exc.what} exists already", file=sys.stderr)
+        return 1
     print(cell_uuid)
     return 0
 
