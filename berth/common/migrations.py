@@ -9,6 +9,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy import MetaData
 from sqlalchemy.engine import Connection
 
 from berth.common.db import Database
@@ -47,3 +48,19 @@ class Migrations:
         with db.engine.begin() as conn:
             command.upgrade(self._config(conn), "head")
         return True
+
+
+def run_environment(metadata: MetaData) -> None:
+    """The body of a service's ``env.py``: run its migrations on the connection and version
+    table ``Migrations`` handed to Alembic."""
+    from alembic import context
+
+    attributes = context.config.attributes
+    context.configure(
+        connection=attributes["connection"],
+        target_metadata=metadata,
+        render_as_batch=True,
+        version_table=attributes["version_table"],
+    )
+    with context.begin_transaction():
+        context.run_migrations()

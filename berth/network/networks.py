@@ -89,7 +89,7 @@ def create_network(
         policy.require_privileged(context, "creating a network for another project")
     wanted = _requested_segments(body)
     network_id = str(uuid.uuid4())
-    qos_policy_id = _qos_policy(conn, context, body)
+    qos_policy_id = qos_policy_of(conn, context, body)
     natural = mtu_of(settings, [kind for kind, _, _ in wanted] or [settings.tenant_network_type])
     mtu = validate.integer(body, "mtu", natural, 68, natural)
     store.insert_network(conn, {
@@ -188,7 +188,8 @@ def _free_vni(conn: Connection, network_type: str) -> int:
     return vni
 
 
-def _qos_policy(conn: Connection, context: RequestContext, body: Mapping[str, Any]) -> str | None:
+def qos_policy_of(conn: Connection, context: RequestContext, body: Mapping[str, Any]) -> str | None:
+    """The ``qos_policy_id`` a network or port body names: one the caller may use, else 404."""
     policy_id = validate.uuid_or_none(body, "qos_policy_id")
     if policy_id is None:
         return None
@@ -234,7 +235,7 @@ def update_network(
         natural = mtu_of(settings, [s["network_type"] for s in segments])
         values["mtu"] = validate.integer(body, "mtu", None, 68, natural)
     if "qos_policy_id" in body:
-        values["qos_policy_id"] = _qos_policy(conn, context, body)
+        values["qos_policy_id"] = qos_policy_of(conn, context, body)
     if values:
         store.update_network(conn, network_id, values)
 

@@ -113,7 +113,7 @@ def create_port(
         "status": "DOWN",
         "device_id": validate.string(body, "device_id", ""),
         "device_owner": validate.string(body, "device_owner", ""),
-        "qos_policy_id": _qos_policy(conn, context, body),
+        "qos_policy_id": networks.qos_policy_of(conn, context, body),
         "ip_allocation": allocation,
         "binding_vnic_type": vnic_type,
         "binding_profile": {},
@@ -125,16 +125,6 @@ def create_port(
     elif allocation == "immediate":
         _assign_defaults(conn, port_id, network_id, layout.subnets)
     return port_id
-
-
-def _qos_policy(conn: Connection, context: RequestContext, body: Mapping[str, Any]) -> str | None:
-    policy_id = validate.uuid_or_none(body, "qos_policy_id")
-    if policy_id is None:
-        return None
-    found = qos_store.get_policy(conn, policy_id)
-    if found is None or not policy.can_see(context, found["project_id"], found["shared"]):
-        raise exceptions.QosPolicyNotFound(policy_id)
-    return policy_id
 
 
 def _insert_with_mac(conn: Connection, values: dict[str, Any], asked: Any, base_mac: str) -> None:
@@ -411,7 +401,7 @@ def update_port(
             )
         values["binding_vnic_type"] = vnic
     if "qos_policy_id" in body:
-        values["qos_policy_id"] = _qos_policy(conn, context, body)
+        values["qos_policy_id"] = networks.qos_policy_of(conn, context, body)
         _check_request_kept(conn, row, {**row, **values})
     if "fixed_ips" in body:
         _replace_addresses(conn, row, body["fixed_ips"])
