@@ -94,3 +94,34 @@ def test_no_capacity_puts_the_server_in_cell0_and_gives_its_ports_back(
     ports = w.ok(client.get("/networking/v2.0/ports", params={"network_id": net}))["ports"]
     assert [p["id"] for p in ports] == [mine["id"]]  # the one Berth made is gone
     assert (ports[0]["device_id"], ports[0]["binding:host_id"]) == ("", "")
+
+
+def test_several_servers_of_one_request_are_scheduled_in_one_call(
+    start_stack: StackFactory,
+) -> None:
+    stack, client = start_stack(
+        {"cells": ["cell1"], "hosts": [{"name": "cn", "count": 2, **OVS_HOST}]}
+    )
+    flavor, image = w.flavor_and_image(stack)
+    net = w.network(client)
+    policy = w.bandwidth_policy(client, 2000)
+    w.ok(
+        client.put(f"/networking/v2.0/networks/{net}", json={"network": {"qos_policy_id": policy}})
+    )
+    w.boot(client, flavor, image, [{"uuid": net}], name="many", min_count=3, max_count=3)
+    servers = w.ok(client.get("/compute/v2.1/servers", headers=w.COMPUTE))["servers"]
+    assert sorted(s["name"] for s in servers) == ["many-1", "many-2", "many-3"]
+    assert len(stack.scheduler.latencies) <= 1  # not yet answered, or answered once
+    for server in servers:
+        done = w.wait(client, server["id"])
+        assert done["status"] == "ACTIVE", done.get("fault")
+        (port,) = w.ok(client.get("/networking/v2.0/ports", params={"device_id": server["id"]}))[
+            "ports"
+        ]
+        (group,) = port["resource_request"]["request_groups"]
+        (provider,) = port["binding:profile"]["allocation"].values()
+        assert list(port["binding:profile"]["allocation"]) == [group["id"]]
+        assert w.allocations(client, server["id"])[provider]["resources"] == {
+            "NET_BW_EGR_KILOBIT_PER_SEC": 2000
+        }
+    assert len(stack.scheduler.latencies) == 1

@@ -16,6 +16,7 @@ import datetime as dt
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from berth.bus import BusClient, RemoteError
@@ -28,7 +29,7 @@ from berth.compute.clients.placement import PlacementClient
 from berth.compute.conductor import ports
 from berth.compute.db import build_requests, instances, request_specs, server_groups
 from berth.compute.db import cells as cell_store
-from berth.compute.scheduler.request_spec import RequestSpec
+from berth.compute.scheduler.request_spec import PortRequest, RequestSpec
 
 LOG = logging.getLogger(__name__)
 
@@ -55,21 +56,45 @@ class SuperConductor:
         self.cell_bus = cell_bus
 
     def build_instances(self, instance_uuids: list[str], request_id: str = "") -> None:
-        """The bus endpoint: build each server of one request."""
+        """The bus endpoint: build the servers of one request, with one scheduler call."""
+        builds: list[_Build] = []
         for uuid in instance_uuids:
             try:
-                self._build(uuid)
+                build = self._prepare(uuid)
             except Exception:
                 LOG.exception("build of %s failed unexpectedly", uuid)
                 self._bury(uuid, "Build failed: an unexpected error; the conductor's log has it.")
+                continue
+            if build is not None:
+                builds.append(build)
+        if not builds:
+            return
+        try:
+            chosen = self._schedule(builds)
+        except RemoteError as exc:
+            for build in builds:
+                self._bury(build.uuid, exc.message, build.made)
+            return
+        for build, selections in zip(builds, chosen, strict=True):
+            try:
+                self._finish(build, selections)
+            except Exception:
+                LOG.exception("build of %s failed unexpectedly", build.uuid)
+                self._bury(
+                    build.uuid,
+                    "Build failed: an unexpected error; the conductor's log has it.",
+                    build.made,
+                )
 
-    def _build(self, uuid: str) -> None:
+    def _prepare(self, uuid: str) -> _Build | None:
+        """The server's ports, got or made, and its spec with their requests; None when the
+        server was deleted already or cannot be built (then it is in cell0)."""
         with self.api_db.read() as conn:
             request = build_requests.get(conn, uuid)
             spec_document = request_specs.get(conn, uuid)
         if request is None or spec_document is None:
             LOG.info("server %s was deleted before it was scheduled", uuid)
-            return
+            return None
         instance = dict(request["instance"])
         made: list[dict[str, Any]] = []
         try:
@@ -77,18 +102,33 @@ class SuperConductor:
             spec = dataclasses.replace(
                 specs.from_json(spec_document), ports=tuple(ports.requests(self.network, made))
             )
-            spec = self._with_group_hosts(spec)
         except (ports.PortsUnusable, NetworkError) as exc:
             self._bury(uuid, f"Build failed: {exc}", made)
-            return
-        spec_json = specs.to_json(spec)
+            return None
         with self.api_db.write() as conn:
-            request_specs.save(conn, uuid, spec_json)
-        try:
-            (selections,) = self.scheduler.call("scheduler", "select_destinations", spec=spec_json)
-        except RemoteError as exc:
-            self._bury(uuid, exc.message, made)
-            return
+            request_specs.save(conn, uuid, specs.to_json(spec))
+        return _Build(uuid, instance, made, spec)
+
+    def _schedule(self, builds: list[_Build]) -> list[list[dict[str, Any]]]:
+        """One scheduler call for every server of the request; per server, its selections.
+
+        The servers of one request have ports of the same networks, so the first server's ports
+        stand for all in the query; each server's own ports get the providers of the matching
+        port and request group (same position) of that first server."""
+        first = builds[0].spec
+        uuids = tuple(b.uuid for b in builds)
+        spec = self._with_group_hosts(dataclasses.replace(first, instance_uuids=uuids))
+        per_server = self.scheduler.call(
+            "scheduler", "select_destinations", spec=specs.to_json(spec)
+        )
+        return [
+            [_for_ports(selection, first.ports, build.spec.ports) for selection in selections]
+            for build, selections in zip(builds, per_server, strict=True)
+        ]
+
+    def _finish(self, build: _Build, selections: list[dict[str, Any]]) -> None:
+        """Bind (trying alternates), create the Instance in its cell, cast the build to the host."""
+        uuid, instance, made = build.uuid, build.instance, build.made
         attempts: list[dict[str, str]] = []
         chosen = bind_first(self.placement, self.network, instance, made, selections, attempts)
         if chosen is None:
@@ -166,6 +206,33 @@ class SuperConductor:
         with self.api_db.write() as conn:
             cell_store.set_instance_cell(conn, uuid, cell0.id)
             build_requests.delete(conn, uuid)
+
+
+@dataclass(frozen=True)
+class _Build:
+    """One server of a request, ready to be scheduled."""
+
+    uuid: str
+    instance: dict[str, Any]
+    made: list[dict[str, Any]]
+    spec: RequestSpec
+
+
+def _for_ports(
+    selection: dict[str, Any], scheduled: Sequence[PortRequest], own: Sequence[PortRequest]
+) -> dict[str, Any]:
+    """The selection with its port allocations moved from the ports the query was built from to
+    this server's own ports (same position, same request groups in the same order)."""
+    allocations: dict[str, dict[str, str]] = {}
+    chosen = selection["port_allocations"]
+    for template, port in zip(scheduled, own, strict=True):
+        given = chosen.get(template.port_id, {})
+        allocations[port.port_id] = {
+            str(mine["id"]): given[str(theirs["id"])]
+            for theirs, mine in zip(template.request_groups, port.request_groups, strict=True)
+            if str(theirs["id"]) in given
+        }
+    return {**selection, "port_allocations": allocations}
 
 
 def bind_first(
