@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from berth.common.asgi import lifespan
+
 
 class PrefixDispatcher:
     """``/placement/...`` to Placement, ``/compute/...`` to Compute, and so on; the app sees the
@@ -18,13 +20,8 @@ class PrefixDispatcher:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             # The stack starts and stops the services; nothing to do per app.
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            await lifespan(receive, send)
+            return
         path = scope["path"]
         for prefix, app in self.apps.items():
             if path == prefix or path.startswith(prefix + "/"):

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from berth.common import auth, routing
+from berth.common import asgi, auth, routing
 from berth.common.db import Database
 from berth.image import errors
 from berth.image.api import JSON, ROUTES, Handler, ImageRequest, dumps
@@ -29,7 +29,7 @@ class ImageApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await asgi.lifespan(receive, send)
             return
         request = Request(scope, receive)
         response = await self._respond(request, scope)
@@ -37,10 +37,7 @@ class ImageApp:
 
     async def _respond(self, request: Request, scope: Scope) -> Response:
         request_id = f"req-{uuid.uuid4()}"
-        path = scope["path"]
-        root_path = scope.get("root_path", "")
-        if root_path and path.startswith(root_path):
-            path = path[len(root_path) :] or "/"
+        path = asgi.routed_path(scope)
         try:
             anonymous = (path.rstrip("/") or "/") in _ANONYMOUS
             context = (
@@ -86,16 +83,6 @@ def _as_refusal(exc: Exception) -> errors.ImageError:
 def _error(error: errors.ImageError, headers: dict[str, str] | None = None) -> Response:
     body = {"message": str(error), "code": error.code, "title": error.title}
     return Response(dumps(body), status_code=error.status, media_type=JSON, headers=headers)
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
 
 
 def build_app(db: Database) -> ImageApp:

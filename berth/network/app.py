@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from berth.common import auth, routing
+from berth.common import asgi, auth, routing
 from berth.network import exceptions
 from berth.network.api import faults
 from berth.network.api.request import NetworkRequest
@@ -37,10 +37,7 @@ class NetworkApp:
 
     async def _respond(self, request: Request, scope: Scope) -> Response:
         request_id = f"req-{uuid.uuid4()}"
-        path = scope["path"]
-        root_path = scope.get("root_path", "")
-        if root_path and path.startswith(root_path):
-            path = path[len(root_path) :] or "/"
+        path = asgi.routed_path(scope)
         try:
             context = (
                 auth.noauth2(request.headers, request_id)
@@ -76,18 +73,17 @@ class NetworkApp:
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         reporter = self.service.reporter
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                if reporter is not None:
-                    reporter.start()
-                    reporter.wake()
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                if reporter is not None:
-                    await run_in_threadpool(reporter.stop)
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+
+        async def start() -> None:
+            if reporter is not None:
+                reporter.start()
+                reporter.wake()
+
+        async def stop() -> None:
+            if reporter is not None:
+                await run_in_threadpool(reporter.stop)
+
+        await asgi.lifespan(receive, send, start, stop)
 
 
 def build_app(service: NetworkService) -> NetworkApp:

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from berth.common import auth, routing
+from berth.common import asgi, auth, routing
 from berth.compute import exceptions
 from berth.compute.api import microversion
 from berth.compute.api.request import JSON, ComputeRequest, dumps, error_document
@@ -31,7 +31,7 @@ class ComputeApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await asgi.lifespan(receive, send)
             return
         request = Request(scope, receive)
         response = await self._respond(request, scope)
@@ -39,10 +39,7 @@ class ComputeApp:
 
     async def _respond(self, request: Request, scope: Scope) -> Response:
         request_id = f"req-{uuid.uuid4()}"
-        path = scope["path"]
-        root_path = scope.get("root_path", "")
-        if root_path and path.startswith(root_path):
-            path = path[len(root_path) :] or "/"
+        path = asgi.routed_path(scope)
         version = None
         try:
             anonymous = path.rstrip("/") in ("", *_ANONYMOUS)
@@ -96,16 +93,6 @@ def _error(error: exceptions.ComputeError, headers: dict[str, str] | None = None
     return Response(
         dumps(error_document(error)), status_code=error.status, media_type=JSON, headers=headers
     )
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
 
 
 def build_app(service: ComputeService) -> ComputeApp:
