@@ -158,7 +158,7 @@ def _up(args: argparse.Namespace) -> int:
         overrides["data_dir"] = args.data_dir
     settings = config.load(**overrides)
     _configure_logging(settings.log_level)
-    return up.run(settings, args.host, args.port, args.fleet)
+    return up.run(settings, args.host, args.port, args.fleet, args.hosts, args.cells)
 
 
 def _api_db() -> Database:

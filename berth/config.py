@@ -151,6 +151,21 @@ class ComputeSettings(BaseModel):
     default_availability_zone: str = Field(
         "nova", description="The availability zone of hosts in no zone-carrying aggregate."
     )
+    cpu_allocation_ratio: float = Field(
+        4.0, gt=0, description="VCPU allocation ratio a compute host reports to Placement."
+    )
+    ram_allocation_ratio: float = Field(
+        1.0, gt=0, description="MEMORY_MB allocation ratio a compute host reports."
+    )
+    disk_allocation_ratio: float = Field(
+        1.0, gt=0, description="DISK_GB allocation ratio a compute host reports."
+    )
+    reserved_host_memory_mb: int = Field(
+        512, ge=0, description="Memory a compute host keeps for itself (reserved MEMORY_MB)."
+    )
+    reserved_host_disk_mb: int = Field(
+        0, ge=0, description="Disk a compute host keeps for itself (reserved DISK_GB, rounded up)."
+    )
     max_attempts: int = Field(
         3,
         ge=1,

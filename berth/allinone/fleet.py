@@ -27,6 +27,12 @@ import yaml
 from berth.compute.host.agent import HostResources
 from berth.compute.host.driver import FailurePlan
 
+_TUNABLE = (
+    "cpu_allocation_ratio", "ram_allocation_ratio", "disk_allocation_ratio",
+    "reserved_host_memory_mb", "reserved_host_disk_mb",
+)  # fmt: skip
+_DEFAULT = HostResources(vcpus=1, memory_mb=1, disk_gb=1)
+
 
 class FleetError(ValueError):
     """The fleet description cannot be used; the message names the host and the key."""
@@ -49,18 +55,34 @@ class Fleet:
     hosts: tuple[SimulatedHost, ...]
 
 
-def load(path: Path) -> Fleet:
-    return parse(yaml.safe_load(path.read_text()) or {})
+def load(path: Path, defaults: Mapping[str, Any] | None = None) -> Fleet:
+    return parse(yaml.safe_load(path.read_text()) or {}, defaults)
 
 
-def parse(document: Mapping[str, Any]) -> Fleet:
+def of_size(hosts: int, cells: int = 1) -> dict[str, Any]:
+    """A fleet document for ``berth up --hosts N [--cells C]``: N alike OVS hosts with a
+    10 Gbit/s bridge on "public", spread over C cells."""
+    names = [f"cell{i}" for i in range(1, cells + 1)]
+    per_cell = -(-hosts // cells)
+    entries = [
+        {"name": f"{cell}-cn", "count": min(per_cell, hosts - i * per_cell), "cell": cell,
+         "ovs": {"bridges": {"br-ex": {"physnets": ["public"], "egress_kbps": 10_000_000,
+                                       "ingress_kbps": 10_000_000}}, "tunnel_types": ["vxlan"]}}
+        for i, cell in enumerate(names)
+        if hosts - i * per_cell > 0
+    ]  # fmt: skip
+    return {"cells": names, "hosts": entries}
+
+
+def parse(document: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> Fleet:
+    """``defaults`` are host keys (allocation ratios, reservations) a host does not give."""
     cells = tuple(str(c) for c in document.get("cells") or ["cell1"])
     hosts: list[SimulatedHost] = []
     for entry in document.get("hosts") or ():
         count = int(entry.get("count") or 0)
         names = [f"{entry['name']}{i}" for i in range(1, count + 1)] if count else [entry["name"]]
         for name in names:
-            hosts.append(_host(name, entry, cells))
+            hosts.append(_host(name, {**(defaults or {}), **entry}, cells))
     seen = [h.name for h in hosts]
     if len(set(seen)) != len(seen):
         raise FleetError("host names must be unique")
@@ -79,6 +101,7 @@ def _host(name: str, entry: Mapping[str, Any], cells: tuple[str, ...]) -> Simula
             memory_mb=int(entry.get("memory_mb", 65536)),
             disk_gb=int(entry.get("disk_gb", 500)),
             traits=tuple(entry.get("traits") or ()),
+            **{key: type(getattr(_DEFAULT, key))(entry[key]) for key in _TUNABLE if key in entry},
             pci={
                 pf: {
                     "address": spec.get("address") or f"0000:{0x81 + i:02x}:00.0",

@@ -19,8 +19,19 @@ LOG = logging.getLogger(__name__)
 EXAMPLE_FLEET = Path(__file__).resolve().parents[2] / "etc" / "fleet.example.yaml"
 
 
-def run(settings: Settings, host: str, port: int, fleet_path: str | None) -> int:
-    fleet = fleets.load(Path(fleet_path) if fleet_path else EXAMPLE_FLEET)
+def run(
+    settings: Settings,
+    host: str,
+    port: int,
+    fleet_path: str | None,
+    hosts: int | None = None,
+    cells: int = 1,
+) -> int:
+    defaults = host_defaults(settings)
+    if hosts:
+        fleet = fleets.parse(fleets.of_size(hosts, cells), defaults)
+    else:
+        fleet = fleets.load(Path(fleet_path) if fleet_path else EXAMPLE_FLEET, defaults)
     stack = Stack(settings, fleet)
     stack.start()
     base = f"http://{host}:{port}"
@@ -38,6 +49,18 @@ def run(settings: Settings, host: str, port: int, fleet_path: str | None) -> int
     finally:
         stack.stop()
     return 0
+
+
+def host_defaults(settings: Settings) -> dict[str, object]:
+    """What every simulated host reports unless the fleet says otherwise: the compute settings."""
+    compute = settings.compute
+    return {
+        "cpu_allocation_ratio": compute.cpu_allocation_ratio,
+        "ram_allocation_ratio": compute.ram_allocation_ratio,
+        "disk_allocation_ratio": compute.disk_allocation_ratio,
+        "reserved_host_memory_mb": compute.reserved_host_memory_mb,
+        "reserved_host_disk_mb": compute.reserved_host_disk_mb,
+    }
 
 
 def _exit_cleanly(_signum: int, _frame: FrameType | None) -> None:
