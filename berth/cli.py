@@ -41,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument(
         "--fleet", help="YAML fleet of simulated hosts (default: etc/fleet.example.yaml)"
     )
+    up.add_argument("--hosts", type=int, help="instead of a fleet file: this many alike OVS hosts")
+    up.add_argument(
+        "--cells", type=int, default=1, help="with --hosts: spread over this many cells"
+    )
     up.set_defaults(run=_up)
 
     serve = commands.add_parser("serve", help="run one service")
