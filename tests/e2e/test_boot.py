@@ -125,3 +125,27 @@ def test_several_servers_of_one_request_are_scheduled_in_one_call(
             "NET_BW_EGR_KILOBIT_PER_SEC": 2000
         }
     assert len(stack.scheduler.latencies) == 1
+
+
+def test_flavor_trait_and_resource_extra_specs_steer_the_server(start_stack: StackFactory) -> None:
+    fast = {**OVS_HOST, "traits": ["CUSTOM_FAST"]}
+    stack, client = start_stack(
+        {"cells": ["cell1"], "hosts": [{"name": "plain", **OVS_HOST}, {"name": "fast", **fast}]}
+    )
+    flavor, image = w.flavor_and_image(stack)
+    net = w.network(client)
+    specs = {"trait:CUSTOM_FAST": "required", "resources:VCPU": "3"}
+    w.ok(
+        client.post(
+            f"/compute/v2.1/flavors/{flavor}/os-extra_specs",
+            headers=w.COMPUTE,
+            json={"extra_specs": specs},
+        )
+    )
+    server_id = w.boot(client, flavor, image, [{"uuid": net}])
+    server = w.wait(client, server_id)
+    assert (server["status"], server["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", "fast"), server.get(
+        "fault"
+    )
+    node = stack.agents["fast"].node_uuid
+    assert w.allocations(client, server_id)[node]["resources"]["VCPU"] == 3
