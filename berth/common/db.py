@@ -8,9 +8,10 @@ single write lock from its first statement, instead of failing when it upgrades 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -22,6 +23,9 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 T = TypeVar("T")
 
 _IMMEDIATE = "berth_sqlite_immediate"
+# One lock per SQLite file in this process (see ``Database._writer``).
+_SQLITE_WRITERS: dict[str, threading.RLock] = {}
+_SQLITE_WRITERS_GUARD = threading.Lock()
 
 
 def normalise_url(url: str) -> str:
@@ -107,7 +111,7 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        with self.engine.connect() as conn:
+        with self._writer(), self.engine.connect() as conn:
             if self.backend == "sqlite":
                 conn = conn.execution_options(**{_IMMEDIATE: True})
             with conn.begin():
@@ -116,6 +120,15 @@ class Database:
                 yield conn
                 for hook in self.write_hooks:
                     hook.before_commit(conn)
+
+    def _writer(self) -> AbstractContextManager[object]:
+        """SQLite has one writer at a time: threads of this process queue on a lock for it and
+        start the moment it is free, instead of polling SQLite's busy handler, which sleeps up to
+        100 ms between tries. Other processes still meet the busy timeout."""
+        if self.backend != "sqlite":
+            return nullcontext()
+        with _SQLITE_WRITERS_GUARD:
+            return _SQLITE_WRITERS.setdefault(self.engine.url.database or "", threading.RLock())
 
     def write_with_retry(self, work: Callable[[Connection], T], attempts: int = 5) -> T:
         """Run ``work`` in a write transaction, retrying when the database reports a deadlock."""
