@@ -33,6 +33,8 @@ from berth.compute.db import flavors, images
 
 COMPUTE = {"openstack-api-version": "compute 2.64"}
 IMAGE = "00000000-0000-0000-0000-00000000beef"
+# How often each client asks whether its server is ACTIVE (the latencies are this precise).
+POLL_SECONDS = 0.1
 
 
 def _percentile(values: list[float], share: float) -> float:
@@ -134,7 +136,7 @@ def _boot_all(
                 reason = str(server["server"].get("fault", {}).get("message", "?"))[:300]
                 reasons[reason] = reasons.get(reason, 0) + 1
                 return None
-            time.sleep(0.02)
+            time.sleep(POLL_SECONDS)
 
     started = time.perf_counter()
     with ThreadPoolExecutor(clients) as pool:
