@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     })  # fmt: skip
     settings = config.Settings(data_dir=data, compute=config.ComputeSettings(host_subset_size=10))
     started = time.perf_counter()
-    stack = Stack(settings, fleet, heartbeat_seconds=30)
+    stack = Stack(settings, fleet, heartbeat_seconds=15)
     stack.start()
     print(f"stack up with {args.hosts} hosts in {time.perf_counter() - started:.1f} s ({data})")
     client = httpx.Client(

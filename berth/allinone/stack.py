@@ -167,6 +167,8 @@ class Stack:
                 if host.cell == cell.name:
                     self._serve(bus, f"compute.{host.name}", self.agents[host.name], 4)
         self.reporter.start()
+        # Starting a large fleet takes longer than a service's down time: beat once now.
+        self._beat_once()
         self._heartbeat = threading.Thread(target=self._beat, name="heartbeats", daemon=True)
         self._heartbeat.start()
         LOG.info("berth up: %d host(s) in %d cell(s)", len(self.fleet.hosts), len(cells))
@@ -270,21 +272,24 @@ class Stack:
 
     def _beat(self) -> None:
         while not self._stop.wait(self.heartbeat_seconds):
-            # One transaction per cell: a thousand hosts' heartbeats as a thousand write
-            # transactions would queue behind the builds and let hosts look down.
-            by_db: dict[int, tuple[Database, list[HostAgent]]] = {}
-            for agent in self.agents.values():
-                by_db.setdefault(id(agent.db), (agent.db, []))[1].append(agent)
-            now = utcnow()
-            for db, agents in by_db.values():
-                with db.write() as conn:
-                    for agent in agents:
-                        services.heartbeat(conn, agent.service_id, now)
-            # The simulated network agents' heartbeats, in one statement: their configurations do
-            # not change, and a thousand state reports through the API would take longer than
-            # agent_down_time on a busy stack (each agent is then seen dead and refuses binds).
-            with self.network.db.write() as conn:
-                network_agent_store.heartbeat(conn, self.network_agent_ids, now)
+            self._beat_once()
+
+    def _beat_once(self) -> None:
+        # One transaction per cell: a thousand hosts' heartbeats as a thousand write
+        # transactions would queue behind the builds and let hosts look down.
+        by_db: dict[int, tuple[Database, list[HostAgent]]] = {}
+        for agent in self.agents.values():
+            by_db.setdefault(id(agent.db), (agent.db, []))[1].append(agent)
+        now = utcnow()
+        for db, agents in by_db.values():
+            with db.write() as conn:
+                for agent in agents:
+                    services.heartbeat(conn, agent.service_id, now)
+        # The simulated network agents' heartbeats, in one statement: their configurations do
+        # not change, and a thousand state reports through the API would take longer than
+        # agent_down_time on a busy stack (each agent is then seen dead and refuses binds).
+        with self.network.db.write() as conn:
+            network_agent_store.heartbeat(conn, self.network_agent_ids, now)
 
     def stop(self) -> None:
         self._stop.set()
