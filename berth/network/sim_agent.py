@@ -8,16 +8,12 @@ heartbeat. The simulated one only reports, over the Networking API's state-repor
 
 from __future__ import annotations
 
-import logging
-import threading
 from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
 from berth.network.model import AGENT_BINARIES
-
-LOG = logging.getLogger(__name__)
 
 
 class SimulatedAgent:
@@ -27,16 +23,11 @@ class SimulatedAgent:
         host: str,
         agent_type: str,
         configurations: Mapping[str, Any],
-        interval: float = 30.0,
     ) -> None:
         self.client = client
         self.host = host
         self.agent_type = agent_type
         self.configurations = dict(configurations)
-        # Well inside the service's agent_down_time (75 s by default).
-        self.interval = interval
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def report(self) -> None:
         """One state report (the heartbeat); raises when the service refuses it."""
@@ -53,23 +44,3 @@ class SimulatedAgent:
                 f"{self.agent_type} on {self.host}: state report refused: "
                 f"{answer.status_code} {answer.text}"
             )
-
-    def start(self) -> None:
-        self.report()
-        self._thread = threading.Thread(
-            target=self._loop, name=f"agent-{self.host}-{self.agent_type}", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                self.report()
-            except (httpx.HTTPError, RuntimeError) as exc:
-                # The next heartbeat tries again; the service marks us dead if none arrive.
-                LOG.warning("heartbeat failed: %s", exc)
