@@ -7,7 +7,7 @@ the caller tries its next candidate.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -89,64 +89,45 @@ class PlacementClient:
         return self._ok(answer, "POST /resource_providers").json()  # type: ignore[no-any-return]
 
     def set_inventories(self, uuid: str, inventories: Mapping[str, Mapping[str, Any]]) -> None:
-        """Replace the provider's inventories (retrying a generation race once)."""
-        for _ in range(3):
-            current = self._ok(
-                call(self.client, "GET", f"/resource_providers/{uuid}/inventories"),
-                "GET inventories",
-            ).json()
-            if current["inventories"] == inventories:
-                return
-            body = {
-                "inventories": inventories,
-                "resource_provider_generation": current["resource_provider_generation"],
-            }
-            answer = call(self.client, "PUT", f"/resource_providers/{uuid}/inventories", json=body)
-            if answer.status_code != 409 or "generation" not in answer.text:
-                self._ok(answer, f"PUT /resource_providers/{uuid}/inventories")
-                return
-        raise PlacementError(f"inventories of {uuid} kept changing under us")
+        """Replace the provider's inventories."""
+        self._replace(uuid, "inventories", lambda _current: dict(inventories))
 
     def update_traits(self, uuid: str, add: set[str], remove: set[str]) -> None:
         """Add and remove traits, keeping those others put there (the network's, an operator's)."""
-        for _ in range(3):
-            current = self._ok(
-                call(self.client, "GET", f"/resource_providers/{uuid}/traits"), "GET traits"
-            ).json()
-            wanted = (set(current["traits"]) | add) - remove
-            if wanted == set(current["traits"]):
-                return
-            for trait in sorted(add):
-                if trait.startswith("CUSTOM_"):
-                    call(self.client, "PUT", f"/traits/{trait}")
-            body = {
-                "traits": sorted(wanted),
-                "resource_provider_generation": current["resource_provider_generation"],
-            }
-            answer = call(self.client, "PUT", f"/resource_providers/{uuid}/traits", json=body)
-            if answer.status_code != 409:
-                self._ok(answer, f"PUT /resource_providers/{uuid}/traits")
-                return
-        raise PlacementError(f"traits of {uuid} kept changing under us")
+        for trait in sorted(add):
+            if trait.startswith("CUSTOM_"):
+                call(self.client, "PUT", f"/traits/{trait}")
+        self._replace(uuid, "traits", lambda current: sorted((set(current) | add) - remove))
 
     def update_aggregates(self, uuid: str, add: set[str], remove: set[str]) -> None:
         """Add and remove aggregates, keeping the others (routed segments' are the network's)."""
+        self._replace(uuid, "aggregates", lambda current: sorted((set(current) | add) - remove))
+
+    def _replace(self, uuid: str, part: str, wanted_of: Callable[[Any], Any]) -> None:
+        """Read a provider's inventories, traits or aggregates and write what ``wanted_of``
+        makes of them, under the provider's generation; another writer in between means
+        reading again (three times at most)."""
+        path = f"/resource_providers/{uuid}/{part}"
         for _ in range(3):
-            current = self._ok(
-                call(self.client, "GET", f"/resource_providers/{uuid}/aggregates"), "GET aggregates"
-            ).json()
-            wanted = (set(current["aggregates"]) | add) - remove
-            if wanted == set(current["aggregates"]):
+            current = self._ok(call(self.client, "GET", path), f"GET {path}").json()
+            wanted = wanted_of(current[part])
+            if _same(wanted, current[part]):
                 return
             body = {
-                "aggregates": sorted(wanted),
+                part: wanted,
                 "resource_provider_generation": current["resource_provider_generation"],
             }
-            answer = call(self.client, "PUT", f"/resource_providers/{uuid}/aggregates", json=body)
-            if answer.status_code != 409:
-                self._ok(answer, f"PUT /resource_providers/{uuid}/aggregates")
+            answer = call(self.client, "PUT", path, json=body)
+            if answer.status_code != 409 or "generation" not in answer.text:
+                self._ok(answer, f"PUT {path}")
                 return
-        raise PlacementError(f"aggregates of {uuid} kept changing under us")
+        raise PlacementError(f"the {part} of {uuid} kept changing under us")
+
+
+def _same(wanted: Any, current: Any) -> bool:
+    if isinstance(wanted, list):
+        return set(wanted) == set(current)
+    return bool(wanted == current)
 
 
 __all__ = ["PlacementClient", "PlacementError", "ServiceUnavailable"]
