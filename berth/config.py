@@ -151,6 +151,15 @@ class ComputeSettings(BaseModel):
     default_availability_zone: str = Field(
         "nova", description="The availability zone of hosts in no zone-carrying aggregate."
     )
+    policy_file: str | None = Field(
+        None, description="YAML or JSON file whose rules override the default Compute policies."
+    )
+    enforce_new_defaults: bool = Field(
+        False, description="Use the scope-aware (secure RBAC) policy defaults."
+    )
+    enforce_scope: bool = Field(
+        False, description="Refuse requests whose token scope does not match the rule's scope."
+    )
     cpu_allocation_ratio: float = Field(
         4.0, gt=0, description="VCPU allocation ratio a compute host reports to Placement."
     )

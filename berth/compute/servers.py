@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import uuid as uuidlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from sqlalchemy.engine import Connection, RowMapping
@@ -278,11 +278,17 @@ def check_networks(
 # -- finding ---------------------------------------------------------------------------------
 
 
-def get_server(service: ComputeService, context: RequestContext, server_uuid: str) -> views.Server:
+def get_server(
+    service: ComputeService,
+    context: RequestContext,
+    server_uuid: str,
+    may_see: Callable[[str], bool] | None = None,
+) -> views.Server:
     """The server, from its BuildRequest or its cell; NotFound when it is unknown, deleted, or
-    another project's (to a non-admin)."""
+    another project's (to a non-admin). ``may_see(project_id)``, when given, decides instead
+    whose servers the caller may see (the API passes its policy rule)."""
     for _ in range(2):
-        mapping, building = _lookup(service, context, server_uuid)
+        mapping, building = _lookup(service, context, server_uuid, may_see)
         if mapping["cell_uuid"] is None:
             if building is not None:
                 return views.from_build_request(building, mapping["id"])
@@ -359,13 +365,21 @@ def _page(servers: list[views.Server], query: ListQuery) -> list[views.Server]:
 
 
 def _lookup(
-    service: ComputeService, context: RequestContext, server_uuid: str
+    service: ComputeService,
+    context: RequestContext,
+    server_uuid: str,
+    may_see: Callable[[str], bool] | None = None,
 ) -> tuple[RowMapping, RowMapping | None]:
     """The server's mapping (and its BuildRequest while it has no cell)."""
     with service.api_db.read() as conn:
         mapping = mappings.get_instance_mapping(conn, server_uuid)
         building = build_requests.get(conn, server_uuid) if mapping is not None else None
-    if mapping is None or not (_privileged(context) or mapping["project_id"] == context.project_id):
+    if may_see is None:
+
+        def may_see(project_id: str) -> bool:
+            return _privileged(context) or project_id == context.project_id
+
+    if mapping is None or not may_see(mapping["project_id"]):
         raise _not_found(server_uuid)
     if mapping["cell_uuid"] is None and mapping["queued_for_delete"]:
         raise _not_found(server_uuid)
@@ -401,7 +415,12 @@ def _not_found(server_uuid: str) -> exceptions.NotFound:
 # -- delete ----------------------------------------------------------------------------------
 
 
-def delete_server(service: ComputeService, context: RequestContext, server_uuid: str) -> None:
+def delete_server(
+    service: ComputeService,
+    context: RequestContext,
+    server_uuid: str,
+    may_see: Callable[[str], bool] | None = None,
+) -> None:
     """Delete a server in whichever state it is found:
 
     (a) still a BuildRequest: delete it (the super-conductor, finding it gone, cleans up what
@@ -413,7 +432,7 @@ def delete_server(service: ComputeService, context: RequestContext, server_uuid:
     In (b) and (c) the mapping is queued for delete and the group left too, since nothing in a
     cell writes the API database. Conflict while a delete is under way (b)."""
     for _ in range(2):
-        mapping, _building = _lookup(service, context, server_uuid)
+        mapping, _building = _lookup(service, context, server_uuid, may_see)
         if mapping["cell_uuid"] is None:
             if _delete_build(service, server_uuid):
                 return

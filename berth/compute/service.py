@@ -10,6 +10,7 @@ from berth.common.db import Database
 from berth.compute.cells import Cell, CellRegistry
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
+from berth.compute.policy import ComputePolicyEnforcer
 from berth.config import ComputeSettings
 
 
@@ -25,6 +26,9 @@ class ComputeService:
     # A cell's own bus (its compute hosts and cell conductor listen there).
     cell_bus: Callable[[Cell], BusClient] | None = None
     cells: CellRegistry = field(init=False)
+    # Built from settings (policy_file and friends); a malformed policy file fails here.
+    policy: ComputePolicyEnforcer = field(init=False)
 
     def __post_init__(self) -> None:
+        self.policy = ComputePolicyEnforcer(self.settings)
         self.cells = CellRegistry(self.api_db)

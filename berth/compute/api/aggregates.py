@@ -33,14 +33,14 @@ _ACTIONS = ("add_host", "remove_host", "set_metadata")
 
 def index(req: ComputeRequest) -> Response:
     """``{"aggregates": [view, ...]}``"""
-    _require_admin(req, "index")
+    req.authorize("os_compute_api:os-aggregates:index")
     with req.service.api_db.read() as conn:
         found = store.list_aggregates(conn)
     return req.respond({"aggregates": [_transform_aggregate(req, a) for a in found]})
 
 
 def show(req: ComputeRequest) -> Response:
-    _require_admin(req, "show")
+    req.authorize("os_compute_api:os-aggregates:show")
     with req.service.api_db.read() as conn:
         aggregate = _get(conn, req.param("aggregate_id"))
     return req.respond({"aggregate": _transform_aggregate(req, aggregate)})
@@ -49,7 +49,7 @@ def show(req: ComputeRequest) -> Response:
 def create(req: ComputeRequest) -> Response:
     """``{"aggregate": {"name": "rack1", "availability_zone": "az1"}}``; the answer has no
     ``hosts`` or ``metadata`` (as the reference answers)."""
-    _require_admin(req, "create")
+    req.authorize("os_compute_api:os-aggregates:create")
     body = req.resource_body("aggregate")
     _only(body, {"name", "availability_zone"}, "aggregate")
     name = _check_name(body.get("name"), "name")
@@ -69,7 +69,7 @@ def create(req: ComputeRequest) -> Response:
 
 def update(req: ComputeRequest) -> Response:
     """``{"aggregate": {"name": ..., "availability_zone": ...}}``, at least one of them."""
-    _require_admin(req, "update")
+    req.authorize("os_compute_api:os-aggregates:update")
     body = req.resource_body("aggregate")
     _only(body, {"name", "availability_zone"}, "aggregate")
     if not body:
@@ -89,7 +89,7 @@ def update(req: ComputeRequest) -> Response:
 
 
 def delete(req: ComputeRequest) -> Response:
-    _require_admin(req, "delete")
+    req.authorize("os_compute_api:os-aggregates:delete")
     with req.service.api_db.write() as conn:
         aggregate = _get(conn, req.param("aggregate_id"))
         if aggregate.hosts:
@@ -108,7 +108,7 @@ def action(req: ComputeRequest) -> Response:
     if not isinstance(body, dict) or len(body) != 1 or next(iter(body)) not in _ACTIONS:
         raise exceptions.BadRequest(f"Invalid input: exactly one action of {list(_ACTIONS)}.")
     ((name, argument),) = body.items()
-    _require_admin(req, name)
+    req.authorize(f"os_compute_api:os-aggregates:{name}")
     if not isinstance(argument, dict):
         raise exceptions.BadRequest(f"Invalid input for {name}: an object is required.")
     with req.service.api_db.write() as conn:
@@ -224,13 +224,6 @@ def _only(body: dict[str, Any], allowed: set[str], what: str) -> None:
     if unknown:
         raise exceptions.BadRequest(
             f"Invalid input for {what}: additional properties are not allowed ({unknown})."
-        )
-
-
-def _require_admin(req: ComputeRequest, rule: str) -> None:
-    if not req.is_admin:
-        raise exceptions.Forbidden(
-            f"Policy doesn't allow os_compute_api:os-aggregates:{rule} to be performed."
         )
 
 

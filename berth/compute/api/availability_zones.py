@@ -17,7 +17,7 @@ from typing import Any
 from starlette.responses import Response
 
 from berth.common.timeutils import utcnow
-from berth.compute import exceptions, hosts
+from berth.compute import hosts
 from berth.compute.api.request import ComputeRequest
 from berth.compute.db import aggregates
 from berth.compute.db import services as service_store
@@ -26,6 +26,7 @@ from berth.compute.db import services as service_store
 def index(req: ComputeRequest) -> Response:
     """``{"availabilityZoneInfo": [{"zoneName": "nova", "zoneState": {"available": true},
     "hosts": null}]}``"""
+    req.authorize("os_compute_api:os-availability-zone:list")
     zones = _zones(req)
     return req.respond(
         {
@@ -39,10 +40,7 @@ def index(req: ComputeRequest) -> Response:
 
 
 def detail(req: ComputeRequest) -> Response:
-    if not req.is_admin:
-        raise exceptions.Forbidden(
-            "Policy doesn't allow os_compute_api:os-availability-zone:detail to be performed."
-        )
+    req.authorize("os_compute_api:os-availability-zone:detail")
     now = utcnow()
     info = []
     for name, services in _zones(req).items():

@@ -54,7 +54,7 @@ def show(req: ComputeRequest) -> Response:
 
 
 def create(req: ComputeRequest) -> Response:
-    _require_admin(req, "os-flavor-manage:create")
+    req.authorize("os_compute_api:os-flavor-manage:create")
     new = rules.parse_new(
         req.resource_body("flavor"), with_description=req.at_least(FLAVOR_DESCRIPTION)
     )
@@ -83,7 +83,7 @@ def update(req: ComputeRequest) -> Response:
     """``PUT {"flavor": {"description": "..."}}`` (2.55): a flavor's one changeable field."""
     if not req.at_least(FLAVOR_DESCRIPTION):
         raise exceptions.NotFound("The resource could not be found.")
-    _require_admin(req, "os-flavor-manage:update")
+    req.authorize("os_compute_api:os-flavor-manage:update")
     body = req.resource_body("flavor")
     if set(body) != {"description"}:
         raise exceptions.BadRequest(
@@ -100,7 +100,7 @@ def update(req: ComputeRequest) -> Response:
 
 
 def delete(req: ComputeRequest) -> Response:
-    _require_admin(req, "os-flavor-manage:delete")
+    req.authorize("os_compute_api:os-flavor-manage:delete")
     flavor_id = req.param("flavor_id")
     with req.service.api_db.write() as conn:
         if not store.delete(conn, flavor_id):
@@ -174,6 +174,7 @@ def _sorted(rows: list[RowMapping], key: str, *, descending: bool) -> list[RowMa
 
 def list_extra_specs(req: ComputeRequest) -> Response:
     """``{"extra_specs": {"hw:cpu_policy": "dedicated", "resources:VCPU": "2"}}``"""
+    req.authorize("os_compute_api:os-flavor-extra-specs:index")
     flavor_id = req.param("flavor_id")
     with req.service.api_db.read() as conn:
         _visible(req, conn, flavor_id)
@@ -182,7 +183,7 @@ def list_extra_specs(req: ComputeRequest) -> Response:
 
 def create_extra_specs(req: ComputeRequest) -> Response:
     """``POST {"extra_specs": {...}}`` adds or replaces these keys; the others stay."""
-    _require_admin(req, "os-flavor-extra-specs:create")
+    req.authorize("os_compute_api:os-flavor-extra-specs:create")
     body = req.json_body()
     if not isinstance(body, dict) or "extra_specs" not in body or len(body) != 1:
         raise exceptions.BadRequest("Invalid input: a JSON object under 'extra_specs' is required.")
@@ -196,6 +197,7 @@ def create_extra_specs(req: ComputeRequest) -> Response:
 
 def show_extra_spec(req: ComputeRequest) -> Response:
     """``{"hw:cpu_policy": "dedicated"}``"""
+    req.authorize("os_compute_api:os-flavor-extra-specs:show")
     flavor_id, key = req.param("flavor_id"), req.param("key")
     with req.service.api_db.read() as conn:
         _visible(req, conn, flavor_id)
@@ -207,7 +209,7 @@ def show_extra_spec(req: ComputeRequest) -> Response:
 
 def update_extra_spec(req: ComputeRequest) -> Response:
     """``PUT /flavors/{id}/os-extra_specs/{key}`` with ``{key: value}``."""
-    _require_admin(req, "os-flavor-extra-specs:update")
+    req.authorize("os_compute_api:os-flavor-extra-specs:update")
     flavor_id, key = req.param("flavor_id"), req.param("key")
     body = req.json_body()
     if not isinstance(body, dict) or not body:
@@ -224,7 +226,7 @@ def update_extra_spec(req: ComputeRequest) -> Response:
 
 
 def delete_extra_spec(req: ComputeRequest) -> Response:
-    _require_admin(req, "os-flavor-extra-specs:delete")
+    req.authorize("os_compute_api:os-flavor-extra-specs:delete")
     flavor_id, key = req.param("flavor_id"), req.param("key")
     with req.service.api_db.write() as conn:
         if store.get(conn, flavor_id) is None:
@@ -239,7 +241,7 @@ def delete_extra_spec(req: ComputeRequest) -> Response:
 
 def list_access(req: ComputeRequest) -> Response:
     """``{"flavor_access": [{"flavor_id": "p1", "tenant_id": "alice"}]}``"""
-    _require_admin(req, "os-flavor-access")
+    req.authorize("os_compute_api:os-flavor-access")
     flavor_id = req.param("flavor_id")
     with req.service.api_db.read() as conn:
         flavor = store.get(conn, flavor_id)
@@ -258,7 +260,7 @@ def action(req: ComputeRequest) -> Response:
     ((name, argument),) = body.items()
     if name not in ("addTenantAccess", "removeTenantAccess"):
         raise exceptions.BadRequest(f"There is no such action: {name}")
-    _require_admin(req, _ACCESS_RULES[name])
+    req.authorize(f"os_compute_api:{_ACCESS_RULES[name]}")
     project = argument.get("tenant") if isinstance(argument, dict) else None
     if not isinstance(project, str) or not 1 <= len(project) <= 255:
         raise exceptions.BadRequest(
@@ -352,11 +354,6 @@ def _visible(req: ComputeRequest, conn: Connection, flavor_id: str) -> RowMappin
     ):
         raise _no_flavor(flavor_id)
     return flavor
-
-
-def _require_admin(req: ComputeRequest, rule: str) -> None:
-    if not req.is_admin:
-        raise exceptions.Forbidden(f"Policy doesn't allow os_compute_api:{rule} to be performed.")
 
 
 def _no_flavor(flavor_id: str) -> exceptions.NotFound:

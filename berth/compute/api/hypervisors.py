@@ -46,7 +46,7 @@ def detail(req: ComputeRequest) -> Response:
 
 
 def show(req: ComputeRequest) -> Response:
-    _require_admin(req, "show")
+    req.authorize("os_compute_api:os-hypervisors:show")
     found = _find(req, req.param("hypervisor_id"))
     view = _transform_detail(req, found, utcnow())
     if _with_servers(req):
@@ -57,7 +57,7 @@ def show(req: ComputeRequest) -> Response:
 def statistics(req: ComputeRequest) -> Response:
     """The sums over every compute node: ``{"hypervisor_statistics": {"count": 2, "vcpus": 32,
     ...}}`` (the reference drops it at 2.88)."""
-    _require_admin(req, "statistics")
+    req.authorize("os_compute_api:os-hypervisors:statistics")
     now = utcnow()
     views = [_transform_detail(req, node, now) for node in hosts.all_nodes(req.service.cells)]
     totals = {key: sum(view[key] for view in views) for key in _SUMMED}
@@ -68,7 +68,7 @@ def uptime(req: ComputeRequest) -> Response:
     """The brief view with ``uptime`` in the form of the ``uptime`` command, which clients
     parse: `` 09:45:02 up 3 days, 4:05, 0 users,  load average: 0.00, 0.00, 0.00``; a
     simulated host has been up since its service registered."""
-    _require_admin(req, "uptime")
+    req.authorize("os_compute_api:os-hypervisors:uptime")
     found = _find(req, req.param("hypervisor_id"))
     now = utcnow()
     since = found.service["created_at"] or now
@@ -94,7 +94,7 @@ def _find(req: ComputeRequest, wanted: str) -> hosts.CellNode:
 
 
 def _listing(req: ComputeRequest, *, detail: bool) -> Response:
-    _require_admin(req, "list-detail" if detail else "list")
+    req.authorize("os_compute_api:os-hypervisors:" + ("list-detail" if detail else "list"))
     params = dict(req.query_items)
     nodes = hosts.all_nodes(req.service.cells)
     pattern = params.get("hypervisor_hostname_pattern") if req.at_least(HYPERVISOR_UUIDS) else None
@@ -143,13 +143,6 @@ def _add_servers(req: ComputeRequest, node: hosts.CellNode, view: dict[str, Any]
 
 def _id(req: ComputeRequest, node: hosts.CellNode) -> str:
     return str(node.row["uuid"] if req.at_least(HYPERVISOR_UUIDS) else node.row["id"])
-
-
-def _require_admin(req: ComputeRequest, rule: str) -> None:
-    if not req.is_admin:
-        raise exceptions.Forbidden(
-            f"Policy doesn't allow os_compute_api:os-hypervisors:{rule} to be performed."
-        )
 
 
 def _transform_brief(req: ComputeRequest, node: hosts.CellNode, now: dt.datetime) -> dict[str, Any]:

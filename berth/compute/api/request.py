@@ -34,7 +34,17 @@ class ComputeRequest:
 
     @property
     def is_admin(self) -> bool:
+        """Admin in upstream's ``context.is_admin`` sense (flavor visibility), not a policy rule."""
         return self.context.is_admin or "service" in self.context.roles
+
+    def authorize(self, rule: str, target: dict[str, Any] | None = None) -> None:
+        """Raise ``Forbidden`` unless the policy rule ``rule`` (``os_compute_api:...``) allows
+        the caller on ``target`` (default: the caller's own project and user)."""
+        self.service.policy.authorize(self.context, rule, target)
+
+    def allowed(self, rule: str, target: dict[str, Any] | None = None) -> bool:
+        """Whether ``rule`` allows the caller, for what a handler shows or hides (no refusal)."""
+        return self.service.policy.check(self.context, rule, target)
 
     @property
     def project_id(self) -> str:

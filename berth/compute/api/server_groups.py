@@ -39,8 +39,14 @@ def index(req: ComputeRequest) -> Response:
     """``{"server_groups": [view, ...]}``, paged by ``offset`` and ``limit``."""
     page = paging.parse(req)
     offset = paging.offset_of(req)
+    req.authorize("os_compute_api:os-server-groups:index")
     asked_all = [value for name, value in req.query_items if name == "all_projects"]
-    everyone = req.is_admin and bool(asked_all) and asked_all[-1].lower() not in _FALSE
+    # As upstream: all_projects from a caller the rule does not allow just lists their own.
+    everyone = (
+        bool(asked_all)
+        and asked_all[-1].lower() not in _FALSE
+        and req.allowed("os_compute_api:os-server-groups:index:all_projects")
+    )
     with req.service.api_db.read() as conn:
         groups = store.list_groups(conn, None if everyone else req.project_id)
         shown = groups[offset : offset + page.limit]
@@ -49,12 +55,15 @@ def index(req: ComputeRequest) -> Response:
 
 
 def show(req: ComputeRequest) -> Response:
+    rule = "os_compute_api:os-server-groups:show"
+    req.authorize(rule)
     with req.service.api_db.read() as conn:
-        group = _visible(req, conn, req.param("group_id"))
+        group = _visible(req, conn, req.param("group_id"), rule)
         return req.respond({"server_group": _transform_group(req, conn, group)})
 
 
 def create(req: ComputeRequest) -> Response:
+    req.authorize("os_compute_api:os-server-groups:create")
     body = req.resource_body("server_group")
     if req.at_least(SERVER_GROUP_POLICY_RULES):
         policy, rules = _policy_and_rules(req, body)
@@ -80,9 +89,11 @@ def create(req: ComputeRequest) -> Response:
 
 
 def delete(req: ComputeRequest) -> Response:
+    rule = "os_compute_api:os-server-groups:delete"
+    req.authorize(rule)
     group_id = req.param("group_id")
     with req.service.api_db.write() as conn:
-        _visible(req, conn, group_id)
+        _visible(req, conn, group_id, rule)
         store.delete(conn, group_id)
     return req.no_content()
 
@@ -141,10 +152,11 @@ def _only(body: dict[str, Any], allowed: set[str]) -> None:
         )
 
 
-def _visible(req: ComputeRequest, conn: Connection, group_id: str) -> RowMapping:
-    """The group, if the caller's project owns it (or the caller is an admin)."""
+def _visible(req: ComputeRequest, conn: Connection, group_id: str, rule: str) -> RowMapping:
+    """The group, if ``rule`` allows the caller on it (by default: its own project's, or any to
+    an admin); another project's group is a 404, hiding that it exists."""
     group = store.get(conn, group_id)
-    if group is None or not (req.is_admin or group["project_id"] == req.project_id):
+    if group is None or not req.allowed(rule, {"project_id": group["project_id"]}):
         raise exceptions.NotFound(f"Instance group {group_id} could not be found.")
     return group
 

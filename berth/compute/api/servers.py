@@ -7,6 +7,7 @@ answer. The domain is :mod:`berth.compute.servers`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 from starlette.responses import Response
@@ -20,6 +21,7 @@ _UNKNOWN_STATUS_REFUSED = (2, 38)
 
 
 def create_server(req: ComputeRequest) -> Response:
+    req.authorize("os_compute_api:servers:create")
     if not req.context.project_id:
         raise exceptions.Forbidden("A server belongs to a project; this token has none.")
     request = server_input.parse_create(
@@ -39,20 +41,29 @@ def list_servers_detail(req: ComputeRequest) -> Response:
 
 
 def show_server(req: ComputeRequest) -> Response:
-    server = servers.get_server(req.service, req.context, req.param("server_id"))
+    rule = "os_compute_api:servers:show"
+    req.authorize(rule)
+    server = servers.get_server(
+        req.service, req.context, req.param("server_id"), _may_see(req, rule)
+    )
     return req.respond({"server": server_views.detail(server, _viewer(req))})
 
 
 def delete_server(req: ComputeRequest) -> Response:
-    servers.delete_server(req.service, req.context, req.param("server_id"))
+    rule = "os_compute_api:servers:delete"
+    req.authorize(rule)
+    servers.delete_server(req.service, req.context, req.param("server_id"), _may_see(req, rule))
     return req.no_content()
 
 
 def _list(req: ComputeRequest, detail: bool) -> Response:
+    rule = "os_compute_api:servers:detail" if detail else "os_compute_api:servers:index"
+    req.authorize(rule)
     query = server_input.parse_list_query(
         req.query_items,
         project_id=req.project_id,
-        is_admin=req.is_admin,
+        # all_tenants (and the host filter, as upstream's admin-only filters) need this rule.
+        is_admin=req.allowed(f"{rule}:get_all_tenants"),
         statuses=server_views.STATUSES,
         unknown_status_is_error=req.at_least(_UNKNOWN_STATUS_REFUSED),
     )
@@ -66,9 +77,16 @@ def _list(req: ComputeRequest, detail: bool) -> Response:
     return req.respond(body)
 
 
+def _may_see(req: ComputeRequest, rule: str) -> Callable[[str], bool]:
+    """Whether ``rule`` allows the caller on a server of this project: if not, the server is a
+    404, hiding that it exists (the caller passed the rule for their own project already)."""
+    return lambda project_id: req.allowed(rule, {"project_id": project_id})
+
+
 def _viewer(req: ComputeRequest) -> server_views.Viewer:
     return server_views.Viewer(
         base_url=req.base_url,
-        is_admin=req.is_admin,
+        # Host attributes (OS-EXT-SRV-ATTR:*) and fault details, as upstream's rule decides.
+        is_admin=req.allowed("os_compute_api:os-extended-server-attributes"),
         flavor_values=req.at_least(microversion.FLAVOR_IN_SERVER),
     )

@@ -36,7 +36,7 @@ SERVICE_UUIDS = (2, 53)  # ids are uuids; PUT /os-services/{uuid}
 
 def index(req: ComputeRequest) -> Response:
     """``{"services": [view, ...]}``, narrowed by ``host`` and ``binary``."""
-    _require_admin(req, "list")
+    req.authorize("os_compute_api:os-services:list")
     params = dict(req.query_items)
     found = hosts.all_services(req.service.cells, params.get("binary"), params.get("host"))
     zones = _zones(req)
@@ -45,7 +45,7 @@ def index(req: ComputeRequest) -> Response:
 
 
 def update(req: ComputeRequest) -> Response:
-    _require_admin(req, "update")
+    req.authorize("os_compute_api:os-services:update")
     if req.at_least(SERVICE_UUIDS):
         return _update(req, req.param("service_id"))
     return _legacy_action(req, req.param("service_id"))
@@ -159,13 +159,6 @@ def _boolean(name: str, value: Any) -> bool:
 def _zones(req: ComputeRequest) -> dict[str, str]:
     with req.service.api_db.read() as conn:
         return hosts.zones_of_hosts(aggregates.list_aggregates(conn))
-
-
-def _require_admin(req: ComputeRequest, rule: str) -> None:
-    if not req.is_admin:
-        raise exceptions.Forbidden(
-            f"Policy doesn't allow os_compute_api:os-services:{rule} to be performed."
-        )
 
 
 def _transform_service(

@@ -1,0 +1,291 @@
+"""Who may do what in the Compute API: upstream Nova's rule names and default check strings, and
+the enforcer (``berth.common.policy``) that applies them with the operator's policy file over them.
+
+Rule names, check strings, scope types and legacy (deprecated) defaults are Nova's
+(``nova/policies/*.py``), so an operator's existing nova policy file means the same here for the
+APIs Berth has. While ``enforce_new_defaults`` is off the project rules also accept upstream's
+legacy ``admin_or_owner`` (any token of the target's project, or an admin).
+"""
+
+from __future__ import annotations
+
+from oslo_policy import policy
+
+from berth.common import policy as common_policy
+from berth.compute.exceptions import Forbidden
+from berth.config import ComputeSettings
+
+__all__ = ["ComputePolicyEnforcer", "default_rules", "sample_policy_yaml"]
+
+ADMIN = "rule:admin_api"
+ANY = "@"
+PROJECT_MEMBER_OR_ADMIN = "rule:project_member_or_admin"
+PROJECT_READER_OR_ADMIN = "rule:project_reader_or_admin"
+
+_REASON = (
+    "Nova now has defaults that tell admin, project member and project reader apart; the legacy "
+    "admin-or-owner default is evaluated only while enforce_new_defaults is off."
+)
+# Upstream's RULE_ADMIN_OR_OWNER. Being written "rule:...", the name never matches a policy-file key;
+# only oslo.policy's OR of the legacy check string while enforce_new_defaults is off applies.
+_LEGACY_ADMIN_OR_OWNER = policy.DeprecatedRule(
+    name="rule:admin_or_owner",
+    check_str="is_admin:True or project_id:%(project_id)s",
+    deprecated_reason=_REASON,
+    deprecated_since="21.0.0",
+)
+
+_BASE_RULES: tuple[policy.RuleDefault, ...] = (
+    policy.RuleDefault("context_is_admin", "role:admin", description="Decides what is an admin."),
+    policy.RuleDefault(
+        "admin_or_owner",
+        "is_admin:True or project_id:%(project_id)s",
+        description="Default rule for most non-admin APIs (legacy).",
+        deprecated_for_removal=True,
+        deprecated_reason=_REASON,
+        deprecated_since="21.0.0",
+    ),
+    policy.RuleDefault("admin_api", "role:admin", description="Default rule for admin APIs."),
+    policy.RuleDefault(
+        "project_member_api",
+        "role:member and project_id:%(project_id)s",
+        description="Default rule for project-level non-admin APIs that change things.",
+        deprecated_rule=_LEGACY_ADMIN_OR_OWNER,
+    ),
+    policy.RuleDefault(
+        "project_reader_api",
+        "role:reader and project_id:%(project_id)s",
+        description="Default rule for project-level read-only APIs.",
+        deprecated_rule=_LEGACY_ADMIN_OR_OWNER,
+    ),
+    policy.RuleDefault(
+        "project_member_or_admin",
+        "rule:project_member_api or rule:context_is_admin",
+        description="Default rule for project-or-admin APIs that change things.",
+        deprecated_rule=_LEGACY_ADMIN_OR_OWNER,
+    ),
+    policy.RuleDefault(
+        "project_reader_or_admin",
+        "rule:project_reader_api or rule:context_is_admin",
+        description="Default rule for project-or-admin read-only APIs.",
+        deprecated_rule=_LEGACY_ADMIN_OR_OWNER,
+    ),
+)
+
+
+def _api_rule(
+    name: str, check_str: str, description: str, *operations: str
+) -> policy.DocumentedRuleDefault:
+    """A project-scoped rule guarding ``operations``, each written ``"METHOD /path"``."""
+    ops = [dict(zip(("method", "path"), op.split(" ", 1), strict=True)) for op in operations]
+    return policy.DocumentedRuleDefault(
+        name=f"os_compute_api:{name}",
+        check_str=check_str,
+        description=description,
+        operations=ops,
+        scope_types=["project"],
+    )
+
+
+_S = "/servers/{server_id}"
+_F = "/flavors/{flavor_id}"
+_AGG = "/os-aggregates/{aggregate_id}"
+_HYP = "/os-hypervisors/{hypervisor_id}"
+_GRP = "/os-server-groups/{server_group_id}"
+
+_API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
+    # servers
+    _api_rule("servers:index", PROJECT_READER_OR_ADMIN, "List servers.", "GET /servers"),
+    _api_rule(
+        "servers:detail",
+        PROJECT_READER_OR_ADMIN,
+        "List servers with details.",
+        "GET /servers/detail",
+    ),
+    _api_rule(
+        "servers:index:get_all_tenants",
+        ADMIN,
+        "List the servers of every project (all_tenants).",
+        "GET /servers",
+    ),
+    _api_rule(
+        "servers:detail:get_all_tenants",
+        ADMIN,
+        "List the servers of every project with details (all_tenants).",
+        "GET /servers/detail",
+    ),
+    _api_rule("servers:show", PROJECT_READER_OR_ADMIN, "Show a server.", f"GET {_S}"),
+    _api_rule("servers:create", PROJECT_MEMBER_OR_ADMIN, "Create a server.", "POST /servers"),
+    _api_rule("servers:delete", PROJECT_MEMBER_OR_ADMIN, "Delete a server.", f"DELETE {_S}"),
+    _api_rule(
+        "os-extended-server-attributes",
+        ADMIN,
+        "Show a server's host attributes (OS-EXT-SRV-ATTR:*, fault details) in its views.",
+        f"GET {_S}",
+        "GET /servers/detail",
+    ),
+    # flavors
+    _api_rule("os-flavor-manage:create", ADMIN, "Create a flavor.", "POST /flavors"),
+    _api_rule("os-flavor-manage:update", ADMIN, "Update a flavor's description.", f"PUT {_F}"),
+    _api_rule("os-flavor-manage:delete", ADMIN, "Delete a flavor.", f"DELETE {_F}"),
+    _api_rule(
+        "os-flavor-extra-specs:index",
+        PROJECT_READER_OR_ADMIN,
+        "List a flavor's extra specs.",
+        f"GET {_F}/os-extra_specs",
+    ),
+    _api_rule(
+        "os-flavor-extra-specs:show",
+        PROJECT_READER_OR_ADMIN,
+        "Show one extra spec of a flavor.",
+        f"GET {_F}/os-extra_specs/{{flavor_extra_spec_key}}",
+    ),
+    _api_rule(
+        "os-flavor-extra-specs:create",
+        ADMIN,
+        "Add extra specs to a flavor.",
+        f"POST {_F}/os-extra_specs",
+    ),
+    _api_rule(
+        "os-flavor-extra-specs:update",
+        ADMIN,
+        "Update one extra spec of a flavor.",
+        f"PUT {_F}/os-extra_specs/{{flavor_extra_spec_key}}",
+    ),
+    _api_rule(
+        "os-flavor-extra-specs:delete",
+        ADMIN,
+        "Delete one extra spec of a flavor.",
+        f"DELETE {_F}/os-extra_specs/{{flavor_extra_spec_key}}",
+    ),
+    _api_rule(
+        "os-flavor-access",
+        ADMIN,
+        "List the projects given a private flavor.",
+        f"GET {_F}/os-flavor-access",
+    ),
+    _api_rule(
+        "os-flavor-access:add_tenant_access",
+        ADMIN,
+        "Give a project access to a private flavor.",
+        f"POST {_F}/action (addTenantAccess)",
+    ),
+    _api_rule(
+        "os-flavor-access:remove_tenant_access",
+        ADMIN,
+        "Take a project's access to a private flavor away.",
+        f"POST {_F}/action (removeTenantAccess)",
+    ),
+    # aggregates
+    _api_rule("os-aggregates:index", ADMIN, "List host aggregates.", "GET /os-aggregates"),
+    _api_rule("os-aggregates:create", ADMIN, "Create a host aggregate.", "POST /os-aggregates"),
+    _api_rule("os-aggregates:show", ADMIN, "Show a host aggregate.", f"GET {_AGG}"),
+    _api_rule("os-aggregates:update", ADMIN, "Update a host aggregate.", f"PUT {_AGG}"),
+    _api_rule("os-aggregates:delete", ADMIN, "Delete a host aggregate.", f"DELETE {_AGG}"),
+    _api_rule(
+        "os-aggregates:add_host",
+        ADMIN,
+        "Add a host to an aggregate.",
+        f"POST {_AGG}/action (add_host)",
+    ),
+    _api_rule(
+        "os-aggregates:remove_host",
+        ADMIN,
+        "Remove a host from an aggregate.",
+        f"POST {_AGG}/action (remove_host)",
+    ),
+    _api_rule(
+        "os-aggregates:set_metadata",
+        ADMIN,
+        "Set an aggregate's metadata.",
+        f"POST {_AGG}/action (set_metadata)",
+    ),
+    # services
+    _api_rule("os-services:list", ADMIN, "List compute services.", "GET /os-services"),
+    _api_rule(
+        "os-services:update",
+        ADMIN,
+        "Enable, disable or force down a compute service.",
+        "PUT /os-services/{service_id}",
+    ),
+    # hypervisors
+    _api_rule("os-hypervisors:list", ADMIN, "List hypervisors.", "GET /os-hypervisors"),
+    _api_rule(
+        "os-hypervisors:list-detail",
+        ADMIN,
+        "List hypervisors with details.",
+        "GET /os-hypervisors/detail",
+    ),
+    _api_rule(
+        "os-hypervisors:statistics",
+        ADMIN,
+        "Show the hypervisors' summed statistics.",
+        "GET /os-hypervisors/statistics",
+    ),
+    _api_rule("os-hypervisors:show", ADMIN, "Show a hypervisor.", f"GET {_HYP}"),
+    _api_rule("os-hypervisors:uptime", ADMIN, "Show a hypervisor's uptime.", f"GET {_HYP}/uptime"),
+    # availability zones
+    _api_rule(
+        "os-availability-zone:list",
+        ANY,
+        "List the availability zones.",
+        "GET /os-availability-zone",
+    ),
+    _api_rule(
+        "os-availability-zone:detail",
+        ADMIN,
+        "List the availability zones with their hosts and services.",
+        "GET /os-availability-zone/detail",
+    ),
+    # server groups
+    _api_rule(
+        "os-server-groups:index",
+        PROJECT_READER_OR_ADMIN,
+        "List the project's server groups.",
+        "GET /os-server-groups",
+    ),
+    _api_rule(
+        "os-server-groups:index:all_projects",
+        ADMIN,
+        "List the server groups of every project (all_projects).",
+        "GET /os-server-groups",
+    ),
+    _api_rule(
+        "os-server-groups:show", PROJECT_READER_OR_ADMIN, "Show a server group.", f"GET {_GRP}"
+    ),
+    _api_rule(
+        "os-server-groups:create",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Create a server group.",
+        "POST /os-server-groups",
+    ),
+    _api_rule(
+        "os-server-groups:delete",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Delete a server group.",
+        f"DELETE {_GRP}",
+    ),
+)
+
+
+def default_rules() -> list[policy.RuleDefault]:
+    """Every rule Compute registers, base rules first, as oslo.policy defaults."""
+    return [*_BASE_RULES, *_API_RULES]
+
+
+class ComputePolicyEnforcer(common_policy.PolicyEnforcer):
+    """Compute's rules, and the operator's policy file over them; refusals are ``Forbidden``."""
+
+    forbidden = Forbidden
+
+    def __init__(self, settings: ComputeSettings) -> None:
+        super().__init__(settings, default_rules())
+
+    @staticmethod
+    def refusal(rule_name: str) -> str:
+        return f"Policy doesn't allow {rule_name} to be performed."  # upstream's wording
+
+
+def sample_policy_yaml() -> str:
+    """Every default rule as a commented-out YAML policy file; uncomment a line to override it."""
+    return common_policy.sample_policy_yaml("Compute", "compute.policy_file", default_rules())
