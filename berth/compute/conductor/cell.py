@@ -52,6 +52,9 @@ class CellConductor:
             LOG.info("server %s was deleted during its build; nothing to reschedule", instance_uuid)
             return
         made = list(instance["network_info"])
+        with self.db.write() as conn:
+            # The host's failure counts against it (the build-failure weigher) for a while.
+            instances.add_fault(conn, instance_uuid, 500, reason, details=reason, host=failed_host)
         self.placement.release(instance_uuid)
         for entry in made:
             self.network.unbind(entry["port_id"])

@@ -162,3 +162,13 @@ def faults(conn: Connection, instance_uuid: str) -> list[RowMapping]:
         .order_by(instance_faults.c.id.desc())
     )
     return list(conn.execute(query).mappings())
+
+
+def failures_by_host(conn: Connection, since: dt.datetime) -> dict[str, int]:
+    """Faults recorded against each host since ``since``: its recent build failures."""
+    query = (
+        sa.select(instance_faults.c.host, sa.func.count())
+        .where(instance_faults.c.host.is_not(None), instance_faults.c.created_at >= since)
+        .group_by(instance_faults.c.host)
+    )
+    return {host: int(count) for host, count in conn.execute(query)}

@@ -9,6 +9,7 @@ returned none, how many hosts each resource class and trait ruled out.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import logging
 import time
 from collections import deque
@@ -34,6 +35,8 @@ LOG = logging.getLogger(__name__)
 # Seconds without a heartbeat after which a compute service counts as down.
 SERVICE_DOWN_TIME = 60
 SRIOV_AGENT = "NIC Switch agent"
+# How long a failed build on a host counts against it.
+FAILURE_MEMORY = dt.timedelta(minutes=30)
 SRIOV_VNIC_TYPES = ("direct", "macvtap", "direct-physical")
 
 
@@ -128,6 +131,7 @@ class SchedulerService:
                     s["id"]: s for s in services.list_services(conn, binary="nova-compute")
                 }
                 free_vfs = pci_devices.free_vfs_by_node(conn, [n["id"] for n in nodes])
+                failures = instances.failures_by_host(conn, now - FAILURE_MEMORY)
                 # One read of the cell's servers, not one per host.
                 servers: dict[str, list[Any]] = {}
                 for row in instances.list_instances(conn):
@@ -136,10 +140,11 @@ class SchedulerService:
                 for node in nodes:
                     service = service_rows.get(node["service_id"])
                     on_host = servers.get(node["host"], [])
+                    state = _state(node, service, cell.uuid, now, on_host, free_vfs.get(node["id"], {}),
+                                   by_host.get(node["host"], []), self.default_availability_zone)  # fmt: skip
                     states.append(
-                        _state(node, service, cell.uuid, now, on_host, free_vfs.get(node["id"], {}),
-                               by_host.get(node["host"], []), self.default_availability_zone)
-                    )  # fmt: skip
+                        dataclasses.replace(state, failed_builds=failures.get(node["host"], 0))
+                    )
         return states
 
     def _pf_providers(self, host: HostState) -> dict[str, str]:
