@@ -91,6 +91,15 @@ def _parser() -> argparse.ArgumentParser:
         "discover-hosts", help="map every compute host found in the cells to its cell"
     )
     discover.set_defaults(run=_discover_hosts)
+    audit = manage_commands.add_parser(
+        "audit", help="find leaked allocations, orphan ports, wrong bindings, over-commit"
+    )
+    audit.add_argument(
+        "--placement-url", required=True, help="e.g. http://127.0.0.1:8000/placement"
+    )
+    audit.add_argument("--network-url", required=True, help="e.g. http://127.0.0.1:8000/networking")
+    audit.add_argument("--token", default="admin", help="X-Auth-Token for both (noauth2)")
+    audit.set_defaults(run=_audit)
     sync = db_commands.add_parser("sync", help="create or upgrade the placement schema")
     sync.add_argument("--database-url")
     sync.set_defaults(run=_db_sync)
@@ -203,6 +212,25 @@ def _cell_list(_args: argparse.Namespace) -> int:
                 f"{row['name']}\t{row['uuid']}\t{row['transport_url']}\t{'disabled' if row['disabled'] else 'enabled'}"
             )
     return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from berth.compute.audit import audit
+    from berth.compute.cells import CellRegistry
+    from berth.compute.clients.http import http_client
+    from berth.compute.clients.network import NetworkClient
+    from berth.compute.clients.placement import PlacementClient
+
+    report = audit(
+        CellRegistry(_api_db()),
+        PlacementClient(http_client(args.placement_url, args.token)),
+        NetworkClient(http_client(args.network_url, args.token)),
+    )
+    for line in report.lines():
+        print(line)
+    if report.clean:
+        print("nothing leaked, nothing over capacity")
+    return 0 if report.clean else 1
 
 
 def _discover_hosts(_args: argparse.Namespace) -> int:

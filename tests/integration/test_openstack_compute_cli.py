@@ -76,3 +76,34 @@ def test_the_tour_boots_a_server_whose_port_holds_its_bandwidth(tmp_path: Path) 
         # (`openstack server list` needs an identity service to resolve names; ask the API.)
         servers = httpx.get(f"{url}/compute/v2.1/servers", headers={"x-auth-token": "admin"})
         assert servers.json()["servers"] == []
+
+
+def test_the_audit_command_against_berth_up(tmp_path: Path) -> None:
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(yaml.safe_dump(FLEET))
+    data = tmp_path / "data"
+    with running_berth_up(str(data), str(fleet)) as url:
+        env = {**os.environ, "BERTH_DATA_DIR": str(data)}
+        arguments = ["--placement-url", f"{url}/placement", "--network-url", f"{url}/networking"]
+        clean = subprocess.run([sys.executable, "-m", "berth.cli", "manage", "audit", *arguments],
+                               capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
+        assert (clean.returncode, clean.stdout.strip()) == (
+            0,
+            "nothing leaked, nothing over capacity",
+        )
+        # An allocation nobody owns is a leak the audit names.
+        headers = {"x-auth-token": "admin", "openstack-api-version": "placement 1.39"}
+        node = httpx.get(f"{url}/placement/resource_providers?name=cn1", headers=headers).json()
+        consumer = "9c3b8d3e-2f0a-4c1e-9e55-7a8b6c5d4e3f"
+        claim = {"allocations": {node["resource_providers"][0]["uuid"]: {"resources": {"VCPU": 1}}},
+                 "project_id": "p", "user_id": "u", "consumer_generation": None, "consumer_type": "INSTANCE"}  # fmt: skip
+        assert (
+            httpx.put(
+                f"{url}/placement/allocations/{consumer}", json=claim, headers=headers
+            ).status_code
+            == 204
+        )
+        leaked = subprocess.run([sys.executable, "-m", "berth.cli", "manage", "audit", *arguments],
+                                capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
+        assert leaked.returncode == 1
+        assert leaked.stdout.strip() == f"leaked allocation: {consumer} on cn1: no live server"
