@@ -257,7 +257,11 @@ class Stack:
         return found
 
     def _cell_client(self, cell: Cell) -> BusClient:
-        return self._client(self._connect(cell.transport_url), cell.transport_url)
+        # Every cast to a cell comes here: only the first one goes to the bus loop to connect.
+        found = self._clients.get(cell.transport_url)
+        if found is None:
+            found = self._client(self._connect(cell.transport_url), cell.transport_url)
+        return found
 
     def _bound(self, cell: Cell) -> Any:
         return lambda: self._cell_client(cell)

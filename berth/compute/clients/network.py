@@ -55,10 +55,6 @@ class NetworkClient:
         answer = call(self.client, "GET", f"/v2.0/network-ip-availabilities/{network_id}")
         return self._answer(answer, "network_ip_availability")  # type: ignore[no-any-return]
 
-    def segments(self, network_id: str) -> list[dict[str, Any]]:
-        answer = call(self.client, "GET", "/v2.0/segments", params={"network_id": network_id})
-        return self._answer(answer, "segments")  # type: ignore[no-any-return]
-
     def port(self, port_id: str) -> dict[str, Any]:
         return self._answer(call(self.client, "GET", f"/v2.0/ports/{port_id}"), "port")  # type: ignore[no-any-return]
 

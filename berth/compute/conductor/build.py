@@ -98,9 +98,9 @@ class SuperConductor:
         instance = dict(request["instance"])
         made: list[dict[str, Any]] = []
         try:
-            ports.prepare(self.network, instance, made)
+            answered = ports.prepare(self.network, instance, made)
             spec = dataclasses.replace(
-                specs.from_json(spec_document), ports=tuple(ports.requests(self.network, made))
+                specs.from_json(spec_document), ports=tuple(ports.requests(self.network, answered))
             )
         except (ports.PortsUnusable, NetworkError) as exc:
             self._bury(uuid, f"Build failed: {exc}", made)

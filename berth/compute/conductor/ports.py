@@ -20,41 +20,40 @@ class PortsUnusable(Exception):
 
 def prepare(
     network: NetworkClient, instance: Mapping[str, Any], made: list[dict[str, Any]]
-) -> None:
+) -> list[dict[str, Any]]:
     """Get or create every port of the server, appending each to ``made`` as soon as it exists
-    (so that a failure half way leaves ``made`` holding what must be given back)."""
+    (so that a failure half way leaves ``made`` holding what must be given back). Returns the
+    ports as the network service answered for them (with their resource requests)."""
     wanted = instance["networks"]
     if wanted == "none":
-        return
+        return []
     if wanted == "auto":
         wanted = [{"uuid": _auto_network(network, instance["project_id"])}]
     owner = f"compute:{instance.get('availability_zone') or 'nova'}"
+    answered: list[dict[str, Any]] = []
     for request in wanted:
         if "port" in request:
             port = network.port(request["port"])
             if port["device_id"] and port["device_id"] != instance["uuid"]:
                 raise PortsUnusable(f"Port {port['id']} is in use by {port['device_id']}.")
             made.append(_entry(port, created=False))
-            network.update_port(port["id"], device_id=instance["uuid"], device_owner=owner)
+            port = network.update_port(port["id"], device_id=instance["uuid"], device_owner=owner)
         else:
             attributes: dict[str, Any] = {"device_id": instance["uuid"], "device_owner": owner}
             if request.get("fixed_ip"):
                 attributes["fixed_ips"] = [{"ip_address": request["fixed_ip"]}]
             port = network.create_port(request["uuid"], instance["project_id"], **attributes)
             made.append(_entry(port, created=True))
+        answered.append(port)
+    return answered
 
 
 def _auto_network(network: NetworkClient, project_id: str) -> str:
     """``networks: auto``: the project's one network, else the one shared network."""
-    own = [
-        n
-        for n in network.client.get("/v2.0/networks", params={"project_id": project_id}).json()[
-            "networks"
-        ]
-    ]
+    own = network.networks(project_id=project_id)
     if len(own) == 1:
         return str(own[0]["id"])
-    shared = network.client.get("/v2.0/networks", params={"shared": "true"}).json()["networks"]
+    shared = network.networks(shared="true")
     if not own and len(shared) == 1:
         return str(shared[0]["id"])
     raise PortsUnusable(
@@ -75,30 +74,32 @@ def _entry(port: Mapping[str, Any], created: bool) -> dict[str, Any]:
     }
 
 
-def requests(network: NetworkClient, made: Sequence[Mapping[str, Any]]) -> list[PortRequest]:
+def requests(network: NetworkClient, answered: Sequence[Mapping[str, Any]]) -> list[PortRequest]:
     """What the scheduler must know of each port: its resource request and, on a routed
     network, the segments it may land in (those that still have a free address)."""
+    segments_of: dict[str, dict[str, str]] = {}
     found = []
-    for entry in made:
-        port = network.port(entry["port_id"])
+    for port in answered:
+        net = port["network_id"]
+        if net not in segments_of:
+            subnets = network.subnets(network_id=net)
+            segments_of[net] = {s["id"]: s["segment_id"] for s in subnets if s["segment_id"]}
         found.append(
             PortRequest(
                 port_id=port["id"],
                 resource_request=port.get("resource_request") or {},
-                segment_aggregates=tuple(_segments(network, port)),
+                segment_aggregates=tuple(_segments(network, port, segments_of[net])),
                 vnic_type=port.get("binding:vnic_type", "normal"),
             )
         )
     return found
 
 
-def _segments(network: NetworkClient, port: Mapping[str, Any]) -> list[str]:
-    """The segments (their Placement aggregates have the same uuid) a routed-network port may use;
-    empty for a port on an ordinary network."""
-    subnets = network.client.get("/v2.0/subnets", params={"network_id": port["network_id"]}).json()[
-        "subnets"
-    ]
-    segment_of = {s["id"]: s["segment_id"] for s in subnets if s["segment_id"]}
+def _segments(
+    network: NetworkClient, port: Mapping[str, Any], segment_of: Mapping[str, str]
+) -> list[str]:
+    """The segments (their Placement aggregates have the same uuid) a routed-network port may
+    use, from its network's subnets by segment; empty for a port on an ordinary network."""
     if not segment_of:
         return []
     pinned = {

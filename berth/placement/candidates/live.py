@@ -142,7 +142,8 @@ class LiveIndex:
             if row is not None and index.uuids[row] not in present
         ]
         try:
-            index.apply(fresh, gone)
+            if fresh or gone:
+                index.apply(fresh, gone)
         except NeedsRebuild:
             return False
         index.apply_usage(claimed)
