@@ -12,6 +12,7 @@ a fresh SQLite file.
 from __future__ import annotations
 
 import argparse
+import http.client
 import random
 import statistics
 import sys
@@ -23,8 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import orjson
 import sqlalchemy as sa
 
+from bench.procstat import CpuMeter, worker_memory_mb
 from bench.reference_cloud import Cloud, build
 from berth.common.db import Database
 from berth.placement.store import migrate, schema
@@ -111,33 +114,12 @@ def _time(client: httpx.Client, name: str, path: str, repeat: int) -> Measure:
     )
 
 
-def worker_memory_mb(base_url: str) -> list[float]:
-    """Resident memory of each worker of the server listening at ``base_url`` (Linux /proc):
-    the children of the process started with that port."""
-    port = base_url.rsplit(":", 1)[1]
-    procs = [p for p in Path("/proc").iterdir() if p.name.isdigit()]
-
-    def status(proc: Path) -> dict[str, str]:
-        try:
-            lines = (proc / "status").read_text().splitlines()
-        except OSError:
-            return {}
-        return dict(line.split(":\t", 1) for line in lines if ":\t" in line)
-
-    def cmdline(proc: Path) -> list[str]:
-        try:
-            return (proc / "cmdline").read_bytes().decode().split("\0")
-        except OSError:
-            return []
-
-    servers = {p.name for p in procs if "placement" in cmdline(p) and port in cmdline(p)}
-    workers = [
-        p
-        for p in procs
-        if status(p).get("PPid", "").strip() in servers
-        and any("spawn_main" in part for part in cmdline(p))
-    ]
-    return [int(status(p).get("VmRSS", "0 kB").split()[0]) / 1024 for p in workers]
+def _print_queries(client: httpx.Client, cloud: Cloud, repeat: int) -> None:
+    measures = [_time(client, name, path, repeat) for name, path in _queries(cloud)]
+    _check_wide(client)
+    print(f"\n{'measure':45} {'p50 ms':>9} {'p95 ms':>9} {'size KB':>9} {'returned':>9}")
+    for m in measures:
+        print(f"{m.name:45} {m.p50_ms:9.1f} {m.p95_ms:9.1f} {m.size_kb:9.1f} {m.returned:9}")
 
 
 def _check_wide(client: httpx.Client) -> None:
@@ -149,36 +131,62 @@ def _check_wide(client: httpx.Client) -> None:
             raise RuntimeError(f"invalid wide-tree answer: {candidate['mappings']}")
 
 
+class _LeanClient:
+    """A keep-alive HTTP/1.1 connection with orjson bodies: the claim run's load generator.
+
+    The client shares the two cores with the server and the database, so it must cost as little
+    as it can: httpx spends about a millisecond of CPU per request here, ``http.client`` a tenth
+    of that."""
+
+    def __init__(self, base: str) -> None:
+        host, port = base.removeprefix("http://").split(":")
+        self._conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        self._headers = {**_HEADERS, "content-type": "application/json"}
+
+    def request(self, method: str, path: str, body: object = None) -> tuple[int, bytes]:
+        data = orjson.dumps(body) if body is not None else None
+        self._conn.request(method, path, body=data, headers=self._headers)
+        response = self._conn.getresponse()
+        return response.status, response.read()
+
+    def close(self) -> None:
+        self._conn.close()
+
+
 def _claims(base: str, clients: int, seconds: float) -> tuple[int, int]:
     """Candidates then PUT /allocations from ``clients`` threads; (claims made, conflicts)."""
     made = [0] * clients
     conflicts = [0] * clients
     deadline = time.monotonic() + seconds
+    query = "/allocation_candidates?resources=VCPU:2,MEMORY_MB:4096,DISK_GB:20&limit=20"
 
     def work(n: int) -> None:
         rng = random.Random(n)
-        with httpx.Client(base_url=base, headers=_HEADERS, timeout=60) as client:
+        client = _LeanClient(base)
+        try:
             while time.monotonic() < deadline:
-                found = client.get(
-                    "/allocation_candidates?resources=VCPU:2,MEMORY_MB:4096,DISK_GB:20&limit=20"
-                ).json()["allocation_requests"]
+                status, content = client.request("GET", query)
+                if status != 200:
+                    raise RuntimeError(f"candidates answered {status}: {content!r}")
+                found = orjson.loads(content)["allocation_requests"]
                 if not found:
                     return
-                choice = rng.choice(found)
                 body = {
-                    "allocations": choice["allocations"],
+                    "allocations": rng.choice(found)["allocations"],
                     "project_id": "bench",
                     "user_id": "bench",
                     "consumer_generation": None,
                     "consumer_type": "INSTANCE",
                 }
-                answer = client.put(f"/allocations/{uuid.uuid4()}", json=body)
-                if answer.status_code == 204:
+                status, content = client.request("PUT", f"/allocations/{uuid.uuid4()}", body)
+                if status == 204:
                     made[n] += 1
-                elif answer.status_code == 409:
+                elif status == 409:
                     conflicts[n] += 1
                 else:
-                    raise RuntimeError(f"claim answered {answer.status_code}: {answer.text}")
+                    raise RuntimeError(f"claim answered {status}: {content!r}")
+        finally:
+            client.close()
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(clients)]
     for t in threads:
@@ -232,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--reuse", action="store_true", help="the database already holds a reference cloud"
     )
+    parser.add_argument("--claims-only", action="store_true", help="skip the timed queries")
     args = parser.parse_args(argv)
     url = args.database_url or f"sqlite:///{Path(tempfile.mkdtemp()) / 'placement.db'}"
     db = open_database(url)
@@ -252,18 +261,21 @@ def main(argv: list[str] | None = None) -> int:
         running_placement(url, workers=args.workers) as base,
         httpx.Client(base_url=base, headers=_HEADERS, timeout=120) as client,
     ):
-        measures = [_time(client, name, path, args.repeat) for name, path in _queries(cloud)]
-        _check_wide(client)
-        print(f"\n{'measure':45} {'p50 ms':>9} {'p95 ms':>9} {'size KB':>9} {'returned':>9}")
-        for m in measures:
-            print(f"{m.name:45} {m.p50_ms:9.1f} {m.p95_ms:9.1f} {m.size_kb:9.1f} {m.returned:9}")
-        rss = ", ".join(f"{mb:,.0f}" for mb in worker_memory_mb(base))
-        print(f"\nmemory per API worker (RSS, MB, after the queries): {rss}")
+        if not args.claims_only:
+            _print_queries(client, cloud, args.repeat)
+            rss = ", ".join(f"{mb:,.0f}" for mb in worker_memory_mb(base))
+            print(f"\nmemory per API worker (RSS, MB, after the queries): {rss}")
+        meter = CpuMeter(base)
         start = time.perf_counter()
         made, conflicts = _claims(base, args.clients, args.claim_seconds)
         spent = time.perf_counter() - start
+        cpu = meter.split()
         print(f"\nclaims: {made} in {spent:.1f} s = {made / spent:.1f}/s with {args.clients} "
               f"clients, {conflicts} conflicts (409, retried by the client)")  # fmt: skip
+        if made:
+            per = 1000 / made
+            print(f"CPU per claim: workers {cpu.workers * per:.2f} ms, database "
+                  f"{cpu.database * per:.2f} ms, client {cpu.client * per:.2f} ms")  # fmt: skip
     bad = overcommitted(db)
     if bad:
         print(f"OVER-COMMIT on {len(bad)} provider classes: {bad[:10]}")

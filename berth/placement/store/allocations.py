@@ -3,22 +3,23 @@
 A claim write replaces the allocations of one or more consumers in the caller's single write
 transaction, and it can never leave a provider past its capacity, however many writers race:
 
-1. every provider involved is read first, with its generation;
-2. then its inventories and the usage left once the consumers' old allocations are gone, and the
-   new amounts are checked against them with ``capacity.fit``;
-3. finally every involved provider's generation is bumped with a compare-and-swap.
+1. every provider involved gets its generation advanced first, which locks its row until the
+   transaction ends (one ``UPDATE``);
+2. then its inventories and the usage left once the consumers' old allocations are gone are read,
+   and the new amounts are checked against them with ``capacity.fit``.
 
-Two writers on one provider both bump its generation; the second finds it moved and fails with
-``GenerationRace``, which rolls its transaction back. Any usage committed before step 1 is seen by
-step 2, and any committed after it moves the generation, so no check ever passes on stale usage.
-``write_retrying`` runs the whole transaction again on such a race, as upstream does.
+A second writer on one of those providers waits at step 1 until the first commits or rolls back;
+its step 2 then reads the committed usage (each statement of a READ COMMITTED transaction sees
+what was committed before it began; SQLite has a single writer). So no check ever passes on stale
+usage, and writers queue instead of failing and starting over. A failed check rolls the whole
+transaction back, generations included.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TypeVar
 
 import sqlalchemy as sa
@@ -28,7 +29,7 @@ from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.placement import capacity, exceptions
 from berth.placement.capacity import Inventory
-from berth.placement.store import changes, consumers, inventories, names, providers, schema
+from berth.placement.store import changes, consumers, inventories, names, schema
 from berth.placement.store.consumers import Consumer
 from berth.placement.store.providers import ResourceProvider
 from berth.placement.store.schema import allocations, resource_classes, resource_providers
@@ -148,16 +149,9 @@ def write_retrying(db: Database, attempts: int, work: Callable[[Connection], T])
     raise AssertionError("unreachable")
 
 
-def write(
-    conn: Connection,
-    claims: Sequence[Claim],
-    seen: Mapping[str, ResourceProvider] | None = None,
-) -> dict[str, ResourceProvider]:
-    """Replace every claim's consumer's allocations, all of them or none.
-
-    ``seen`` holds providers this transaction has already read and changed itself (the
-    reshaper's); the others are read here. Returns each involved provider at its new generation.
-    """
+def write(conn: Connection, claims: Sequence[Claim]) -> dict[str, int]:
+    """Replace every claim's consumer's allocations, all of them or none; the new generation of
+    each involved provider, by uuid."""
     ensured = [
         consumers.ensure(
             conn,
@@ -170,9 +164,8 @@ def write(
     ]
     # A consumer this write created holds nothing yet: only the others' allocations go.
     existing = {consumer.uuid for consumer, created in ensured if not created}
-    wanted = _providers(conn, [uuid for claim in claims for uuid in claim.allocations], seen)
-    class_ids = _class_ids(conn, claims)
     old = _rows_of(conn, existing)
+    named = list(dict.fromkeys(uuid for claim in claims for uuid in claim.allocations))
     released = {
         row.provider_uuid
         for claim in claims
@@ -180,9 +173,17 @@ def write(
         for row in old
         if row.consumer_uuid == claim.consumer_uuid
     }
-    involved = {**_providers(conn, sorted(released - wanted.keys()), seen), **wanted}
-    keys = [(p.id, class_id) for p in wanted.values() for class_id in class_ids.values()]
-    stock, before = _stock(conn, keys)
+    locked = _advance_generations(conn, [*named, *sorted(released - set(named))])
+    for uuid in named:
+        if uuid not in locked:
+            raise exceptions.InvalidInput(
+                f"Allocation for resource provider '{uuid}' that does not exist."
+            )
+    wanted = {uuid: locked[uuid][0] for uuid in named}
+    asked = {rc for claim in claims for res in claim.allocations.values() for rc in res}
+    stock, before, class_ids = _stock(conn, sorted(set(wanted.values())), asked)
+    if not asked <= class_ids.keys():
+        class_ids = _class_ids(conn, asked)
     if existing:
         conn.execute(allocations.delete().where(allocations.c.consumer_id.in_(existing)))
     usage = dict(before)
@@ -191,23 +192,13 @@ def write(
             usage[row.provider_id, row.class_id] -= row.used
     _check(claims, wanted, class_ids, stock, usage, before)
     _insert(conn, claims, wanted, class_ids)
-    bumped = {}
-    for provider in sorted(involved.values(), key=lambda p: p.id):
-        try:
-            generation = providers.advance_generation(conn, provider)
-        except exceptions.ConcurrentUpdate:
-            raise GenerationRace(
-                "Another thread concurrently updated the resource provider data. "
-                "Please retry your update"
-            ) from None
-        bumped[provider.uuid] = replace(provider, generation=generation)
-    changes.touch_usage(conn, (provider.id for provider in involved.values()))
+    changes.touch_usage(conn, (provider_id for provider_id, _ in locked.values()))
     for consumer, created in ensured:
         if not created:
             consumers.bump_generation(conn, consumer)
     # Only a consumer whose allocations were all taken away can be left without any.
     consumers.delete_unused(conn, [c.consumer_uuid for c in claims if not c.allocations])
-    return bumped
+    return {uuid: generation for uuid, (_, generation) in locked.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,27 +210,31 @@ class _Row:
     used: int
 
 
-def _providers(
-    conn: Connection, uuids: Sequence[str], seen: Mapping[str, ResourceProvider] | None
-) -> dict[str, ResourceProvider]:
-    """The named providers by uuid, in the order named; a missing one refuses the write."""
-    seen = seen or {}
-    read = {p.uuid: p for p in providers.list_by_uuids(conn, [u for u in uuids if u not in seen])}
-    found = {}
-    for uuid in uuids:
-        provider = seen.get(uuid) or read.get(uuid)
-        if provider is None:
-            raise exceptions.InvalidInput(
-                f"Allocation for resource provider '{uuid}' that does not exist."
-            )
-        found[uuid] = provider
-    return found
+def _advance_generations(conn: Connection, uuids: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """Advance the generation of each existing provider of ``uuids``, locking its row until the
+    transaction ends: (id, new generation) by uuid, the unknown ones left out. One statement
+    where the database returns updated rows, two otherwise (MariaDB)."""
+    if not uuids:
+        return {}
+    rp = resource_providers
+    advance = (
+        rp.update()
+        .where(rp.c.uuid.in_(sorted(set(uuids))))
+        .values(generation=rp.c.generation + 1, updated_at=utcnow())
+    )
+    if conn.dialect.update_returning:
+        rows = conn.execute(advance.returning(rp.c.uuid, rp.c.id, rp.c.generation))
+    else:
+        conn.execute(advance)
+        rows = conn.execute(
+            sa.select(rp.c.uuid, rp.c.id, rp.c.generation).where(rp.c.uuid.in_(sorted(set(uuids))))
+        )
+    return {uuid: (int(id_), int(generation)) for uuid, id_, generation in rows}
 
 
-def _class_ids(conn: Connection, claims: Sequence[Claim]) -> dict[str, int]:
-    wanted = [rc for claim in claims for res in claim.allocations.values() for rc in res]
-    known = names.resource_class_ids(conn, wanted)
-    for name in wanted:
+def _class_ids(conn: Connection, names_: Collection[str]) -> dict[str, int]:
+    known = names.resource_class_ids(conn, names_)
+    for name in sorted(names_):
         if name not in known:
             raise UnknownResourceClass(f"No such resource class {name}.")
     return known
@@ -264,14 +259,13 @@ def _rows_of(conn: Connection, consumer_uuids: Collection[str]) -> list[_Row]:
 
 
 def _stock(
-    conn: Connection, keys: Sequence[tuple[int, int]]
-) -> tuple[dict[tuple[int, int], Inventory], dict[tuple[int, int], int]]:
-    """The inventory of each (provider id, class id) that has one, and the units allocated of
-    every key (zero where nothing is): one query."""
-    usage = dict.fromkeys(keys, 0)
-    if not keys:
-        return {}, usage
-    inv, a = schema.inventories, allocations
+    conn: Connection, provider_ids: Sequence[int], class_names: Collection[str]
+) -> tuple[dict[tuple[int, int], Inventory], dict[tuple[int, int], int], dict[str, int]]:
+    """The inventory of each (provider id, class id) of these providers and classes that has
+    one, the units allocated of each, and the ids of the classes found: one query."""
+    if not provider_ids or not class_names:
+        return {}, {}, {}
+    inv, a, rc = schema.inventories, allocations, resource_classes
     used = (
         sa.select(sa.func.sum(a.c.used))
         .where(
@@ -281,24 +275,23 @@ def _stock(
         .scalar_subquery()
     )
     rows = conn.execute(
-        sa.select(inv, used.label("used")).where(
-            inv.c.resource_provider_id.in_({p for p, _ in keys}),
-            inv.c.resource_class_id.in_({c for _, c in keys}),
-        )
+        sa.select(inv, rc.c.name.label("class_name"), used.label("used"))
+        .join(rc, rc.c.id == inv.c.resource_class_id)
+        .where(inv.c.resource_provider_id.in_(provider_ids), rc.c.name.in_(sorted(class_names)))
     )
-    inventory = {}
+    inventory, usage, class_ids = {}, {}, {}
     for row in rows:
         key = (row.resource_provider_id, row.resource_class_id)
         inventory[key] = inventories.inventory_of(row)
-        if key in usage:
-            # int(): MySQL returns SUM as Decimal.
-            usage[key] = int(row.used or 0)
-    return inventory, usage
+        # int(): MySQL returns SUM as Decimal.
+        usage[key] = int(row.used or 0)
+        class_ids[row.class_name] = row.resource_class_id
+    return inventory, usage, class_ids
 
 
 def _check(
     claims: Sequence[Claim],
-    wanted: Mapping[str, ResourceProvider],
+    wanted: Mapping[str, int],
     class_ids: Mapping[str, int],
     inventory: Mapping[tuple[int, int], Inventory],
     usage: Mapping[tuple[int, int], int],
@@ -310,8 +303,8 @@ def _check(
     capacity (its inventory shrank) may keep its usage or lower it, never raise it.
     """
     stocked = {provider_id for provider_id, _ in inventory}
-    for uuid, provider in wanted.items():
-        if provider.id not in stocked:
+    for uuid, provider_id in wanted.items():
+        if provider_id not in stocked:
             classes = ", ".join(sorted(class_ids))
             raise AllocationRefused(
                 f"Inventory for '{classes}' on resource provider '{uuid}' invalid."
@@ -320,7 +313,7 @@ def _check(
     for claim in claims:
         for uuid, resources in claim.allocations.items():
             for rc, amount in resources.items():
-                key = (wanted[uuid].id, class_ids[rc])
+                key = (wanted[uuid], class_ids[rc])
                 asked[key] = asked.get(key, 0) + amount
                 stock = inventory.get(key)
                 if stock is None:
@@ -338,14 +331,14 @@ def _check(
 def _insert(
     conn: Connection,
     claims: Sequence[Claim],
-    wanted: Mapping[str, ResourceProvider],
+    wanted: Mapping[str, int],
     class_ids: Mapping[str, int],
 ) -> None:
     now = utcnow()
     rows = [
         {
             "consumer_id": claim.consumer_uuid,
-            "resource_provider_id": wanted[uuid].id,
+            "resource_provider_id": wanted[uuid],
             "resource_class_id": class_ids[rc],
             "used": amount,
             "created_at": now,

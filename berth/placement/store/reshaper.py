@@ -11,7 +11,7 @@ new inventory. In between a provider may hold less than is allocated from it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy.engine import Connection
 
@@ -64,8 +64,10 @@ def reshape(
     for uuid, new in inventories.items():
         if new.stock:
             moving[uuid] = _replace(conn, moving[uuid], new.stock, keep_unlisted=True)
-    bumped = allocations.write(conn, claims, seen=moving)
-    moving.update((uuid, p) for uuid, p in bumped.items() if uuid in moving)
+    bumped = allocations.write(conn, claims)
+    moving = {
+        uuid: replace(p, generation=bumped.get(uuid, p.generation)) for uuid, p in moving.items()
+    }
     for uuid, new in inventories.items():
         _replace(conn, moving[uuid], new.stock, keep_unlisted=False)
 
