@@ -10,6 +10,7 @@ from berth.config import PlacementSettings
 from berth.placement.candidates.live import LiveIndex
 from berth.placement.policy import PolicyEnforcer
 from berth.placement.store.database import open_database
+from berth.placement.store.group_commit import GroupCommit
 
 
 @dataclass
@@ -20,9 +21,12 @@ class PlacementService:
     rng: random.Random = field(default_factory=random.Random)
     # This worker's in-memory view of every provider, for candidates and provider lists.
     index: LiveIndex = field(init=False)
+    # This worker's allocation writer: claims arriving together share a transaction.
+    claims: GroupCommit = field(init=False)
 
     def __post_init__(self) -> None:
         self.index = LiveIndex(self.db, verify=self.settings.verify_index)
+        self.claims = GroupCommit(self.db, self.settings.allocation_conflict_retry_count)
 
     @classmethod
     def from_settings(cls, settings: PlacementSettings, database_url: str) -> PlacementService:

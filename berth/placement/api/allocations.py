@@ -132,14 +132,6 @@ def worded(unknown_class: str) -> Iterator[None]:
         ) from None
 
 
-def _write(req: PlacementRequest, claims: Sequence[Claim]) -> None:
-    allocations.write_retrying(
-        req.service.db,
-        req.service.settings.allocation_conflict_retry_count,
-        lambda conn: allocations.write(conn, claims),
-    )
-
-
 def list_for_consumer(req: PlacementRequest) -> Response:
     """GET /allocations/{consumer_uuid}: an unknown consumer simply has none."""
     req.authorize("placement:allocations:list")
@@ -163,7 +155,7 @@ def set_for_consumer(req: PlacementRequest) -> Response:
     data = req.json_body(pick_schema(schema.PUT_BY_VERSION, req.version))
     claim = claim_of(consumer_uuid, data, req.version)
     with worded(f"Unable to allocate inventory for consumer {consumer_uuid}: "):
-        _write(req, [claim])
+        req.service.claims.write([claim])
     return req.no_content()
 
 
@@ -181,7 +173,7 @@ def set_allocations(req: PlacementRequest) -> Response:
     data = req.json_body(pick_schema(schema.POST_BY_VERSION, req.version))
     claims = [claim_of(consumer_uuid, entry, req.version) for consumer_uuid, entry in data.items()]
     with worded("Unable to allocate inventory "):
-        _write(req, claims)
+        req.service.claims.write(claims)
     return req.no_content()
 
 

@@ -48,15 +48,25 @@ class LiveIndex:
         self._lock = threading.Lock()
         self._index: ProviderIndex | None = None
         self._seen = -1
+        # Refreshes begun, and the number of the last one that completed: a query may skip its
+        # own refresh when one that began after the query arrived has completed since.
+        self._begun = 0
+        self._completed = 0
         # How the index has been brought up to date so far (for operators and tests).
         self.rebuilds = 0
         self.updates = 0
 
     @contextmanager
     def current(self) -> Iterator[ProviderIndex]:
-        """The index as of now, held (against other threads' updates) while the caller reads."""
+        """The index as of now, held (against other threads' updates) while the caller reads.
+
+        Queries that queue here while another thread refreshes share the next refresh: one
+        that began after they arrived has seen every write that answered before they did.
+        """
+        arrived = self._begun
         with self._lock:
-            self._refresh()
+            if self._completed <= arrived or self._index is None:
+                self._refresh()
             yield self._require()
 
     def refresh(self) -> None:
@@ -65,6 +75,12 @@ class LiveIndex:
             self._refresh()
 
     def _refresh(self) -> None:
+        self._begun += 1
+        number = self._begun
+        self._refresh_once()
+        self._completed = number
+
+    def _refresh_once(self) -> None:
         with self.db.snapshot() as conn:
             if self._index is None:
                 self._rebuild(conn, changes.current(conn))
