@@ -81,9 +81,17 @@ def ensure(
     ``check_generation`` (from 1.28) the client must have seen the current generation, or None
     for a consumer that does not exist yet.
     """
+    expects_new = check_generation and seen is None
+    if expects_new and conn.dialect.name != "mysql":
+        # A client that expects a new consumer is nearly always right, and its owner nearly
+        # always known: create it in one statement, or learn which of those was wrong.
+        new_id = _create_for_known_owner(conn, uuid, owner)
+        if new_id is not None:
+            return Consumer(
+                new_id, uuid, 1, owner.project_id, owner.user_id, owner.consumer_type
+            ), True
     project_id, user_id, type_id = _owner_ids(conn, owner)
-    # A client that expects a new consumer is nearly always right: try to create it first.
-    consumer = None if check_generation and seen is None else find(conn, uuid)
+    consumer = None if expects_new else find(conn, uuid)
     if consumer is None:
         if check_generation:
             _check_generation(None, seen)
@@ -184,6 +192,40 @@ def _create(
     new_id = conn.scalar(
         insert(consumers)
         .values(values)
+        .on_conflict_do_nothing(index_elements=[consumers.c.uuid])
+        .returning(consumers.c.id)
+    )
+    return int(new_id) if new_id is not None else None
+
+
+def _create_for_known_owner(conn: Connection, uuid: str, owner: Owner) -> int | None:
+    """Insert a consumer at generation 1 whose project, user and type already exist, looking
+    them up in the same statement: its id, or None if the consumer exists or its owner does not
+    (PostgreSQL and SQLite)."""
+    # One row (each key is unique) when all exist, none otherwise.
+    owners = projects.join(users, users.c.external_id == owner.user_id)
+    where = [projects.c.external_id == owner.project_id]
+    type_id: sa.ColumnElement[object] = sa.null()
+    if owner.consumer_type is not None:
+        owners = owners.join(consumer_types, consumer_types.c.name == owner.consumer_type)
+        type_id = consumer_types.c.id
+    rows = (
+        sa.select(
+            sa.literal(uuid),
+            projects.c.id,
+            users.c.id,
+            type_id,
+            sa.literal(1),
+            sa.literal(utcnow()),
+        )
+        .select_from(owners)
+        .where(*where)
+    )
+    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    columns = ["uuid", "project_id", "user_id", "consumer_type_id", "generation", "created_at"]
+    new_id = conn.scalar(
+        insert(consumers)
+        .from_select(columns, rows)
         .on_conflict_do_nothing(index_elements=[consumers.c.uuid])
         .returning(consumers.c.id)
     )
