@@ -153,8 +153,15 @@ class _LeanClient:
         self._conn.close()
 
 
-def _claims(base: str, clients: int, seconds: float) -> tuple[int, int]:
-    """Candidates then PUT /allocations from ``clients`` threads; (claims made, conflicts)."""
+def _claims(
+    base: str, clients: int, seconds: float, latencies: dict[str, list[float]] | None = None
+) -> tuple[int, int]:
+    """Candidates then PUT /allocations from ``clients`` threads; (claims made, conflicts).
+
+    ``latencies``, when given, gets the seconds of every GET and PUT under those two keys."""
+    timed = latencies if latencies is not None else {}
+    timed.setdefault("GET", [])
+    timed.setdefault("PUT", [])
     made = [0] * clients
     conflicts = [0] * clients
     deadline = time.monotonic() + seconds
@@ -165,7 +172,9 @@ def _claims(base: str, clients: int, seconds: float) -> tuple[int, int]:
         client = _LeanClient(base)
         try:
             while time.monotonic() < deadline:
+                start = time.perf_counter()
                 status, content = client.request("GET", query)
+                timed["GET"].append(time.perf_counter() - start)
                 if status != 200:
                     raise RuntimeError(f"candidates answered {status}: {content!r}")
                 found = orjson.loads(content)["allocation_requests"]
@@ -178,7 +187,9 @@ def _claims(base: str, clients: int, seconds: float) -> tuple[int, int]:
                     "consumer_generation": None,
                     "consumer_type": "INSTANCE",
                 }
+                start = time.perf_counter()
                 status, content = client.request("PUT", f"/allocations/{uuid.uuid4()}", body)
+                timed["PUT"].append(time.perf_counter() - start)
                 if status == 204:
                     made[n] += 1
                 elif status == 409:
@@ -267,7 +278,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\nmemory per API worker (RSS, MB, after the queries): {rss}")
         meter = CpuMeter(base)
         start = time.perf_counter()
-        made, conflicts = _claims(base, args.clients, args.claim_seconds)
+        latencies: dict[str, list[float]] = {}
+        made, conflicts = _claims(base, args.clients, args.claim_seconds, latencies)
         spent = time.perf_counter() - start
         cpu = meter.split()
         print(f"\nclaims: {made} in {spent:.1f} s = {made / spent:.1f}/s with {args.clients} "
@@ -276,6 +288,10 @@ def main(argv: list[str] | None = None) -> int:
             per = 1000 / made
             print(f"CPU per claim: workers {cpu.workers * per:.2f} ms, database "
                   f"{cpu.database * per:.2f} ms, client {cpu.client * per:.2f} ms")  # fmt: skip
+        for method, seconds in latencies.items():
+            seconds.sort()
+            print(f"{method} latency under load: p50 {statistics.median(seconds) * 1000:.1f} ms, "
+                  f"p99 {seconds[int(len(seconds) * 0.99)] * 1000:.1f} ms")  # fmt: skip
     bad = overcommitted(db)
     if bad:
         print(f"OVER-COMMIT on {len(bad)} provider classes: {bad[:10]}")

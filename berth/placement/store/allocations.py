@@ -210,25 +210,37 @@ class _Row:
     used: int
 
 
+def _advance_statements() -> tuple[sa.Update, sa.Select[tuple[str, int, int]]]:
+    rp = resource_providers
+    named = rp.c.uuid.in_(sa.bindparam("uuids", expanding=True))
+    advance = (
+        rp.update()
+        .where(named)
+        .values(generation=rp.c.generation + 1, updated_at=sa.bindparam("now"))
+    )
+    return advance, sa.select(rp.c.uuid, rp.c.id, rp.c.generation).where(named)
+
+
+# The statements of every claim, built once (building one costs more than running it).
+_ADVANCE, _ADVANCED = _advance_statements()
+_ADVANCE_RETURNING = _ADVANCE.returning(
+    resource_providers.c.uuid, resource_providers.c.id, resource_providers.c.generation
+)
+_INSERT = allocations.insert()
+
+
 def _advance_generations(conn: Connection, uuids: Sequence[str]) -> dict[str, tuple[int, int]]:
     """Advance the generation of each existing provider of ``uuids``, locking its row until the
     transaction ends: (id, new generation) by uuid, the unknown ones left out. One statement
     where the database returns updated rows, two otherwise (MariaDB)."""
     if not uuids:
         return {}
-    rp = resource_providers
-    advance = (
-        rp.update()
-        .where(rp.c.uuid.in_(sorted(set(uuids))))
-        .values(generation=rp.c.generation + 1, updated_at=utcnow())
-    )
+    named = {"uuids": sorted(set(uuids))}
     if conn.dialect.update_returning:
-        rows = conn.execute(advance.returning(rp.c.uuid, rp.c.id, rp.c.generation))
+        rows = conn.execute(_ADVANCE_RETURNING, {**named, "now": utcnow()})
     else:
-        conn.execute(advance)
-        rows = conn.execute(
-            sa.select(rp.c.uuid, rp.c.id, rp.c.generation).where(rp.c.uuid.in_(sorted(set(uuids))))
-        )
+        conn.execute(_ADVANCE, {**named, "now": utcnow()})
+        rows = conn.execute(_ADVANCED, named)
     return {uuid: (int(id_), int(generation)) for uuid, id_, generation in rows}
 
 
@@ -258,13 +270,7 @@ def _rows_of(conn: Connection, consumer_uuids: Collection[str]) -> list[_Row]:
     return [_Row(**row._asdict()) for row in rows]
 
 
-def _stock(
-    conn: Connection, provider_ids: Sequence[int], class_names: Collection[str]
-) -> tuple[dict[tuple[int, int], Inventory], dict[tuple[int, int], int], dict[str, int]]:
-    """The inventory of each (provider id, class id) of these providers and classes that has
-    one, the units allocated of each, and the ids of the classes found: one query."""
-    if not provider_ids or not class_names:
-        return {}, {}, {}
+def _stock_statement() -> sa.Select[tuple[object, ...]]:
     inv, a, rc = schema.inventories, allocations, resource_classes
     used = (
         sa.select(sa.func.sum(a.c.used))
@@ -274,11 +280,27 @@ def _stock(
         )
         .scalar_subquery()
     )
-    rows = conn.execute(
+    return (
         sa.select(inv, rc.c.name.label("class_name"), used.label("used"))
         .join(rc, rc.c.id == inv.c.resource_class_id)
-        .where(inv.c.resource_provider_id.in_(provider_ids), rc.c.name.in_(sorted(class_names)))
+        .where(
+            inv.c.resource_provider_id.in_(sa.bindparam("providers", expanding=True)),
+            rc.c.name.in_(sa.bindparam("classes", expanding=True)),
+        )
     )
+
+
+_STOCK = _stock_statement()
+
+
+def _stock(
+    conn: Connection, provider_ids: Sequence[int], class_names: Collection[str]
+) -> tuple[dict[tuple[int, int], Inventory], dict[tuple[int, int], int], dict[str, int]]:
+    """The inventory of each (provider id, class id) of these providers and classes that has
+    one, the units allocated of each, and the ids of the classes found: one query."""
+    if not provider_ids or not class_names:
+        return {}, {}, {}
+    rows = conn.execute(_STOCK, {"providers": list(provider_ids), "classes": sorted(class_names)})
     inventory, usage, class_ids = {}, {}, {}
     for row in rows:
         key = (row.resource_provider_id, row.resource_class_id)
@@ -348,4 +370,4 @@ def _insert(
         for rc, amount in resources.items()
     ]
     if rows:
-        conn.execute(allocations.insert(), rows)
+        conn.execute(_INSERT, rows)

@@ -86,14 +86,40 @@ def publish_everything(conn: Connection) -> None:
     publish(conn, _Pending(everything=True))
 
 
-def publish(conn: Connection, pending: _Pending) -> None:
-    seq = change_sequence
+def _statements() -> tuple[
+    sa.Update, sa.Select[tuple[int]], sa.Insert, sa.Select[tuple[object, ...]]
+]:
+    seq, log = change_sequence, changes
     advance = seq.update().where(seq.c.id == 1).values(value=seq.c.value + 1)
+    newest = sa.select(seq.c.value).where(seq.c.id == 1)
+    since = (
+        sa.select(seq.c.value, log.c.scope, log.c.provider_id)
+        .select_from(
+            seq.outerjoin(
+                log,
+                sa.and_(
+                    log.c.seq > sa.bindparam("seen"),
+                    log.c.seq <= seq.c.value,
+                    log.c.seq <= sa.bindparam("horizon"),
+                ),
+            )
+        )
+        .where(seq.c.id == 1)
+    )
+    return advance, newest, log.insert(), since
+
+
+# Built once: every write and nearly every query runs them.
+_ADVANCE, _NEWEST, _LOG, _SINCE = _statements()
+_ADVANCE_RETURNING = _ADVANCE.returning(change_sequence.c.value)
+
+
+def publish(conn: Connection, pending: _Pending) -> None:
     if conn.dialect.update_returning:
-        value = conn.execute(advance.returning(seq.c.value)).scalar_one()
+        value = conn.execute(_ADVANCE_RETURNING).scalar_one()
     else:
-        conn.execute(advance)
-        value = conn.execute(sa.select(seq.c.value).where(seq.c.id == 1)).scalar_one()
+        conn.execute(_ADVANCE)
+        value = conn.execute(_NEWEST).scalar_one()
     rows = [{"seq": value, "scope": "provider", "provider_id": p} for p in pending.providers]
     rows += [
         {"seq": value, "scope": "usage", "provider_id": p}
@@ -103,14 +129,13 @@ def publish(conn: Connection, pending: _Pending) -> None:
         rows.append({"seq": value, "scope": "names", "provider_id": None})
     if pending.everything:
         rows.append({"seq": value, "scope": "everything", "provider_id": None})
-    conn.execute(changes.insert(), rows)
+    conn.execute(_LOG, rows)
     if value % _PRUNE_EVERY == 0:
         conn.execute(changes.delete().where(changes.c.seq <= value - KEEP))
 
 
 def current(conn: Connection) -> int:
-    seq = change_sequence
-    return int(conn.execute(sa.select(seq.c.value).where(seq.c.id == 1)).scalar_one())
+    return int(conn.execute(_NEWEST).scalar_one())
 
 
 def since(conn: Connection, seen: int) -> Changes:
@@ -119,17 +144,7 @@ def since(conn: Connection, seen: int) -> Changes:
     The row lock on the sequence makes numbers commit in order, so every change numbered up to
     the newest is visible once that number is. A reader too far behind reloads everything.
     """
-    seq, log = change_sequence, changes
-    rows = conn.execute(
-        sa.select(seq.c.value, log.c.scope, log.c.provider_id)
-        .select_from(
-            seq.outerjoin(
-                log,
-                sa.and_(log.c.seq > seen, log.c.seq <= seq.c.value, log.c.seq <= seen + KEEP // 2),
-            )
-        )
-        .where(seq.c.id == 1)
-    ).all()
+    rows = conn.execute(_SINCE, {"seen": seen, "horizon": seen + KEEP // 2}).all()
     upto = int(rows[0][0])
     if upto - seen > KEEP // 2:
         return Changes(upto, everything=True)

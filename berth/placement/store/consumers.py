@@ -198,36 +198,56 @@ def _create(
     return int(new_id) if new_id is not None else None
 
 
-def _create_for_known_owner(conn: Connection, uuid: str, owner: Owner) -> int | None:
-    """Insert a consumer at generation 1 whose project, user and type already exist, looking
-    them up in the same statement: its id, or None if the consumer exists or its owner does not
-    (PostgreSQL and SQLite)."""
-    # One row (each key is unique) when all exist, none otherwise.
-    owners = projects.join(users, users.c.external_id == owner.user_id)
-    where = [projects.c.external_id == owner.project_id]
+def _create_for_known_owner_statement(dialect: str, typed: bool) -> sa.Insert:
+    """``INSERT ... SELECT`` of a consumer at generation 1 with its owner's ids looked up in the
+    same statement: one row (each key is unique) when they all exist, none otherwise."""
+    owners = projects.join(users, users.c.external_id == sa.bindparam("user"))
     type_id: sa.ColumnElement[object] = sa.null()
-    if owner.consumer_type is not None:
-        owners = owners.join(consumer_types, consumer_types.c.name == owner.consumer_type)
+    if typed:
+        owners = owners.join(consumer_types, consumer_types.c.name == sa.bindparam("type"))
         type_id = consumer_types.c.id
     rows = (
         sa.select(
-            sa.literal(uuid),
+            sa.bindparam("uuid", type_=consumers.c.uuid.type),
             projects.c.id,
             users.c.id,
             type_id,
             sa.literal(1),
-            sa.literal(utcnow()),
+            sa.bindparam("now", type_=consumers.c.created_at.type),
         )
         .select_from(owners)
-        .where(*where)
+        .where(projects.c.external_id == sa.bindparam("project"))
     )
-    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
     columns = ["uuid", "project_id", "user_id", "consumer_type_id", "generation", "created_at"]
-    new_id = conn.scalar(
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    return (
         insert(consumers)
         .from_select(columns, rows)
         .on_conflict_do_nothing(index_elements=[consumers.c.uuid])
         .returning(consumers.c.id)
+    )
+
+
+# Built once per dialect, with and without a consumer type: every claim of a new consumer runs one.
+_CREATE_FOR_KNOWN_OWNER = {
+    (dialect, typed): _create_for_known_owner_statement(dialect, typed)
+    for dialect in ("postgresql", "sqlite")
+    for typed in (False, True)
+}
+
+
+def _create_for_known_owner(conn: Connection, uuid: str, owner: Owner) -> int | None:
+    """Insert a consumer at generation 1 whose project, user and type already exist: its id, or
+    None if the consumer exists or its owner does not (PostgreSQL and SQLite)."""
+    new_id = conn.scalar(
+        _CREATE_FOR_KNOWN_OWNER[conn.dialect.name, owner.consumer_type is not None],
+        {
+            "uuid": uuid,
+            "project": owner.project_id,
+            "user": owner.user_id,
+            "type": owner.consumer_type,
+            "now": utcnow(),
+        },
     )
     return int(new_id) if new_id is not None else None
 
