@@ -192,6 +192,18 @@ def test_policy_file_overrides_a_rule(tmp_path: Path, suffix: str) -> None:
     assert not _allowed(enforcer, MEMBER, "placement:resource_providers:create")
 
 
+def test_a_changed_policy_file_applies_to_the_next_check(tmp_path: Path) -> None:
+    # Decisions are remembered; the change of the file must still be seen at once.
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text('"placement:resource_providers:list": "role:member"\n')
+    enforcer = _enforcer(policy_file=str(policy_file))
+    for _ in range(2):
+        assert _allowed(enforcer, MEMBER, "placement:resource_providers:list")
+    policy_file.write_text('"placement:resource_providers:list": "role:admin"\n')
+    assert not _allowed(enforcer, MEMBER, "placement:resource_providers:list")
+    assert _allowed(enforcer, PROJECT_ADMIN, "placement:resource_providers:list")
+
+
 def test_policy_file_overriding_a_base_rule_changes_every_rule_using_it(tmp_path: Path) -> None:
     policy_file = tmp_path / "policy.yaml"
     policy_file.write_text('"admin_or_service_api": "role:admin"\n')
