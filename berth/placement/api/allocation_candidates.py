@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from starlette.responses import Response
 
 from berth.common import collector
 from berth.placement import candidates
 from berth.placement.api.request import PlacementRequest, dumps
+from berth.placement.candidates import CandidatesRequest
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(query: tuple[tuple[str, str], ...], version: tuple[int, int]) -> CandidatesRequest:
+    """A query parsed once: schedulers send the same few queries over and over, and the parsed
+    request is immutable. Refusals are not remembered (they raise anew)."""
+    return candidates.parse_candidates_request(list(query), version)
 
 
 def list_allocation_candidates(req: PlacementRequest) -> Response:
@@ -23,7 +32,7 @@ def list_allocation_candidates(req: PlacementRequest) -> Response:
     req.require_version((1, 10))
     req.authorize("placement:allocation_candidates:list")
     version = (req.version.major, req.version.minor)
-    request = candidates.parse_candidates_request(list(req.query_items), version)
+    request = _parsed(tuple(req.query_items), version)
     settings = req.service.settings
     cap = settings.max_allocation_candidates
     if cap > 0 and (request.limit is None or request.limit > cap):
