@@ -23,6 +23,7 @@ from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 T = TypeVar("T")
 
 _IMMEDIATE = "berth_sqlite_immediate"
+# A pooled connection idle longer than this is pinged before use (see ``_ping_when_idle``).
 PING_AFTER_IDLE_SECONDS = 1.0
 # One lock per SQLite file in this process (see ``Database._writer``).
 _SQLITE_WRITERS: dict[str, threading.RLock] = {}
