@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 
 from berth.placement.store.schema import change_sequence, changes
@@ -114,22 +115,44 @@ _ADVANCE, _NEWEST, _LOG, _SINCE = _statements()
 _ADVANCE_RETURNING = _ADVANCE.returning(change_sequence.c.value)
 
 
+def _publish_statement_postgresql() -> sa.Insert:
+    """Advance the sequence and log every touch in one statement: the sequence's ``UPDATE`` in a
+    ``WITH``, the log rows zipped from two arrays. The sequence row stays locked until commit,
+    so one round trip fewer is one less for every other writer to wait for."""
+    advanced = _ADVANCE_RETURNING.cte("advanced")
+    rows = sa.select(
+        advanced.c.value,
+        sa.func.unnest(sa.bindparam("scopes", type_=postgresql.ARRAY(sa.String))),
+        sa.func.unnest(sa.bindparam("providers", type_=postgresql.ARRAY(sa.Integer))),
+    )
+    return (
+        changes.insert().from_select(["seq", "scope", "provider_id"], rows).returning(changes.c.seq)
+    )
+
+
+_PUBLISH_POSTGRESQL = _publish_statement_postgresql()
+
+
 def publish(conn: Connection, pending: _Pending) -> None:
-    if conn.dialect.update_returning:
-        value = conn.execute(_ADVANCE_RETURNING).scalar_one()
-    else:
-        conn.execute(_ADVANCE)
-        value = conn.execute(_NEWEST).scalar_one()
-    rows = [{"seq": value, "scope": "provider", "provider_id": p} for p in pending.providers]
-    rows += [
-        {"seq": value, "scope": "usage", "provider_id": p}
-        for p in pending.usage - pending.providers
-    ]
+    logged = [("provider", p) for p in pending.providers]
+    logged += [("usage", p) for p in pending.usage - pending.providers]
     if pending.names:
-        rows.append({"seq": value, "scope": "names", "provider_id": None})
+        logged.append(("names", None))
     if pending.everything:
-        rows.append({"seq": value, "scope": "everything", "provider_id": None})
-    conn.execute(_LOG, rows)
+        logged.append(("everything", None))
+    if conn.dialect.name == "postgresql":
+        scopes, providers = zip(*logged, strict=True)
+        value = conn.execute(
+            _PUBLISH_POSTGRESQL, {"scopes": list(scopes), "providers": list(providers)}
+        ).scalar()
+    else:
+        if conn.dialect.update_returning:
+            value = conn.execute(_ADVANCE_RETURNING).scalar_one()
+        else:
+            conn.execute(_ADVANCE)
+            value = conn.execute(_NEWEST).scalar_one()
+        rows = [{"seq": value, "scope": scope, "provider_id": p} for scope, p in logged]
+        conn.execute(_LOG, rows)
     if value % _PRUNE_EVERY == 0:
         conn.execute(changes.delete().where(changes.c.seq <= value - KEEP))
 
