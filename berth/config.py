@@ -65,8 +65,9 @@ class PlacementSettings(BaseModel):
     allocation_conflict_retry_count: int = Field(
         10,
         ge=0,
-        description="How many times an allocation write retries internally when a provider "
-        "generation changed under it before answering 409.",
+        description="How many times a reshaper write retries internally when a provider "
+        "generation changed under it before answering 409. Allocation writes lock their "
+        "providers and wait instead of retrying.",
     )
 
 
