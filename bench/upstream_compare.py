@@ -66,7 +66,8 @@ from typing import Any
 import httpx
 import sqlalchemy as sa
 
-from bench.placement_bench import _HEADERS, _claims, _queries, overcommitted, worker_memory_mb
+from bench.placement_bench import _HEADERS, _claims, _queries, overcommitted
+from bench.procstat import worker_memory_mb
 from bench.reference_cloud import Cloud, build
 from bench.upstream_copy import copy_cloud, libpq_url
 from berth.common.db import Database

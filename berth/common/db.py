@@ -1,7 +1,7 @@
 """Database engines for SQLite, PostgreSQL and MariaDB/MySQL, and the transactions services use.
 
 Writes that check and then change state (allocations, generations) must serialise against each other.
-PostgreSQL and MariaDB do this with row locks taken by ``UPDATE ... WHERE generation = :seen``; SQLite
+PostgreSQL and MariaDB do this with the row locks their ``UPDATE`` of a generation takes; SQLite
 has no row locks, so a write transaction there starts with ``BEGIN IMMEDIATE`` and holds the database's
 single write lock from its first statement, instead of failing when it upgrades a read lock later.
 """

@@ -9,6 +9,7 @@ checked by :mod:`berth.compute.servers` inside the transaction that writes the b
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import secrets
 import string
@@ -183,11 +184,8 @@ def _is_digits(value: str) -> bool:
 
 def _uuid(value: Any, what: str) -> str:
     if isinstance(value, str):
-        try:
+        with contextlib.suppress(ValueError):
             uuidlib.UUID(value)
-        except ValueError:
-            pass
-        else:
             return value
     raise exceptions.BadRequest(f"Invalid input for field '{what}': {value!r} is not a UUID.")
 

@@ -9,7 +9,6 @@ updated means someone else changed it first, and the write is refused with ``Con
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -80,17 +79,6 @@ def find(conn: Connection, uuid: str) -> ResourceProvider | None:
     return _from_row(row) if row is not None else None
 
 
-def list_by_uuids(conn: Connection, uuids: Sequence[str]) -> list[ResourceProvider]:
-    """The providers with these uuids, oldest first; unknown uuids are left out."""
-    if not uuids:
-        return []
-    rp = resource_providers
-    rows = conn.execute(
-        select_providers().where(rp.c.uuid.in_(sorted(set(uuids)))).order_by(rp.c.id)
-    )
-    return [_from_row(row) for row in rows]
-
-
 def get(conn: Connection, uuid: str) -> ResourceProvider:
     """The provider with this uuid; ``NotFound`` names the uuid when there is none."""
     provider = find(conn, uuid)
@@ -108,14 +96,6 @@ def bump_generation(conn: Connection, provider: ResourceProvider) -> int:
 
     Returns the new generation. Raises ``ConcurrentUpdate`` when another writer got there first.
     """
-    generation = advance_generation(conn, provider)
-    changes.touch(conn, [provider.id])
-    return generation
-
-
-def advance_generation(conn: Connection, provider: ResourceProvider) -> int:
-    """The compare-and-swap of ``bump_generation``, which says nothing to the change log: the
-    caller logs what it changed (a claim logs usage)."""
     rp = resource_providers
     updated = conn.execute(
         rp.update()
@@ -127,6 +107,7 @@ def advance_generation(conn: Connection, provider: ResourceProvider) -> int:
             f"resource provider generation conflict: provider {provider.uuid} changed while "
             "this request was being processed. Please retry your update"
         )
+    changes.touch(conn, [provider.id])
     return provider.generation + 1
 
 

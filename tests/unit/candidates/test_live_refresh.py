@@ -27,8 +27,8 @@ class _CountingIndex(LiveIndex):
 
 
 def _query(live: LiveIndex) -> None:
-    with live.current():
-        pass
+    with live.current() as index:
+        assert index is not None
 
 
 @pytest.mark.parametrize("queued", [1, 3])
