@@ -1,5 +1,5 @@
-"""Per-group work done once per request, vectorised over the index: which providers may serve
-each group, under which anchors.
+"""Per-group work done once per slice of trees (``slices``), vectorised over its rows: which
+providers may serve each group, under which anchors.
 
 An *anchor* is the root of the tree a candidate is built around. A provider serves a group under
 its own root, and a sharing provider (``MISC_SHARES_VIA_AGGREGATE``) also under the root of every
@@ -17,8 +17,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from berth.placement.candidates.index import Mask, ProviderIndex, Rows
+from berth.placement.candidates.index import Mask, Rows
 from berth.placement.candidates.request import CandidatesRequest, RequestGroup
+from berth.placement.candidates.slices import TreeSlice
 from berth.placement.exceptions import InvalidInput
 
 
@@ -53,31 +54,32 @@ class SlotOptions:
     @classmethod
     def of(
         cls,
-        index: ProviderIndex,
+        trees: TreeSlice,
         group: RequestGroup,
         rc: str | None,
         own: Mask,
         shared: list[tuple[int, Mask]],
     ) -> SlotOptions:
-        served = index.mask(index.root[own])
+        served = trees.mask(trees.root[own])
         for _, anchors in shared:
             served |= anchors
         resources = ((rc, group.resources[rc]),) if rc else tuple(group.resources.items())
         return cls(group.suffix, rc, resources, own, tuple(shared), served)
 
-    def gather(self, index: ProviderIndex, anchors: Rows) -> list[tuple[int, ...]]:
-        """Each anchor's options, in row order."""
-        rows, begins, ends = index.tree_rows(anchors)
+    def gather(self, trees: TreeSlice, anchors: Rows) -> list[tuple[int, ...]]:
+        """Each anchor's options, as rows of the whole index, in row order."""
+        rows, begins, ends = trees.tree_rows(anchors)
         keep = self.own[rows]
-        kept = rows[keep].tolist()
+        kept = trees.rows[rows[keep]].tolist()
         counted = np.concatenate([np.zeros(1, np.int64), np.cumsum(keep)])
         found = [
             tuple(kept[b:e])
             for b, e in zip(counted[begins].tolist(), counted[ends].tolist(), strict=True)
         ]
         for row, served in self.shared:
+            whole_row = int(trees.rows[row])
             for i in np.flatnonzero(served[anchors]).tolist():
-                found[i] = tuple(sorted((*found[i], row)))
+                found[i] = tuple(sorted((*found[i], whole_row)))
         return found
 
 
@@ -89,50 +91,49 @@ class GroupTable:
     anchors: Mask
 
 
-def check_trait_names(index: ProviderIndex, names: Iterable[str]) -> None:
-    unknown = sorted(set(names) - index.traits)
+def check_trait_names(trees: TreeSlice, names: Iterable[str]) -> None:
+    unknown = sorted(set(names) - trees.traits)
     if unknown:
         raise InvalidInput(f"No such trait(s): {', '.join(unknown)}.")
 
 
-def check_class_names(index: ProviderIndex, names: Iterable[str]) -> None:
+def check_class_names(trees: TreeSlice, names: Iterable[str]) -> None:
     for name in names:
-        if name not in index.resource_classes:
+        if name not in trees.resource_classes:
             raise InvalidInput(
                 f"Invalid resource class in resources parameter: No such resource class {name}."
             )
 
 
-def anchor_roots(index: ProviderIndex, request: CandidatesRequest) -> Mask | None:
+def anchor_roots(trees: TreeSlice, request: CandidatesRequest) -> Mask | None:
     """Roots allowed by ``root_required`` (1.35), as a row mask, or None when it is not given."""
     if not (request.root_required or request.root_forbidden):
         return None
-    check_trait_names(index, request.root_required)
-    check_trait_names(index, request.root_forbidden)
-    allowed = index.mask(index.roots())
-    allowed &= index.with_traits(frozenset({t}) for t in request.root_required)
-    allowed &= ~index.with_any_trait(request.root_forbidden)
+    check_trait_names(trees, request.root_required)
+    check_trait_names(trees, request.root_forbidden)
+    allowed = trees.mask(trees.roots())
+    allowed &= trees.with_traits(frozenset({t}) for t in request.root_required)
+    allowed &= ~trees.with_any_trait(request.root_forbidden)
     if not allowed.any():
         raise NoCandidates
     return allowed
 
 
-def _with_capacity(index: ProviderIndex, group: RequestGroup) -> dict[str, Mask]:
+def _with_capacity(trees: TreeSlice, group: RequestGroup) -> dict[str, Mask]:
     """Rows able to give each class its amount, checked in upstream's order."""
-    check_class_names(index, group.resources)
-    if group.member_of and not index.in_aggregates(group.member_of).any():
+    check_class_names(trees, group.resources)
+    if group.member_of and not trees.in_aggregates(group.member_of).any():
         raise NoCandidates
-    check_trait_names(index, itertools.chain(*group.required))
-    check_trait_names(index, group.forbidden)
+    check_trait_names(trees, itertools.chain(*group.required))
+    check_trait_names(trees, group.forbidden)
     in_tree: Mask | None = None
     if group.in_tree is not None:
-        row = index.row(group.in_tree)
-        if row is None:
+        in_tree = trees.tree_mask(group.in_tree)
+        if in_tree is None:
             raise NoCandidates
-        in_tree = index.root == index.root_of(row)
     capable: dict[str, Mask] = {}
     for rc, amount in group.resources.items():
-        capable[rc] = index.fitting(rc, amount)
+        capable[rc] = trees.fitting(rc, amount)
         if in_tree is not None:
             capable[rc] &= in_tree
         if not capable[rc].any():
@@ -140,62 +141,62 @@ def _with_capacity(index: ProviderIndex, group: RequestGroup) -> dict[str, Mask]
     return capable
 
 
-def _shared(index: ProviderIndex, rows: Mask, anchor_ok: Mask) -> list[tuple[int, Mask]]:
+def _shared(trees: TreeSlice, rows: Mask, anchor_ok: Mask) -> list[tuple[int, Mask]]:
     """Each sharing provider among ``rows`` with the other trees it may serve."""
     return [
-        (row, index.sharing_anchor_mask(row) & anchor_ok)
-        for row in index.sharing()[rows[index.sharing()]].tolist()
+        (row, trees.sharing_anchor_mask(row) & anchor_ok)
+        for row in trees.sharing()[rows[trees.sharing()]].tolist()
     ]
 
 
 def single_provider_table(
-    index: ProviderIndex, group: RequestGroup, allowed: Mask | None
+    trees: TreeSlice, group: RequestGroup, allowed: Mask | None
 ) -> GroupTable:
     """A suffixed group: one provider meeting every resource, trait and aggregate rule."""
-    capable = _with_capacity(index, group)
+    capable = _with_capacity(trees, group)
     # A resourceless group ignores in_tree (upstream applies in_tree only with resources).
-    fitting = index.in_aggregates(group.member_of)
+    fitting = trees.in_aggregates(group.member_of)
     for mask in capable.values():
         fitting &= mask
-    fitting &= ~index.in_any_aggregate(group.forbidden_aggs)
-    fitting &= ~index.with_any_trait(group.forbidden)
-    fitting &= index.with_traits(group.required)
-    anchor_ok = index.alive if allowed is None else allowed
-    own = fitting & anchor_ok[index.root]
-    options = SlotOptions.of(index, group, None, own, _shared(index, fitting, anchor_ok))
+    fitting &= ~trees.in_any_aggregate(group.forbidden_aggs)
+    fitting &= ~trees.with_any_trait(group.forbidden)
+    fitting &= trees.with_traits(group.required)
+    anchor_ok = trees.alive if allowed is None else allowed
+    own = fitting & anchor_ok[trees.root]
+    options = SlotOptions.of(trees, group, None, own, _shared(trees, fitting, anchor_ok))
     if not options.served.any():
         raise NoCandidates
     return GroupTable((options,), options.served)
 
 
-def spread_table(index: ProviderIndex, group: RequestGroup, allowed: Mask | None) -> GroupTable:
+def spread_table(trees: TreeSlice, group: RequestGroup, allowed: Mask | None) -> GroupTable:
     """The unnamed group: each class from one provider of the anchor's tree or a sharing
     provider serving that tree. Aggregates count on the provider or on the anchor root;
     forbidden traits count on each provider used; required traits on them all together."""
-    capable = _with_capacity(index, group)
-    in_aggs = index.in_aggregates(group.member_of) if group.member_of else None
-    bad = index.in_any_aggregate(group.forbidden_aggs)
-    usable = ~bad & ~index.with_any_trait(group.forbidden)
+    capable = _with_capacity(trees, group)
+    in_aggs = trees.in_aggregates(group.member_of) if group.member_of else None
+    bad = trees.in_any_aggregate(group.forbidden_aggs)
+    usable = ~bad & ~trees.with_any_trait(group.forbidden)
     anchor_ok = ~bad if allowed is None else ~bad & allowed
     slots = []
     for rc, mask in capable.items():
         rows = mask & usable
-        own = rows & anchor_ok[index.root]
+        own = rows & anchor_ok[trees.root]
         if in_aggs is not None:
-            own &= in_aggs | in_aggs[index.root]
+            own &= in_aggs | in_aggs[trees.root]
         shared = []
         # Sharing is not considered when in_tree pins the group to one tree.
         if group.in_tree is None:
-            shared = _shared(index, rows if in_aggs is None else rows & in_aggs, anchor_ok)
-        slots.append(SlotOptions.of(index, group, rc, own, shared))
+            shared = _shared(trees, rows if in_aggs is None else rows & in_aggs, anchor_ok)
+        slots.append(SlotOptions.of(trees, group, rc, own, shared))
     common = np.logical_and.reduce([slot.served for slot in slots])
     if group.required:
-        common = _with_traits_somewhere(index, slots, common, group.required)
+        common = _with_traits_somewhere(trees, slots, common, group.required)
     return GroupTable(tuple(slots), common)
 
 
 def _with_traits_somewhere(
-    index: ProviderIndex,
+    trees: TreeSlice,
     slots: list[SlotOptions],
     common: Mask,
     required: tuple[frozenset[str], ...],
@@ -204,21 +205,22 @@ def _with_traits_somewhere(
     traits (necessary), and make sure at least one anchor has a combination of options that
     has them all together (sufficient). The search checks each anchor exactly as it goes."""
     for any_of in required:
-        has = index.with_any_trait(any_of)
-        covered = np.zeros(index.size, np.bool_)
+        has = trees.with_any_trait(any_of)
+        covered = np.zeros(trees.size, np.bool_)
         for slot in slots:
-            covered[index.root[slot.own & has]] = True
+            covered[trees.root[slot.own & has]] = True
             for row, served in slot.shared:
                 if has[row]:
                     covered |= served
         common = common & covered
     anchors = np.flatnonzero(common)
+    traits_of = trees.whole.traits_of
     for start in range(0, len(anchors), 64):
         chunk = anchors[start : start + 64]
-        per_slot = [slot.gather(index, chunk) for slot in slots]
+        per_slot = [slot.gather(trees, chunk) for slot in slots]
         for options in zip(*per_slot, strict=True):
             if any(
-                has_traits(frozenset().union(*(index.traits_of(r) for r in combo)), required)
+                has_traits(frozenset().union(*(traits_of(r) for r in combo)), required)
                 for combo in itertools.product(*options)
             ):
                 return common
@@ -230,15 +232,15 @@ def has_traits(traits: frozenset[str], required: tuple[frozenset[str], ...]) -> 
 
 
 def group_tables(
-    index: ProviderIndex, request: CandidatesRequest, allowed: Mask | None
+    trees: TreeSlice, request: CandidatesRequest, allowed: Mask | None
 ) -> list[GroupTable]:
     """Every group's table, in request order, stopping at the first that matches nothing."""
     tables = []
     for group in request.groups:
         table = (
-            single_provider_table(index, group, allowed)
+            single_provider_table(trees, group, allowed)
             if group.use_same_provider
-            else spread_table(index, group, allowed)
+            else spread_table(trees, group, allowed)
         )
         if not table.anchors.any():
             raise NoCandidates

@@ -191,20 +191,28 @@ class InventoryColumn:
         self.row[entries] = NO_ROW
         self.entry_of[at] = NO_ROW
 
-    def fitting(self, amount: int) -> Rows:
-        """Rows where one more allocation of ``amount`` fits (``capacity.fit``, vectorised)."""
+    def fits(self, entries: Rows, amount: int) -> Mask:
+        """For each entry (NO_ROW for none), whether one more allocation of ``amount`` fits
+        (``capacity.fit``, vectorised)."""
+        ok = entries != NO_ROW
         if amount > capacity.MAX_INT:
             # Past every max_unit (a 32-bit column), and past what the arrays can compare.
-            return np.empty(0, np.int64)
-        ok = (
-            (self.row != NO_ROW)
-            & (self.min_unit <= amount)
-            & (self.max_unit >= amount)
-            & (amount % self.step_size == 0)
+            return np.zeros(len(entries), np.bool_)
+        at = entries[ok]
+        good = (
+            (self.row[at] != NO_ROW)
+            & (self.min_unit[at] <= amount)
+            & (self.max_unit[at] >= amount)
+            & (amount % self.step_size[at] == 0)
         )
         if amount > 0:
-            ok &= self.used + amount <= self.capacity
-        return self.row[ok]
+            good &= self.used[at] + amount <= self.capacity[at]
+        ok[ok] = good
+        return ok
+
+    def fitting(self, amount: int) -> Rows:
+        """Rows where one more allocation of ``amount`` fits."""
+        return self.row[self.fits(np.arange(len(self.row)), amount)]
 
     def inventory(self, row: int) -> Inventory | None:
         entry = int(self.entry_of[row])
@@ -249,18 +257,18 @@ class _Interned:
     def get(self, row: int) -> frozenset[str]:
         return self.sets[self.of_row[row]]
 
-    def rows_where(self, test: Iterable[bool]) -> Mask:
-        """Rows whose set passes ``test`` (one answer per distinct set, in ``sets`` order)."""
-        table = np.fromiter(test, np.bool_, len(self.sets))
-        return table[self.of_row]
+    def table(self, test: Iterable[bool]) -> Mask:
+        """Whether each distinct set passes ``test`` (one answer per set, in ``sets`` order);
+        gathered by a row's set id, it answers for the row."""
+        return np.fromiter(test, np.bool_, len(self.sets))
 
     def any_of(self, names: frozenset[str]) -> Mask:
-        return self.rows_where(bool(s & names) for s in self.sets)
+        return self.table(bool(s & names) for s in self.sets)
 
     def all_of(self, any_ofs: Iterable[frozenset[str]]) -> Mask:
-        """Rows whose set meets one name of every any-of set."""
+        """Sets meeting one name of every any-of set."""
         wanted = list(any_ofs)
-        return self.rows_where(all(s & names for names in wanted) for s in self.sets)
+        return self.table(all(s & names for names in wanted) for s in self.sets)
 
 
 class ProviderIndex:
@@ -582,19 +590,21 @@ class ProviderIndex:
 
     def with_traits(self, required: Iterable[frozenset[str]]) -> Mask:
         """Live rows having, by themselves, one trait of every any-of set."""
-        return self.alive & self.traits_by_row.all_of(required)
+        return self.alive & self.traits_by_row.all_of(required)[self.traits_by_row.of_row]
 
     def with_any_trait(self, names: frozenset[str]) -> Mask:
-        return self.traits_by_row.any_of(names) if names else np.zeros(self.size, np.bool_)
+        if not names:
+            return np.zeros(self.size, np.bool_)
+        return self.traits_by_row.any_of(names)[self.traits_by_row.of_row]
 
     def in_aggregates(self, any_ofs: Iterable[frozenset[str]]) -> Mask:
         """Live rows that belong, each by itself, to one aggregate of every any-of set."""
-        return self.alive & self.aggregates_by_row.all_of(any_ofs)
+        return self.alive & self.aggregates_by_row.all_of(any_ofs)[self.aggregates_by_row.of_row]
 
     def in_any_aggregate(self, aggregates: frozenset[str]) -> Mask:
         if not aggregates:
             return np.zeros(self.size, np.bool_)
-        return self.aggregates_by_row.any_of(aggregates)
+        return self.aggregates_by_row.any_of(aggregates)[self.aggregates_by_row.of_row]
 
     def sharing(self) -> Rows:
         """Live rows of sharing providers (``MISC_SHARES_VIA_AGGREGATE``)."""

@@ -1,9 +1,9 @@
 """The allocation candidate search.
 
-Pipeline, cheapest first:
+Pipeline, cheapest first, over one slice of trees at a time (``slices``):
 1. ``anchor_roots``: roots allowed by ``root_required``.
-2. ``group_tables``: per group, vectorised over the whole index, the (anchor, provider) pairs
-   that may serve it (names checked here).
+2. ``group_tables``: per group, vectorised over the slice, the (anchor, provider) pairs that may
+   serve it (names checked here).
 3. Per anchor common to all groups, a lazy depth-first search over the slots (one per class of
    the unnamed group, one per suffixed group), pruning a branch as soon as summed amounts on a
    provider exceed its capacity or max_unit, or ``group_policy=isolate`` is broken; complete
@@ -11,8 +11,15 @@ Pipeline, cheapest first:
    1.29) the one-provider-per-tree rule.
 4. The anchors' searches are interleaved round-robin, so a ``limit`` spreads over trees and
    stops the search as soon as it is reached: an anchor's slots are only looked up when its
-   search starts, so a limited query touches only the trees it needs. Identical answers (same
-   amounts per provider and same mappings) reached from different anchors are returned once.
+   search starts, and a slice's passes only run when the anchors before it did not give enough
+   answers, so a limited query touches only the trees it needs. Identical answers (same amounts
+   per provider and same mappings) reached from different anchors are returned once.
+
+Slicing keeps the answers and their order: slices follow row order (or one shuffled order of the
+roots, when randomised), and the round-robin's first round takes each anchor's first answer in
+that order, so a limit met in the first round is met by the same anchors. Without a limit, or
+when a name in the request is unknown (the error, or the empty answer, depends on every tree;
+see ``groups``), there is one slice holding every row.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from berth.placement.candidates.groups import (
 )
 from berth.placement.candidates.index import Mask, ProviderIndex, Rows
 from berth.placement.candidates.request import CandidatesRequest
+from berth.placement.candidates.slices import TreeSlice
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,21 +74,17 @@ class Candidates:
 
 
 def allocation_candidates(
-    index: ProviderIndex, request: CandidatesRequest, *, randomize: bool, rng: random.Random
+    index: ProviderIndex,
+    request: CandidatesRequest,
+    *,
+    randomize: bool,
+    rng: random.Random,
+    slice_roots: int = 64,
 ) -> Candidates:
+    """The candidates for ``request``. Under a limit the trees are searched in slices of at
+    least ``slice_roots`` roots (the limit, if more), each twice the one before."""
     requested = frozenset(rc for g in request.groups for rc in g.resources)
-    nothing = Candidates((), np.empty(0, np.int64), requested)
-    try:
-        allowed = anchor_roots(index, request)
-        tables = group_tables(index, request, allowed)
-    except NoCandidates:
-        return nothing
-    served = np.logical_and.reduce([table.anchors for table in tables])
-    if request.group_policy == "isolate":
-        served &= _enough_for_isolation(index, tables)
-    common = np.flatnonzero(served)
-    if randomize:
-        common = np.random.default_rng(rng.getrandbits(64)).permutation(common)
+    shuffle = np.random.default_rng(rng.getrandbits(64)) if randomize else None
     sharing = frozenset(index.sharing().tolist())
 
     def search(anchor: int, slots: list[Slot], headroom: Headroom) -> Iterator[AllocationRequest]:
@@ -90,11 +94,11 @@ def allocation_candidates(
             ]
         return _search(index, request, slots, anchor, headroom, sharing)
 
+    anchors = _anchors(index, request, shuffle, slice_roots)
     # Answers reached from two anchors are returned once. Only sharing providers serve more than
     # one anchor, so an answer with any other provider cannot come twice and skips the check.
     found: dict[object, AllocationRequest] = {}
-    first = min(_CHUNK, request.limit or _CHUNK)
-    for areq in _round_robin(_anchor_slots(index, tables, common, first), search):
+    for areq in _round_robin(anchors, search):
         found.setdefault(object() if areq.only_here else areq.key(), areq)
         if request.limit is not None and len(found) >= request.limit:
             break
@@ -102,15 +106,74 @@ def allocation_candidates(
     return Candidates(areqs, _summaries(index, request, areqs), requested)
 
 
-def _enough_for_isolation(index: ProviderIndex, tables: list[GroupTable]) -> Mask:
+def _anchors(
+    index: ProviderIndex,
+    request: CandidatesRequest,
+    shuffle: np.random.Generator | None,
+    slice_roots: int,
+) -> Iterator[tuple[int, list[Slot], Headroom]]:
+    """Every anchor able to serve every group, with its slots, slice after slice. The first
+    slice has ``max(limit, slice_roots)`` roots; the next ones are sized from the share of
+    roots that were anchors so far, and at least double the one before."""
+    first = min(_CHUNK, request.limit or _CHUNK)
+    if request.limit is None or not _names_known(index, request):
+        yield from _slice_anchors(TreeSlice(index), request, shuffle, first)
+        return
+    roots = index.roots()
+    if shuffle is not None:
+        roots = shuffle.permutation(roots)
+    start, size, anchors = 0, max(request.limit, slice_roots), 0
+    while start < len(roots):
+        trees = TreeSlice(index, np.sort(roots[start : start + size]))
+        start += size
+        for found in _slice_anchors(trees, request, shuffle, first):
+            anchors += 1
+            yield found
+        first = _CHUNK
+        # Still short of the limit: every anchor so far gave at most one answer yet.
+        wanted = (request.limit - anchors) * start // anchors if anchors else 0
+        size = max(2 * size, wanted + wanted // 4)
+
+
+def _names_known(index: ProviderIndex, request: CandidatesRequest) -> bool:
+    traits = set(request.root_required | request.root_forbidden)
+    for group in request.groups:
+        if not group.resources.keys() <= index.resource_classes:
+            return False
+        traits.update(itertools.chain(group.forbidden, *group.required))
+    return traits <= index.traits
+
+
+def _slice_anchors(
+    trees: TreeSlice,
+    request: CandidatesRequest,
+    shuffle: np.random.Generator | None,
+    first: int,
+) -> Iterator[tuple[int, list[Slot], Headroom]]:
+    """The anchors of one slice able to serve every group, with their slots."""
+    try:
+        allowed = anchor_roots(trees, request)
+        tables = group_tables(trees, request, allowed)
+    except NoCandidates:
+        return
+    served = np.logical_and.reduce([table.anchors for table in tables])
+    if request.group_policy == "isolate":
+        served &= _enough_for_isolation(trees, tables)
+    common = np.flatnonzero(served)
+    if shuffle is not None:
+        common = shuffle.permutation(common)
+    yield from _anchor_slots(trees, tables, common, first)
+
+
+def _enough_for_isolation(trees: TreeSlice, tables: list[GroupTable]) -> Mask:
     """Anchors where the suffixed groups' options hold at least one provider per group: with
     ``group_policy=isolate`` no two of them may share one, so the others cannot succeed. (This
     spares the search the trees that could never take a wide request.)"""
     suffixed = [s for t in tables for s in t.slots if s.rc is None]
     if len(suffixed) < 2:
-        return index.alive
+        return trees.alive
     own = np.logical_or.reduce([s.own for s in suffixed])
-    distinct = np.bincount(index.root[own], minlength=index.size)
+    distinct = np.bincount(trees.root[own], minlength=trees.size)
     sharing: dict[int, Mask] = {}
     for slot in suffixed:
         for row, served in slot.shared:
@@ -127,36 +190,37 @@ Headroom = dict[tuple[int, str], tuple[int, int]]
 
 
 def _anchor_slots(
-    index: ProviderIndex, tables: list[GroupTable], anchors: Rows, first: int
+    trees: TreeSlice, tables: list[GroupTable], anchors: Rows, first: int
 ) -> Iterator[tuple[int, list[Slot], Headroom]]:
-    """Each anchor with its slots and their options' headroom, looked up a chunk of anchors at
-    a time with a few array operations, ``first`` anchors at first (a small limit needs few),
-    then chunks twice as large up to ``_CHUNK``. The unnamed group's slots come first, so its
-    trait check runs as soon as they are filled."""
+    """Each anchor (a row of the whole index) with its slots and their options' headroom,
+    looked up a chunk of anchors at a time with a few array operations, ``first`` anchors at
+    first (a small limit needs few), then chunks twice as large up to ``_CHUNK``. The unnamed
+    group's slots come first, so its trait check runs as soon as they are filled."""
     options = sorted((s for t in tables for s in t.slots), key=lambda s: s.suffix != "")
+    columns = trees.whole.columns
     start, size = 0, max(first, 1)
     while start < len(anchors):
         chunk = anchors[start : start + size]
         start, size = start + size, min(size * 2, _CHUNK)
-        per_option = [o.gather(index, chunk) for o in options]
+        per_option = [o.gather(trees, chunk) for o in options]
         headroom: Headroom = {}
         for o, found in zip(options, per_option, strict=True):
             rows = sorted(set(itertools.chain.from_iterable(found)))
             at = np.asarray(rows, np.int64)
             for rc, _ in o.resources:
-                column = index.columns[rc]
+                column = columns[rc]
                 entries = column.entry_of[at]
                 left = (column.capacity[entries] - column.used[entries]).tolist()
                 most = column.max_unit[entries].tolist()
                 headroom.update(
                     zip([(r, rc) for r in rows], zip(left, most, strict=True), strict=True)
                 )
-        for i, anchor in enumerate(chunk.tolist()):
+        for anchor, *found in zip(trees.rows[chunk].tolist(), *per_option, strict=True):
             yield (
                 anchor,
                 [
-                    Slot(o.suffix, o.rc, o.resources, found[i])
-                    for o, found in zip(options, per_option, strict=True)
+                    Slot(o.suffix, o.rc, o.resources, options_found)
+                    for o, options_found in zip(options, found, strict=True)
                 ],
                 headroom,
             )
@@ -320,4 +384,5 @@ def _summaries(
     used = np.fromiter({index.row_of[uuid] for areq in areqs for uuid in areq.resources}, np.int64)
     if not request.nested_aware and index.has_trees:
         return np.sort(used)
-    return np.flatnonzero(index.alive & np.isin(index.root, index.root[used]))
+    rows, _, _ = index.tree_rows(np.unique(index.root[used]))
+    return np.sort(rows)

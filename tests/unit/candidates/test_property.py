@@ -125,10 +125,14 @@ def cases(draw: st.DrawFn) -> tuple[World, CandidatesRequest]:
     )
 
 
-def _solve(snap: World, req: CandidatesRequest, limit: int | None = None) -> Candidates:
+def _solve(
+    snap: World, req: CandidatesRequest, limit: int | None = None, slice_roots: int = 64
+) -> Candidates:
     if limit is not None:
         req = dataclasses.replace(req, limit=limit)
-    return allocation_candidates(snap.index, req, randomize=False, rng=random.Random(0))
+    return allocation_candidates(
+        snap.index, req, randomize=False, rng=random.Random(0), slice_roots=slice_roots
+    )
 
 
 def _summarised(snap: World, result: Candidates) -> set[str]:
@@ -157,11 +161,25 @@ def test_limit_returns_a_subset_of_the_right_size(
 ) -> None:
     snap, req = case
     everything = {a.key() for a in _solve(snap, req).allocation_requests}
-    limited = _solve(snap, req, limit)
+    # One root per slice at first: the search crosses slices whenever there are several trees.
+    limited = _solve(snap, req, limit, slice_roots=1)
     keys = {a.key() for a in limited.allocation_requests}
     assert keys <= everything
     assert len(limited.allocation_requests) == min(limit, len(everything))
     assert _summarised(snap, limited) == summaries_for(snap, req, keys)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.integers(1, 4), st.integers(1, 3))
+def test_slices_keep_the_answers_and_their_order(
+    case: tuple[World, CandidatesRequest], limit: int, slice_roots: int
+) -> None:
+    """A limited search over slices of trees returns exactly the first answers of the search
+    over the whole index, in the same order."""
+    snap, req = case
+    everything = [a.key() for a in _solve(snap, req).allocation_requests]
+    limited = _solve(snap, req, limit, slice_roots=slice_roots)
+    assert [a.key() for a in limited.allocation_requests] == everything[:limit]
 
 
 @st.composite
@@ -240,7 +258,11 @@ def test_randomized_answers_are_the_same_set_and_respect_limit(
     shuffled = allocation_candidates(snap.index, req, randomize=True, rng=random.Random(seed))
     assert {a.key() for a in shuffled.allocation_requests} == everything
     limited = allocation_candidates(
-        snap.index, dataclasses.replace(req, limit=limit), randomize=True, rng=random.Random(seed)
+        snap.index,
+        dataclasses.replace(req, limit=limit),
+        randomize=True,
+        rng=random.Random(seed),
+        slice_roots=1,
     )
     keys = {a.key() for a in limited.allocation_requests}
     assert keys <= everything
