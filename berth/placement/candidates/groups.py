@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
@@ -25,17 +24,6 @@ from berth.placement.exceptions import InvalidInput
 
 class NoCandidates(Exception):
     """Some filter matches nothing, so the whole answer is empty."""
-
-
-class Slot(NamedTuple):
-    """One choice in the search under one anchor: a provider for one class of the unnamed group
-    (``rc`` set), or one provider for a whole suffixed group (``rc`` None). A tuple, because the
-    search makes one per slot per anchor it visits."""
-
-    suffix: str
-    rc: str | None
-    resources: tuple[tuple[str, int], ...]
-    options: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +34,7 @@ import numpy as np
 from berth.placement.candidates.groups import (
     GroupTable,
     NoCandidates,
-    Slot,
+    SlotOptions,
     anchor_roots,
     group_tables,
     has_traits,
@@ -87,12 +87,16 @@ def allocation_candidates(
     shuffle = np.random.default_rng(rng.getrandbits(64)) if randomize else None
     sharing = frozenset(index.sharing().tolist())
 
-    def search(anchor: int, slots: list[Slot], headroom: Headroom) -> Iterator[AllocationRequest]:
+    rules = _Rules.of(index, request, sharing)
+
+    def search(
+        anchor: int, slots: Slots, options: Options, headroom: Headroom
+    ) -> Iterator[AllocationRequest]:
         if randomize:
-            slots = [
-                s._replace(options=tuple(rng.sample(s.options, len(s.options)))) for s in slots
-            ]
-        return _search(index, request, slots, anchor, headroom, sharing)
+            options = [tuple(rng.sample(o, len(o))) for o in options]
+        if slots.compete:
+            return _search(index, rules, slots, anchor, options, headroom)
+        return _combinations(index, rules, slots, anchor, options)
 
     anchors = _anchors(index, request, shuffle, slice_roots)
     # Answers reached from two anchors are returned once. Only sharing providers serve more than
@@ -111,7 +115,7 @@ def _anchors(
     request: CandidatesRequest,
     shuffle: np.random.Generator | None,
     slice_roots: int,
-) -> Iterator[tuple[int, list[Slot], Headroom]]:
+) -> Iterator[tuple[int, Slots, Options, Headroom]]:
     """Every anchor able to serve every group, with its slots, slice after slice. The first
     slice has ``max(limit, slice_roots)`` roots; the next ones are sized from the share of
     roots that were anchors so far, and at least double the one before."""
@@ -149,7 +153,7 @@ def _slice_anchors(
     request: CandidatesRequest,
     shuffle: np.random.Generator | None,
     first: int,
-) -> Iterator[tuple[int, list[Slot], Headroom]]:
+) -> Iterator[tuple[int, Slots, Options, Headroom]]:
     """The anchors of one slice able to serve every group, with their slots."""
     try:
         allowed = anchor_roots(trees, request)
@@ -162,7 +166,7 @@ def _slice_anchors(
     common = np.flatnonzero(served)
     if shuffle is not None:
         common = shuffle.permutation(common)
-    yield from _anchor_slots(trees, tables, common, first)
+    yield from _anchor_slots(trees, tables, common, first, request.group_policy == "isolate")
 
 
 def _enough_for_isolation(trees: TreeSlice, tables: list[GroupTable]) -> Mask:
@@ -187,16 +191,60 @@ _CHUNK = 256
 
 # (row, resource class) -> (capacity left, max_unit), for the options of the anchors being visited
 Headroom = dict[tuple[int, str], tuple[int, int]]
+# One anchor's options (rows of the whole index) for each slot, in ``Slots`` order.
+Options = list[tuple[int, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Slots:
+    """The slots every anchor fills, in search order: one per class of the unnamed group first
+    (so its trait check runs as soon as they are filled), then one per suffixed group."""
+
+    suffixes: tuple[str, ...]
+    resources: tuple[tuple[tuple[str, int], ...], ...]
+    # A whole suffixed group on one provider (``group_policy=isolate`` applies to these).
+    whole_group: tuple[bool, ...]
+    unnamed: int
+    # Whether two slots may compete for one provider: want a class of it both, or, under
+    # ``group_policy=isolate``, take it for two whole groups. When none may, every option fits
+    # whatever the other slots took, so every combination of options is placed.
+    compete: bool
+
+    @classmethod
+    def of(cls, trees: TreeSlice, options: list[SlotOptions], isolate: bool) -> Slots:
+        return cls(
+            tuple(o.suffix for o in options),
+            tuple(o.resources for o in options),
+            tuple(o.rc is None for o in options),
+            sum(o.rc is not None for o in options),
+            _compete(trees, options, isolate),
+        )
+
+
+def _compete(trees: TreeSlice, options: list[SlotOptions], isolate: bool) -> bool:
+    """Whether two slots may want one provider of the slice (see ``Slots.compete``)."""
+    rows = []
+    for o in options:
+        mask = o.own.copy()
+        mask[[row for row, _ in o.shared]] = True
+        rows.append(mask)
+    for (a, a_rows), (b, b_rows) in itertools.combinations(zip(options, rows, strict=True), 2):
+        both_whole = isolate and a.rc is None and b.rc is None
+        shared_class = {rc for rc, _ in a.resources} & {rc for rc, _ in b.resources}
+        if (both_whole or shared_class) and (a_rows & b_rows).any():
+            return True
+    return False
 
 
 def _anchor_slots(
-    trees: TreeSlice, tables: list[GroupTable], anchors: Rows, first: int
-) -> Iterator[tuple[int, list[Slot], Headroom]]:
+    trees: TreeSlice, tables: list[GroupTable], anchors: Rows, first: int, isolate: bool
+) -> Iterator[tuple[int, Slots, Options, Headroom]]:
     """Each anchor (a row of the whole index) with its slots and their options' headroom,
     looked up a chunk of anchors at a time with a few array operations, ``first`` anchors at
     first (a small limit needs few), then chunks twice as large up to ``_CHUNK``. The unnamed
     group's slots come first, so its trait check runs as soon as they are filled."""
     options = sorted((s for t in tables for s in t.slots), key=lambda s: s.suffix != "")
+    slots = Slots.of(trees, options, isolate)
     columns = trees.whole.columns
     start, size = 0, max(first, 1)
     while start < len(anchors):
@@ -216,25 +264,18 @@ def _anchor_slots(
                     zip([(r, rc) for r in rows], zip(left, most, strict=True), strict=True)
                 )
         for anchor, *found in zip(trees.rows[chunk].tolist(), *per_option, strict=True):
-            yield (
-                anchor,
-                [
-                    Slot(o.suffix, o.rc, o.resources, options_found)
-                    for o, options_found in zip(options, found, strict=True)
-                ],
-                headroom,
-            )
+            yield anchor, slots, found, headroom
 
 
 def _round_robin(
-    anchors: Iterator[tuple[int, list[Slot], Headroom]],
-    search: Callable[[int, list[Slot], Headroom], Iterator[AllocationRequest]],
+    anchors: Iterator[tuple[int, Slots, Options, Headroom]],
+    search: Callable[[int, Slots, Options, Headroom], Iterator[AllocationRequest]],
 ) -> Iterator[AllocationRequest]:
     """First answer of every anchor in turn (starting each search only when reached), then the
     second of every anchor that had one, and so on."""
     active = []
-    for anchor, slots, headroom in anchors:
-        started = search(anchor, slots, headroom)
+    for anchor, slots, options, headroom in anchors:
+        started = search(anchor, slots, options, headroom)
         areq = next(started, None)
         if areq is not None:
             yield areq
@@ -249,130 +290,189 @@ def _round_robin(
         active = still
 
 
-class _State:
-    """The partial assignment of one anchor's search."""
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    """What every anchor's search checks, worked out once per request."""
 
-    def __init__(
-        self, request: CandidatesRequest, headroom: Headroom, sharing: frozenset[int]
-    ) -> None:
-        self.request = request
-        self.headroom = headroom
-        self.sharing = sharing
-        self.amounts: dict[tuple[int, str], int] = {}
-        self.chosen: list[tuple[Slot, int]] = []
-        self.isolated: set[int] = set()
+    # The unnamed group's traits, met by its providers together.
+    required: tuple[frozenset[str], ...]
+    isolate: bool
+    same_subtree: tuple[frozenset[str], ...]
+    # Before 1.29, when any tree exists: one provider per tree.
+    one_per_tree: bool
+    sharing: frozenset[int]
 
-    def place(self, slot: Slot, row: int) -> bool:
-        """Add ``slot`` on ``row`` if the summed amounts still fit; True when placed."""
-        if slot.rc is None and row in self.isolated:
-            return False
-        for rc, n in slot.resources:
-            total = self.amounts.get((row, rc), 0) + n
-            left, max_unit = self.headroom[row, rc]
-            if total > left or total > max_unit:
-                return False
-        for rc, n in slot.resources:
-            self.amounts[(row, rc)] = self.amounts.get((row, rc), 0) + n
-        if slot.rc is None and self.request.group_policy == "isolate":
-            self.isolated.add(row)
-        self.chosen.append((slot, row))
-        return True
-
-    def undo(self) -> None:
-        slot, row = self.chosen.pop()
-        for rc, n in slot.resources:
-            self.amounts[(row, rc)] -= n
-            if not self.amounts[(row, rc)]:
-                del self.amounts[(row, rc)]
-        if slot.rc is None:
-            self.isolated.discard(row)
-
-    def mappings(self) -> dict[str, set[int]]:
-        result: dict[str, set[int]] = {}
-        for slot, row in self.chosen:
-            result.setdefault(slot.suffix, set()).add(row)
-        return result
+    @classmethod
+    def of(
+        cls, index: ProviderIndex, request: CandidatesRequest, sharing: frozenset[int]
+    ) -> _Rules:
+        unnamed = request.group("")
+        return cls(
+            required=unnamed.required if unnamed is not None else (),
+            isolate=request.group_policy == "isolate",
+            same_subtree=request.same_subtree,
+            one_per_tree=not request.nested_aware and index.has_trees,
+            sharing=sharing,
+        )
 
 
 def _search(
     index: ProviderIndex,
-    request: CandidatesRequest,
-    slots: list[Slot],
+    rules: _Rules,
+    slots: Slots,
     anchor: int,
+    options: Options,
     headroom: Headroom,
-    sharing: frozenset[int],
 ) -> Iterator[AllocationRequest]:
-    state = _State(request, headroom, sharing)
-    unnamed = request.group("")
-    required = unnamed.required if unnamed is not None else ()
-    n_slots = len(slots)
-    n_unnamed = sum(1 for s in slots if s.rc is not None)
-
-    def traits_met() -> bool:
-        """The unnamed group's traits, on its providers together (checked once its slots are
-        all filled)."""
-        traits = frozenset().union(*(index.traits_of(r) for _, r in state.chosen))
-        return has_traits(traits, required)
-
-    if required and n_unnamed == 0 and not traits_met():
+    """Every answer under ``anchor``, depth-first over the slots, pruning as soon as summed
+    amounts on a provider pass its capacity left or max_unit."""
+    required = rules.required
+    n_unnamed = slots.unnamed
+    if required and n_unnamed == 0:
+        # Traits met by no provider at all.
         return
-    # Depth-first, without recursion: ``tried[d]`` is how many options of slot ``d`` have been
-    # tried; the slots above ``depth`` are placed.
+    n_slots = len(options)
+    resources, whole_group = slots.resources, slots.whole_group
+    isolate = rules.isolate
+    amounts: dict[tuple[int, str], int] = {}
+    chosen = [0] * n_slots
+    isolated: set[int] = set()
+    traits_of = index.traits_of
+
+    def undo(depth: int) -> None:
+        row = chosen[depth]
+        for rc, n in resources[depth]:
+            left = amounts[row, rc] - n
+            if left:
+                amounts[row, rc] = left
+            else:
+                del amounts[row, rc]
+        if whole_group[depth]:
+            isolated.discard(row)
+
+    # Without recursion: ``tried[d]`` is how many options of slot ``d`` have been tried; the
+    # slots above ``depth`` are placed.
     tried = [0] * n_slots
     depth = 0
     while depth >= 0:
         if depth == n_slots:
-            areq = _complete(index, request, state, anchor)
+            areq = _answer(index, rules, slots, chosen, amounts, anchor)
             if areq is not None:
                 yield areq
             depth -= 1
             if depth >= 0:
-                state.undo()
+                undo(depth)
             continue
-        slot = slots[depth]
-        options = slot.options
+        wanted = resources[depth]
+        group = whole_group[depth]
+        choices = options[depth]
         at = tried[depth]
-        while at < len(options) and not state.place(slot, options[at]):
+        placed = False
+        while at < len(choices):
+            row = choices[at]
             at += 1
-        if at == len(options):
+            if group and row in isolated:
+                continue
+            for rc, n in wanted:
+                total = amounts.get((row, rc), 0) + n
+                left, max_unit = headroom[row, rc]
+                if total > left or total > max_unit:
+                    break
+            else:
+                placed = True
+                break
+        if not placed:
             tried[depth] = 0
             depth -= 1
             if depth >= 0:
-                state.undo()
+                undo(depth)
             continue
-        tried[depth] = at + 1
-        if depth + 1 == n_unnamed and required and not traits_met():
-            state.undo()
+        tried[depth] = at
+        for rc, n in wanted:
+            amounts[row, rc] = amounts.get((row, rc), 0) + n
+        if group and isolate:
+            isolated.add(row)
+        chosen[depth] = row
+        if (
+            depth + 1 == n_unnamed
+            and required
+            and not has_traits(frozenset().union(*map(traits_of, chosen[:n_unnamed])), required)
+        ):
+            undo(depth)
             continue
         depth += 1
 
 
-def _complete(
-    index: ProviderIndex, request: CandidatesRequest, state: _State, anchor: int
+def _combinations(
+    index: ProviderIndex, rules: _Rules, slots: Slots, anchor: int, options: Options
+) -> Iterator[AllocationRequest]:
+    """What ``_search`` gives when no two slots compete: every combination of options, in the
+    same order, less those failing the unnamed group's traits or ``_answer``'s rules."""
+    required = rules.required
+    n_unnamed = slots.unnamed
+    if required and n_unnamed == 0:
+        return
+    traits_of = index.traits_of
+    for chosen in itertools.product(*options):
+        if required and not has_traits(
+            frozenset().union(*map(traits_of, chosen[:n_unnamed])), required
+        ):
+            continue
+        amounts = {
+            (row, rc): n
+            for row, wanted in zip(chosen, slots.resources, strict=True)
+            for rc, n in wanted
+        }
+        areq = _answer(index, rules, slots, chosen, amounts, anchor)
+        if areq is not None:
+            yield areq
+
+
+def _answer(
+    index: ProviderIndex,
+    rules: _Rules,
+    slots: Slots,
+    chosen: Sequence[int],
+    amounts: dict[tuple[int, str], int],
+    anchor: int,
 ) -> AllocationRequest | None:
-    mappings = state.mappings()
-    for suffixes in request.same_subtree:
+    """The answer of a complete assignment, or None when it breaks ``same_subtree`` or (before
+    1.29) the one-provider-per-tree rule."""
+    mappings: dict[str, set[int]] = {}
+    for suffix, row in zip(slots.suffixes, chosen, strict=True):
+        if suffix in mappings:
+            mappings[suffix].add(row)
+        else:
+            mappings[suffix] = {row}
+    for suffixes in rules.same_subtree:
         members = set().union(*(mappings[s] for s in suffixes))
         if len(members) > 1:
             above = {m: index.ancestors(m) for m in members}
             if not any(all(m in above[other] for other in members) for m in members):
                 return None
-    if not request.nested_aware and index.has_trees:
-        roots = [index.root_of(row) for row in {row for row, _ in state.amounts}]
+    if rules.one_per_tree:
+        roots = [index.root_of(row) for row in {row for row, _ in amounts}]
         if len(roots) != len(set(roots)):
             return None
     uuids = index.uuids
     resources: dict[str, dict[str, int]] = {}
-    for (row, rc), n in state.amounts.items():
-        resources.setdefault(uuids[row], {})[rc] = n
-    used = {row for row, _ in state.amounts}.union(*mappings.values())
+    for (row, rc), n in amounts.items():
+        uuid = uuids[row]
+        if uuid in resources:
+            resources[uuid][rc] = n
+        else:
+            resources[uuid] = {rc: n}
+    sharing = rules.sharing
     return AllocationRequest(
         anchor=uuids[anchor],
         resources=resources,
         mappings={
-            suffix: tuple(sorted(uuids[r] for r in rows)) for suffix, rows in mappings.items()
+            suffix: (uuids[next(iter(rows))],)
+            if len(rows) == 1
+            else tuple(sorted(uuids[r] for r in rows))
+            for suffix, rows in mappings.items()
         },
-        only_here=not used <= state.sharing,
+        only_here=not sharing or not sharing.issuperset(chosen),
     )
 
 

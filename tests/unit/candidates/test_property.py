@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from unittest import mock
 
 from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
@@ -180,6 +181,20 @@ def test_slices_keep_the_answers_and_their_order(
     everything = [a.key() for a in _solve(snap, req).allocation_requests]
     limited = _solve(snap, req, limit, slice_roots=slice_roots)
     assert [a.key() for a in limited.allocation_requests] == everything[:limit]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.sampled_from([None, 1, 2]))
+def test_combinations_agree_with_the_depth_first_search(
+    case: tuple[World, CandidatesRequest], limit: int | None
+) -> None:
+    """Where no two slots compete for a provider the solver lists combinations; the
+    depth-first search, made to run everywhere, gives the same answers in the same order."""
+    snap, req = case
+    listed = [a.key() for a in _solve(snap, req, limit).allocation_requests]
+    with mock.patch("berth.placement.candidates.solver._compete", return_value=True):
+        searched = [a.key() for a in _solve(snap, req, limit).allocation_requests]
+    assert listed == searched
 
 
 @st.composite
