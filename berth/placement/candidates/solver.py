@@ -28,6 +28,7 @@ import itertools
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -44,11 +45,10 @@ from berth.placement.candidates.request import CandidatesRequest
 from berth.placement.candidates.slices import TreeSlice
 
 
-@dataclass(frozen=True, slots=True)
-class AllocationRequest:
-    """One candidate: amounts per provider and class, and which providers served each group."""
+class AllocationRequest(NamedTuple):
+    """One candidate: amounts per provider and class, and which providers served each group.
+    (A tuple: a query may make a few hundred thousand.)"""
 
-    anchor: str
     resources: dict[str, dict[str, int]]
     mappings: dict[str, tuple[str, ...]]
     # Some provider of the answer is not a sharing one: no other anchor can give it.
@@ -89,14 +89,12 @@ def allocation_candidates(
 
     rules = _Rules.of(index, request, sharing)
 
-    def search(
-        anchor: int, slots: Slots, options: Options, headroom: Headroom
-    ) -> Iterator[AllocationRequest]:
+    def search(slots: Slots, options: Options, headroom: Headroom) -> Iterator[AllocationRequest]:
         if randomize:
             options = [tuple(rng.sample(o, len(o))) for o in options]
         if slots.compete:
-            return _search(index, rules, slots, anchor, options, headroom)
-        return _combinations(index, rules, slots, anchor, options)
+            return _search(index, rules, slots, options, headroom)
+        return _combinations(index, rules, slots, options)
 
     anchors = _anchors(index, request, shuffle, slice_roots)
     # Answers reached from two anchors are returned once. Only sharing providers serve more than
@@ -115,7 +113,7 @@ def _anchors(
     request: CandidatesRequest,
     shuffle: np.random.Generator | None,
     slice_roots: int,
-) -> Iterator[tuple[int, Slots, Options, Headroom]]:
+) -> Iterator[tuple[Slots, Options, Headroom]]:
     """Every anchor able to serve every group, with its slots, slice after slice. The first
     slice has ``max(limit, slice_roots)`` roots; the next ones are sized from the share of
     roots that were anchors so far, and at least double the one before."""
@@ -153,7 +151,7 @@ def _slice_anchors(
     request: CandidatesRequest,
     shuffle: np.random.Generator | None,
     first: int,
-) -> Iterator[tuple[int, Slots, Options, Headroom]]:
+) -> Iterator[tuple[Slots, Options, Headroom]]:
     """The anchors of one slice able to serve every group, with their slots."""
     try:
         allowed = anchor_roots(trees, request)
@@ -192,7 +190,7 @@ _CHUNK = 256
 # (row, resource class) -> (capacity left, max_unit), for the options of the anchors being visited
 Headroom = dict[tuple[int, str], tuple[int, int]]
 # One anchor's options (rows of the whole index) for each slot, in ``Slots`` order.
-Options = list[tuple[int, ...]]
+Options = Sequence[tuple[int, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +236,7 @@ def _compete(trees: TreeSlice, options: list[SlotOptions], isolate: bool) -> boo
 
 def _anchor_slots(
     trees: TreeSlice, tables: list[GroupTable], anchors: Rows, first: int, isolate: bool
-) -> Iterator[tuple[int, Slots, Options, Headroom]]:
+) -> Iterator[tuple[Slots, Options, Headroom]]:
     """Each anchor (a row of the whole index) with its slots and their options' headroom,
     looked up a chunk of anchors at a time with a few array operations, ``first`` anchors at
     first (a small limit needs few), then chunks twice as large up to ``_CHUNK``. The unnamed
@@ -263,19 +261,19 @@ def _anchor_slots(
                 headroom.update(
                     zip([(r, rc) for r in rows], zip(left, most, strict=True), strict=True)
                 )
-        for anchor, *found in zip(trees.rows[chunk].tolist(), *per_option, strict=True):
-            yield anchor, slots, found, headroom
+        for found in zip(*per_option, strict=True):
+            yield slots, found, headroom
 
 
 def _round_robin(
-    anchors: Iterator[tuple[int, Slots, Options, Headroom]],
-    search: Callable[[int, Slots, Options, Headroom], Iterator[AllocationRequest]],
+    anchors: Iterator[tuple[Slots, Options, Headroom]],
+    search: Callable[[Slots, Options, Headroom], Iterator[AllocationRequest]],
 ) -> Iterator[AllocationRequest]:
     """First answer of every anchor in turn (starting each search only when reached), then the
     second of every anchor that had one, and so on."""
     active = []
-    for anchor, slots, options, headroom in anchors:
-        started = search(anchor, slots, options, headroom)
+    for slots, options, headroom in anchors:
+        started = search(slots, options, headroom)
         areq = next(started, None)
         if areq is not None:
             yield areq
@@ -320,7 +318,6 @@ def _search(
     index: ProviderIndex,
     rules: _Rules,
     slots: Slots,
-    anchor: int,
     options: Options,
     headroom: Headroom,
 ) -> Iterator[AllocationRequest]:
@@ -356,7 +353,7 @@ def _search(
     depth = 0
     while depth >= 0:
         if depth == n_slots:
-            areq = _answer(index, rules, slots, chosen, amounts, anchor)
+            areq = _answer(index, rules, slots, chosen, amounts)
             if areq is not None:
                 yield areq
             depth -= 1
@@ -404,7 +401,7 @@ def _search(
 
 
 def _combinations(
-    index: ProviderIndex, rules: _Rules, slots: Slots, anchor: int, options: Options
+    index: ProviderIndex, rules: _Rules, slots: Slots, options: Options
 ) -> Iterator[AllocationRequest]:
     """What ``_search`` gives when no two slots compete: every combination of options, in the
     same order, less those failing the unnamed group's traits or ``_answer``'s rules."""
@@ -423,7 +420,7 @@ def _combinations(
             for row, wanted in zip(chosen, slots.resources, strict=True)
             for rc, n in wanted
         }
-        areq = _answer(index, rules, slots, chosen, amounts, anchor)
+        areq = _answer(index, rules, slots, chosen, amounts)
         if areq is not None:
             yield areq
 
@@ -434,18 +431,18 @@ def _answer(
     slots: Slots,
     chosen: Sequence[int],
     amounts: dict[tuple[int, str], int],
-    anchor: int,
 ) -> AllocationRequest | None:
     """The answer of a complete assignment, or None when it breaks ``same_subtree`` or (before
     1.29) the one-provider-per-tree rule."""
-    mappings: dict[str, set[int]] = {}
+    by_suffix: dict[str, list[int]] = {}
     for suffix, row in zip(slots.suffixes, chosen, strict=True):
-        if suffix in mappings:
-            mappings[suffix].add(row)
-        else:
-            mappings[suffix] = {row}
+        rows = by_suffix.get(suffix)
+        if rows is None:
+            by_suffix[suffix] = [row]
+        elif row not in rows:
+            rows.append(row)
     for suffixes in rules.same_subtree:
-        members = set().union(*(mappings[s] for s in suffixes))
+        members = set().union(*(by_suffix[s] for s in suffixes))
         if len(members) > 1:
             above = {m: index.ancestors(m) for m in members}
             if not any(all(m in above[other] for other in members) for m in members):
@@ -462,18 +459,12 @@ def _answer(
             resources[uuid][rc] = n
         else:
             resources[uuid] = {rc: n}
+    mappings = {
+        suffix: (uuids[rows[0]],) if len(rows) == 1 else tuple(sorted(uuids[r] for r in rows))
+        for suffix, rows in by_suffix.items()
+    }
     sharing = rules.sharing
-    return AllocationRequest(
-        anchor=uuids[anchor],
-        resources=resources,
-        mappings={
-            suffix: (uuids[next(iter(rows))],)
-            if len(rows) == 1
-            else tuple(sorted(uuids[r] for r in rows))
-            for suffix, rows in mappings.items()
-        },
-        only_here=not sharing or not sharing.issuperset(chosen),
-    )
+    return AllocationRequest(resources, mappings, not sharing or not sharing.issuperset(chosen))
 
 
 def _summaries(
