@@ -1,10 +1,11 @@
-"""Small pieces every Berth ASGI app shares: the path it routes on, and the lifespan protocol."""
+"""Small pieces every Berth ASGI app shares: the path it routes on, the lifespan protocol, and
+spreading kept-alive connections over worker processes."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 Hook = Callable[[], Awaitable[None]]
 
@@ -34,3 +35,44 @@ async def lifespan(
                 await shutdown()
             await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+class SpreadConnections:
+    """Close a kept-alive connection after ``requests`` requests (``Connection: close`` on the
+    last answer), so that its client opens another.
+
+    Worker processes share one listening socket, and the one that accepts a connection serves
+    every request on it. Clients that keep a few connections open (a scheduler does) would
+    otherwise stay on whichever worker accepted them first, often all on one, while the others
+    idle. Reconnecting now and then spreads them again, as nginx's ``keepalive_requests`` does.
+    """
+
+    # Counts of connections that closed early are forgotten once this many are kept.
+    _KEPT = 10_000
+
+    def __init__(self, app: ASGIApp, requests: int) -> None:
+        self.app = app
+        self.requests = requests
+        self._served: dict[tuple[str, int], int] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        client = scope.get("client") if scope["type"] == "http" else None
+        if client is None:
+            await self.app(scope, receive, send)
+            return
+        key = (client[0], client[1])
+        served = self._served.pop(key, 0) + 1
+        if served < self.requests:
+            if len(self._served) >= self._KEPT:
+                self._served.clear()
+            self._served[key] = served
+            await self.app(scope, receive, send)
+            return
+
+        async def closing(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [*message.get("headers", []), (b"connection", b"close")]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, closing)

@@ -51,6 +51,7 @@ class TreeSlice:
         self.alive: Mask = np.append(index.alive[rows], False)
         self._trait_set = np.append(index.traits_by_row.of_row[rows], 0)
         self._aggregate_set = np.append(index.aggregates_by_row.of_row[rows], 0)
+        self._slice_roots = self.mask(self._roots)
         self._sharing_anchors: dict[int, Mask] = {}
         self._fitting: dict[tuple[str, int], Mask] = {}
 
@@ -117,7 +118,8 @@ class TreeSlice:
         """The slice's trees a sharing provider may serve, besides its own (as root rows)."""
         if row not in self._sharing_anchors:
             served = self.whole.sharing_anchor_mask(int(self.rows[row]))[self.rows]
-            self._sharing_anchors[row] = np.append(served, False)
+            # Sharing providers of other trees are in the slice, but not as anchors.
+            self._sharing_anchors[row] = np.append(served, False) & self._slice_roots
         return self._sharing_anchors[row]
 
     def tree_rows(self, anchors: Rows) -> tuple[Rows, Rows, Rows]:

@@ -6,6 +6,7 @@ import datetime
 import random
 
 import jsonschema
+import numpy as np
 import orjson
 import pytest
 import sqlalchemy as sa
@@ -24,6 +25,7 @@ from berth.placement.candidates import (
 )
 from berth.placement.candidates.index import SHARING_TRAIT
 from berth.placement.candidates.loading import load_index, load_names, load_providers
+from berth.placement.candidates.slices import TreeSlice
 from berth.placement.exceptions import InvalidInput
 from berth.placement.store import schema
 
@@ -152,6 +154,30 @@ def test_limit_spreads_over_trees(sharing: ProviderIndex) -> None:
         "cn1",
         "cn2",
     ]
+
+
+def test_a_slice_never_anchors_on_a_sharing_root_of_another_slice() -> None:
+    """A slice of cn0's tree alone also holds ss1 and ss2 (a sharing provider may serve any
+    tree), and ss2 serves ss1's tree through ss1-child's aggregate: ss1 must still not be one
+    of the slice's anchors (its tree is not in the slice)."""
+    agg = frozenset({"agg"})
+    vcpu = {"VCPU": Inventory(total=2)}
+    sharing = frozenset({SHARING_TRAIT})
+    ss1 = rp("ss1", inventories=vcpu, traits=sharing)
+    index = ProviderIndex.build(
+        [
+            rp("cn0", inventories=vcpu),
+            ss1,
+            rp("ss1-child", ss1, inventories=vcpu, aggregates=agg),
+            rp("ss2", inventories=vcpu, traits=sharing, aggregates=agg),
+        ],
+        CLASSES,
+        TRAITS,
+    )
+    trees = TreeSlice(index, np.asarray([index.row_of["cn0"]]))
+    assert [index.uuids[r] for r in trees.rows[trees.sharing()]] == ["ss1", "ss2"]
+    for row in trees.sharing().tolist():
+        assert set(np.flatnonzero(trees.sharing_anchor_mask(row))) <= set(trees.roots())
 
 
 def test_render_formats_per_version(sharing: ProviderIndex) -> None:
