@@ -296,6 +296,10 @@ class ProviderIndex:
         # Rendered provider summaries by row and form (see ``render.summaries``); a row's go
         # when it changes.
         self.fragments: dict[int, dict[object, object]] = {}
+        # Per candidates request (``solver._anchors``): how many leading roots had no anchor
+        # when it was last searched. Claims only fill providers, so this holds until capacity
+        # is freed or providers change, which forgets every entry.
+        self.no_anchor_prefix: dict[object, int] = {}
 
     @classmethod
     def build(
@@ -344,6 +348,7 @@ class ProviderIndex:
         self.trait_rank = {name: rank for rank, name in enumerate(ordered)}
         self._cache.clear()
         self.fragments.clear()
+        self.no_anchor_prefix.clear()
 
     def apply(self, providers: Iterable[Provider], gone: Iterable[str] = ()) -> None:
         """Add or replace ``providers`` (by uuid) and remove the providers named in ``gone``.
@@ -351,6 +356,7 @@ class ProviderIndex:
         Raises ``NeedsRebuild`` when a new provider's id is below an existing one's: rows must
         stay in id order.
         """
+        self.no_anchor_prefix.clear()
         gone = [uuid for uuid in gone if uuid in self.row_of]
         for uuid in gone:
             self._kill(uuid)
@@ -396,7 +402,10 @@ class ProviderIndex:
             for rc, column in self.columns.items():
                 entry = int(column.entry_of[row])
                 if entry != NO_ROW:
-                    column.used[entry] = usage.used.get(rc, 0)
+                    used = usage.used.get(rc, 0)
+                    if used < column.used[entry]:
+                        self.no_anchor_prefix.clear()
+                    column.used[entry] = used
             self.fragments.pop(row, None)
 
     def _shape(self, rows: Rows) -> tuple[Rows, ...]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -119,30 +119,68 @@ def _anchors(
     """Every anchor able to serve every group, with its slots, slice after slice. The first
     slice has ``max(limit, slice_roots)`` roots; the next ones are sized from the share of
     roots that were anchors so far, and at least double the one before (four times while
-    there were none)."""
+    there were none).
+
+    Not randomised, the search starts past the roots that had no anchor when the same request
+    was last searched, unless capacity was freed since (``ProviderIndex.no_anchor_prefix``):
+    where candidates are not randomised, the first hosts fill up first, and every query would
+    otherwise go over them again."""
     first = min(_CHUNK, request.limit or _CHUNK)
+    isolate = request.group_policy == "isolate"
     if request.limit is None or not _names_known(index, request):
-        yield from _slice_anchors(TreeSlice(index), request, shuffle, first)
+        trees = TreeSlice(index)
+        found = _common_anchors(trees, request, shuffle)
+        if found is not None:
+            yield from _anchor_slots(trees, *found, first, isolate)
         return
     roots = index.roots()
+    key = None
     if shuffle is not None:
         roots = shuffle.permutation(roots)
-    start, size, anchors = 0, max(request.limit, slice_roots), 0
+    else:
+        key = _prefix_key(request)
+    skipped = index.no_anchor_prefix.get(key, 0) if key is not None else 0
+    start, size, anchors = skipped, max(request.limit, slice_roots), 0
     while start < len(roots):
         trees = TreeSlice(index, np.sort(roots[start : start + size]))
         start += size
-        for found in _slice_anchors(trees, request, shuffle, first):
-            anchors += 1
-            yield found
-        first = _CHUNK
+        found = _common_anchors(trees, request, shuffle)
+        if found is not None:
+            tables, common = found
+            if key is not None and not anchors and len(common):
+                first_root = int(trees.rows[common[0]])
+                index.no_anchor_prefix[key] = int(np.searchsorted(roots, first_root))
+            for slots in _anchor_slots(trees, tables, common, first, isolate):
+                anchors += 1
+                yield slots
+            first = _CHUNK
         # Still short of the limit: every anchor so far gave at most one answer yet. Trees
-        # without room (full hosts come first when candidates are not randomised) are skipped
-        # four times as fast.
+        # without room are skipped four times as fast.
         if anchors:
-            wanted = (request.limit - anchors) * start // anchors
+            wanted = (request.limit - anchors) * (start - skipped) // anchors
             size = max(2 * size, wanted + wanted // 4)
         else:
             size *= 4
+    if key is not None and not anchors:
+        index.no_anchor_prefix[key] = len(roots)
+
+
+def _prefix_key(request: CandidatesRequest) -> Hashable:
+    """What decides which roots are anchors: the request but its limit (a request holds dicts,
+    so it is not a key itself)."""
+    groups = tuple(
+        (
+            g.suffix,
+            tuple(g.resources.items()),
+            g.required,
+            g.forbidden,
+            g.member_of,
+            g.forbidden_aggs,
+            g.in_tree,
+        )
+        for g in request.groups
+    )
+    return (groups, request.group_policy, request.root_required, request.root_forbidden)
 
 
 def _names_known(index: ProviderIndex, request: CandidatesRequest) -> bool:
@@ -154,25 +192,23 @@ def _names_known(index: ProviderIndex, request: CandidatesRequest) -> bool:
     return traits <= index.traits
 
 
-def _slice_anchors(
-    trees: TreeSlice,
-    request: CandidatesRequest,
-    shuffle: np.random.Generator | None,
-    first: int,
-) -> Iterator[tuple[Slots, Options, Headroom]]:
-    """The anchors of one slice able to serve every group, with their slots."""
+def _common_anchors(
+    trees: TreeSlice, request: CandidatesRequest, shuffle: np.random.Generator | None
+) -> tuple[list[GroupTable], Rows] | None:
+    """The slice's group tables, and its anchors able to serve every group (in row order, or
+    shuffled); None when some group has nothing in the slice."""
     try:
         allowed = anchor_roots(trees, request)
         tables = group_tables(trees, request, allowed)
     except NoCandidates:
-        return
+        return None
     served = np.logical_and.reduce([table.anchors for table in tables])
     if request.group_policy == "isolate":
         served &= _enough_for_isolation(trees, tables)
     common = np.flatnonzero(served)
     if shuffle is not None:
         common = shuffle.permutation(common)
-    yield from _anchor_slots(trees, tables, common, first, request.group_policy == "isolate")
+    return tables, common
 
 
 def _enough_for_isolation(trees: TreeSlice, tables: list[GroupTable]) -> Mask:
