@@ -55,30 +55,34 @@ def serialize_provider(provider: ResourceProvider, version: Version) -> dict[str
     return data
 
 
-def serialize_listing(found: list[candidates.ProviderHeader], version: Version) -> bytes:
+def serialize_listing(found: candidates.ProviderHeaders, version: Version) -> bytes:
     """``{"resource_providers": [serialize_provider(p) for p in found]}`` as JSON, written from
     one template per request: a list of tens of thousands of providers would otherwise be a
     quarter of a million small dicts. Uuids are canonical (checked when a provider is made), so
     only names need escaping."""
-    links = ",".join(
-        ['{"rel":"self","href":"/resource_providers/%(u)s"}']
-        + [f'{{"rel":"{r}","href":"/resource_providers/%(u)s/{r}"}}' for r in _link_rels(version)]
-    )
+    # The links, cut where the provider's uuid goes: joined by it, they are its links.
+    link_pieces = ",".join(
+        ['{"rel":"self","href":"/resource_providers/\0"}']
+        + [f'{{"rel":"{r}","href":"/resource_providers/\0/{r}"}}' for r in _link_rels(version)]
+    ).split("\0")
     tree = version.matches((1, 14))
-    template = '{"uuid":"%(u)s","name":%(n)s,"generation":%(g)d,"links":[' + links + "]"
-    template += ',"parent_provider_uuid":%(p)s,"root_provider_uuid":"%(r)s"}' if tree else "}"
-    items = [
-        template
-        % {
-            "u": p.uuid,
-            "n": orjson.dumps(p.name).decode(),
-            "g": p.generation,
-            "p": f'"{p.parent_uuid}"' if p.parent_uuid else "null",
-            "r": p.root_uuid,
-        }
-        for p in found
-    ]
+    items = []
+    for uuid, name, generation, parent, root in zip(*found, strict=True):
+        item = (
+            f'{{"uuid":"{uuid}","name":{_json_string(name)},"generation":{generation},'
+            f'"links":[{uuid.join(link_pieces)}]'
+        )
+        if tree:
+            parent_json = f'"{parent}"' if parent else "null"
+            item += f',"parent_provider_uuid":{parent_json},"root_provider_uuid":"{root}"'
+        items.append(item + "}")
     return ('{"resource_providers":[' + ",".join(items) + "]}").encode()
+
+
+def _json_string(text: str) -> str:
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return orjson.dumps(text).decode()
 
 
 def _canonical_uuid(data: Any) -> None:

@@ -4,7 +4,7 @@ See ``request`` for the query parsers, ``index`` for the index and ``live`` for 
 current.
 """
 
-from berth.placement.candidates.index import Inventory, Provider, ProviderHeader, ProviderIndex
+from berth.placement.candidates.index import Inventory, Provider, ProviderHeaders, ProviderIndex
 from berth.placement.candidates.providers import matching_providers
 from berth.placement.candidates.render import render
 from berth.placement.candidates.request import (
@@ -23,7 +23,7 @@ __all__ = [
     "Inventory",
     "Provider",
     "ProviderFilters",
-    "ProviderHeader",
+    "ProviderHeaders",
     "ProviderIndex",
     "RequestGroup",
     "allocation_candidates",

@@ -13,6 +13,7 @@ until the next full rebuild.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,14 +61,15 @@ class Provider:
     modified: dt.datetime | None = None
 
 
-class ProviderHeader(NamedTuple):
-    """What a provider list shows of each provider."""
+class ProviderHeaders(NamedTuple):
+    """What a provider list shows of each provider, column by column (a list of tens of
+    thousands of providers is cheaper to write from columns than from an object each)."""
 
-    uuid: str
-    name: str
-    generation: int
-    parent_uuid: str | None
-    root_uuid: str
+    uuids: list[str]
+    names: list[str]
+    generations: list[int]
+    parent_uuids: list[str | None]
+    root_uuids: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -479,13 +481,17 @@ class ProviderIndex:
 
     def last_modified(self, rows: Rows) -> dt.datetime | None:
         """The latest change of any of ``rows``."""
-        values = [self.modified[row] for row in rows.tolist()]
-        # SQLite's timestamps all have one format, so the text sorts as the time does.
+        modified = self.modified
+        values = [when for when in map(modified.__getitem__, rows.tolist()) if when is not None]
+        with contextlib.suppress(TypeError):
+            # One database gives one type: datetimes, or (SQLite) texts of one format, which
+            # sort as the times do.
+            latest = max(values, default=None)
+            return dt.datetime.fromisoformat(latest) if isinstance(latest, str) else latest
+        # Texts from a bulk load and datetimes from later changes.
         texts = [v for v in values if isinstance(v, str)]
         times = [v for v in values if isinstance(v, dt.datetime)]
-        if texts:
-            times.append(dt.datetime.fromisoformat(max(texts)))
-        return max(times, default=None)
+        return max([*times, dt.datetime.fromisoformat(max(texts))])
 
     def modified_at(self, row: int) -> dt.datetime | None:
         when = self.modified[row]
@@ -533,24 +539,16 @@ class ProviderIndex:
             modified=self.modified_at(row),
         )
 
-    def headers(self, rows: Rows) -> list[ProviderHeader]:
-        uuids = self.uuids
-        return [
-            ProviderHeader(
-                uuids[row],
-                self.names[row],
-                generation,
-                uuids[parent] if parent != NO_ROW else None,
-                uuids[root],
-            )
-            for row, generation, parent, root in zip(
-                rows.tolist(),
-                self.generation[rows].tolist(),
-                self.parent[rows].tolist(),
-                self.root[rows].tolist(),
-                strict=True,
-            )
-        ]
+    def headers(self, rows: Rows) -> ProviderHeaders:
+        uuids, names = self.uuids, self.names
+        at = rows.tolist()
+        return ProviderHeaders(
+            [uuids[row] for row in at],
+            [names[row] for row in at],
+            self.generation[rows].tolist(),
+            [uuids[parent] if parent != NO_ROW else None for parent in self.parent[rows].tolist()],
+            [uuids[root] for root in self.root[rows].tolist()],
+        )
 
     def providers(self) -> list[Provider]:
         """Every live provider in row order (for checks and tests; not on a hot path)."""
