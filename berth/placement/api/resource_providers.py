@@ -13,6 +13,8 @@ from berth.common import collector
 from berth.placement import candidates
 from berth.placement.api.request import PlacementRequest, validate
 from berth.placement.api.schemas import resource_provider as schema
+from berth.placement.candidates.index import ProviderIndex, Rows
+from berth.placement.candidates.render import kept_per_row
 from berth.placement.microversion import Version
 from berth.placement.store import providers
 from berth.placement.store.providers import ResourceProvider
@@ -55,27 +57,33 @@ def serialize_provider(provider: ResourceProvider, version: Version) -> dict[str
     return data
 
 
-def serialize_listing(found: candidates.ProviderHeaders, version: Version) -> bytes:
-    """``{"resource_providers": [serialize_provider(p) for p in found]}`` as JSON, written from
-    one template per request: a list of tens of thousands of providers would otherwise be a
-    quarter of a million small dicts. Uuids are canonical (checked when a provider is made), so
-    only names need escaping."""
+def serialize_listing(index: ProviderIndex, rows: Rows, version: Version) -> bytes:
+    """``{"resource_providers": [serialize_provider(p) for p in rows]}`` as JSON, each item
+    written from one template per request and kept per row (``render.kept_per_row``): a list of
+    tens of thousands of providers would otherwise be a quarter of a million small dicts. Uuids
+    are canonical (checked when a provider is made), so only names need escaping."""
+    rels = tuple(_link_rels(version))
+    tree = version.matches((1, 14))
     # The links, cut where the provider's uuid goes: joined by it, they are its links.
     link_pieces = ",".join(
         ['{"rel":"self","href":"/resource_providers/\0"}']
-        + [f'{{"rel":"{r}","href":"/resource_providers/\0/{r}"}}' for r in _link_rels(version)]
+        + [f'{{"rel":"{r}","href":"/resource_providers/\0/{r}"}}' for r in rels]
     ).split("\0")
-    tree = version.matches((1, 14))
-    items = []
-    for uuid, name, generation, parent, root in zip(*found, strict=True):
-        item = (
-            f'{{"uuid":"{uuid}","name":{_json_string(name)},"generation":{generation},'
-            f'"links":[{uuid.join(link_pieces)}]'
-        )
-        if tree:
-            parent_json = f'"{parent}"' if parent else "null"
-            item += f',"parent_provider_uuid":{parent_json},"root_provider_uuid":"{root}"'
-        items.append(item + "}")
+
+    def make(missing: Rows) -> list[str]:
+        items = []
+        for uuid, name, generation, parent, root in zip(*index.headers(missing), strict=True):
+            item = (
+                f'{{"uuid":"{uuid}","name":{_json_string(name)},"generation":{generation},'
+                f'"links":[{uuid.join(link_pieces)}]'
+            )
+            if tree:
+                parent_json = f'"{parent}"' if parent else "null"
+                item += f',"parent_provider_uuid":{parent_json},"root_provider_uuid":"{root}"'
+            items.append(item + "}")
+        return items
+
+    items = kept_per_row(index, rows, ("listing", rels, tree), make)
     return ('{"resource_providers":[' + ",".join(items) + "]}").encode()
 
 
@@ -178,5 +186,5 @@ def list_resource_providers(req: PlacementRequest) -> Response:
     with req.service.index.current() as index, collector.paused():
         rows = candidates.matching_providers(index, filters)
         last_modified = index.last_modified(rows)
-        body = serialize_listing(index.headers(rows), req.version)
+        body = serialize_listing(index, rows, req.version)
     return req.respond(body, last_modified=last_modified)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 import orjson
@@ -93,29 +94,47 @@ def _ordered_trait_sets(index: ProviderIndex) -> list[tuple[str, ...]]:
     ]
 
 
-# How many rendered summaries an index keeps (about 300 bytes each).
+# How many rendered pieces an index keeps (summaries, about 300 bytes each; provider list items,
+# about 700).
 _FRAGMENTS_KEPT = 100_000
+
+T = TypeVar("T")
+
+
+def kept_per_row(
+    index: ProviderIndex, rows: Rows, form: object, make: Callable[[Rows], list[T]]
+) -> list[T]:
+    """``make(rows)``, each row's piece kept in the index under ``form`` until the row changes:
+    queries mostly show the providers the last ones did, and only the rows that changed since
+    need rendering again. More rows than are kept are made afresh."""
+    if len(rows) > _FRAGMENTS_KEPT:
+        return make(rows)
+    kept = index.fragments
+    at = rows.tolist()
+    missing = [row for row in at if form not in kept.get(row, ())]
+    if missing:
+        if len(kept) + len(missing) > _FRAGMENTS_KEPT:
+            kept.clear()
+        for row, piece in zip(missing, make(np.asarray(missing, np.int64)), strict=True):
+            kept.setdefault(row, {})[form] = piece
+    return [kept[row][form] for row in at]  # type: ignore[misc]
 
 
 def _summary_fragments(
     index: ProviderIndex, rows: Rows, requested: frozenset[str], version: Version
 ) -> dict[str, Any]:
-    """``summaries`` as already-serialised JSON, kept per row: the trees a query summarises are
-    mostly those the last one did, and only the rows that changed since need rendering again.
-    Before 1.27 a summary depends on the request's classes and is not kept."""
-    if version < (1, 27) or len(rows) > _FRAGMENTS_KEPT:
+    """``summaries`` as already-serialised JSON, kept per row. Before 1.27 a summary depends on
+    the request's classes and is not kept."""
+    if version < (1, 27):
         return summaries(index, rows, requested, version)
-    form = version >= (1, 29)
-    kept = index.fragments
     uuids = index.uuids
-    missing = [row for row in rows.tolist() if form not in kept.get(row, ())]
-    if missing:
-        if len(kept) + len(missing) > _FRAGMENTS_KEPT:
-            kept.clear()
-        fresh = summaries(index, np.asarray(missing, np.int64), requested, version)
-        for row in missing:
-            kept.setdefault(row, {})[form] = orjson.Fragment(_json(fresh[uuids[row]]))
-    return {uuids[row]: kept[row][form] for row in rows.tolist()}
+
+    def make(missing: Rows) -> list[orjson.Fragment]:
+        fresh = summaries(index, missing, requested, version)
+        return [orjson.Fragment(_json(fresh[uuids[row]])) for row in missing.tolist()]
+
+    pieces = kept_per_row(index, rows, ("summary", version >= (1, 29)), make)
+    return dict(zip([uuids[row] for row in rows.tolist()], pieces, strict=True))
 
 
 def _json(value: Any) -> bytes:
