@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import microversion_parse
@@ -66,9 +67,17 @@ class VersionError(Exception):
 
 
 def negotiate(headers: Mapping[str, str]) -> Version:
-    """The microversion a request asks for: the minimum when absent, the maximum for 'latest'."""
+    """The microversion a request asks for: the minimum when absent, the maximum for 'latest'.
+    ``headers`` are the request's, with lower-case names (Starlette's are, whatever was sent)."""
+    return _negotiated(headers.get("openstack-api-version"))
+
+
+@functools.lru_cache(maxsize=256)
+def _negotiated(asked: str | None) -> Version:
+    """Clients send the same few headers: each is parsed once (refusals raise anew)."""
+    headers = {} if asked is None else {"openstack-api-version": asked}
     try:
-        return microversion_parse.extract_version(dict(headers), SERVICE_TYPE, VERSIONS)
+        return microversion_parse.extract_version(headers, SERVICE_TYPE, VERSIONS)
     except TypeError as exc:
         raise VersionError(str(exc), 400) from exc
     except ValueError as exc:
