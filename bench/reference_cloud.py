@@ -19,8 +19,11 @@ rows the API would write, much faster.
 
 from __future__ import annotations
 
+import functools
+import operator
 import random
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,15 +64,19 @@ def _uuid(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
+# One row to insert, by column name.
+Row = dict[str, Any]
+
+
 class _Rows:
     """Rows to insert, with explicit ids so one bulk insert per table is enough."""
 
     def __init__(self, first_id: int) -> None:
         self.next_id = first_id
-        self.providers: list[dict[str, Any]] = []
-        self.inventories: list[dict[str, Any]] = []
-        self.traits: list[dict[str, Any]] = []
-        self.aggregates: list[dict[str, Any]] = []
+        self.providers: list[Row] = []
+        self.inventories: list[Row] = []
+        self.traits: list[Row] = []
+        self.aggregates: list[Row] = []
         self.capacity: dict[tuple[int, str], int] = {}
         self.now = utcnow()
 
@@ -130,16 +137,29 @@ def build(db: Database, n: int, seed: int, batch: int = _BATCH) -> Cloud:
         cloud = Cloud(racks=[_uuid(rng) for _ in range(RACKS)])
         agg_ids = _aggregates(conn, cloud.racks)
         owner = _owner(conn)
-        for start in range(0, n, batch):
-            rows = _Rows(next_id)
+
+        def make(start: int, first_id: int) -> tuple[_Rows, list[Row], list[Row]]:
+            rows = _Rows(first_id)
             trees = [
                 _tree(rows, rng, i, rc, tr, cloud, agg_ids)
                 for i in range(start, min(n, start + batch))
             ]
-            _write(conn, rows)
-            cloud.providers += len(rows.providers)
-            cloud.allocations += _allocate(conn, rng, trees, rows, rc, owner)
-            next_id = rows.next_id
+            return (rows, *_instances(rng, trees, rows, rc, owner))
+
+        # One thread makes the next batch while the database takes this one (the driver lets
+        # go of the GIL while it waits). Batches are made in order, so the cloud is the same.
+        with ThreadPoolExecutor(max_workers=1) as maker:
+            ahead = maker.submit(make, 0, next_id)
+            for start in range(0, n, batch):
+                rows, consumers, allocations = ahead.result()
+                next_id = rows.next_id
+                if start + batch < n:
+                    ahead = maker.submit(make, start + batch, next_id)
+                _write(conn, rows)
+                _insert(conn, schema.consumers, consumers)
+                _insert(conn, schema.allocations, allocations)
+                cloud.providers += len(rows.providers)
+                cloud.allocations += len(consumers)
         rows = _Rows(next_id)
         for d in range(SHARED_DISKS):
             pid = rows.provider(f"shared-disk-{d}", _uuid(rng), None, None)
@@ -188,18 +208,40 @@ def _write(conn: Connection, rows: _Rows) -> None:
     _insert(conn, schema.resource_provider_aggregates, rows.aggregates)
 
 
-def _insert(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
-    """Insert many rows: with COPY on PostgreSQL (several times faster), else executemany."""
+def _insert(conn: Connection, table: sa.Table, rows: list[Row]) -> None:
+    """Insert many rows: with COPY on PostgreSQL (several times faster), else the driver's own
+    executemany of one compiled INSERT (SQLAlchemy's executemany spends more time preparing
+    each row's parameters than the database spends on the row). The rows' values may be
+    converted in place."""
     if not rows:
-        return
-    if conn.dialect.name != "postgresql":
-        conn.execute(table.insert(), rows)
         return
     columns = list(rows[0])
     cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    with cursor.copy(f"COPY {table.name} ({', '.join(columns)}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row([row[c] for c in columns])
+    if conn.dialect.name == "postgresql":
+        with cursor.copy(f"COPY {table.name} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row([row[c] for c in columns])
+        return
+    compiled = table.insert().compile(dialect=conn.dialect, column_keys=columns)
+    # The dialect's conversions (SQLite keeps times as text), made in place, once per distinct
+    # value: the rows of a batch share one timestamp.
+    dialect = conn.dialect
+    for column in columns:
+        process = table.c[column].type.dialect_impl(dialect).bind_processor(dialect)
+        if process is not None:
+            converted = functools.lru_cache(maxsize=16)(process)
+            for row in rows:
+                row[column] = converted(row[column])
+    if compiled.positional:
+        names = compiled.positiontup or []
+        if len(names) == 1:
+            data: list[Any] = [(row[names[0]],) for row in rows]
+        else:
+            pick = operator.itemgetter(*names)
+            data = [pick(row) for row in rows]
+        cursor.executemany(str(compiled), data)
+    else:
+        cursor.executemany(str(compiled), rows)
 
 
 def _owner(conn: Connection) -> tuple[int, int]:
@@ -288,19 +330,19 @@ def _wide_tree(rows: _Rows, rng: random.Random, rc: dict[str, int], tr: dict[str
     return uid
 
 
-def _allocate(
-    conn: Connection,
+def _instances(
     rng: random.Random,
     trees: list[dict[str, int]],
     rows: _Rows,
     rc: dict[str, int],
     owner: tuple[int, int],
-) -> int:
-    """Instances filling about half of CPU and memory; about a third of them hold bandwidth."""
+) -> tuple[list[Row], list[Row]]:
+    """Instances filling about half of CPU and memory; about a third of them hold bandwidth:
+    their consumer rows and allocation rows."""
     now = rows.now
     project, user = owner
-    consumers: list[dict[str, Any]] = []
-    allocations: list[dict[str, Any]] = []
+    consumers: list[Row] = []
+    allocations: list[Row] = []
     for tree in trees:
         root = tree["root"]
         bandwidth_left = {nic: rows.capacity[tree[nic], BW_CLASSES[0]] // 3 for nic in NICS}
@@ -326,6 +368,4 @@ def _allocate(
             ]  # fmt: skip
             vcpu_left -= vcpus
             mem_left -= mem
-    _insert(conn, schema.consumers, consumers)
-    _insert(conn, schema.allocations, allocations)
-    return len(consumers)
+    return consumers, allocations
