@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from berth import config
+from berth.common import logs
 
 if TYPE_CHECKING:
     from berth.common.db import Database
@@ -284,9 +285,7 @@ def _policy_sample(_args: argparse.Namespace) -> int:
 
 
 def _configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(), format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
-    )
+    logs.configure(level)
 
 
 if __name__ == "__main__":

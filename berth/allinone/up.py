@@ -12,6 +12,7 @@ import uvicorn
 
 from berth.allinone import fleet as fleets
 from berth.allinone.stack import Stack, write_clouds_yaml
+from berth.common import logs
 from berth.config import Settings
 
 LOG = logging.getLogger(__name__)
@@ -45,7 +46,13 @@ def run(
     )
     signal.signal(signal.SIGTERM, _exit_cleanly)
     try:
-        uvicorn.run(stack.app(), host=host, port=port, log_level=settings.log_level.lower())
+        uvicorn.run(
+            stack.app(),
+            host=host,
+            port=port,
+            log_level=settings.log_level.lower(),
+            log_config=logs.uvicorn_config(settings.log_level),
+        )
     finally:
         stack.stop()
     return 0

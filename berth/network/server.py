@@ -12,6 +12,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from berth import config
+from berth.common import logs
 from berth.common.db import Database
 from berth.network.app import build_app
 from berth.network.placement_sync import PlacementSync
@@ -68,6 +69,7 @@ def run(settings: config.Settings) -> int:
         port=network.port,
         workers=network.workers,
         log_level=settings.log_level.lower(),
+        log_config=logs.uvicorn_config(settings.log_level),
         timeout_graceful_shutdown=10,
     )
     return 0

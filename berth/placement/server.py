@@ -11,6 +11,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from berth import config
+from berth.common import logs
 from berth.placement.app import build_app
 from berth.placement.service import PlacementService
 from berth.placement.store import migrate
@@ -51,6 +52,7 @@ def run(settings: config.Settings) -> int:
         port=placement.port,
         workers=placement.workers,
         log_level=settings.log_level.lower(),
+        log_config=logs.uvicorn_config(settings.log_level),
         timeout_graceful_shutdown=10,
     )
     return 0

@@ -63,7 +63,8 @@ class PlacementRequest:
     version: Version
     context: RequestContext
     service: PlacementService
-    base_url: str = ""
+    # The service's URL, for absolute locations (made when asked: few answers need it).
+    base_url: Callable[[], str] = lambda: ""
 
     # -- identity and policy ------------------------------------------------------------------
 
@@ -152,7 +153,7 @@ class PlacementRequest:
         out = dict(headers or {})
         if out.get("location", "").startswith("/"):
             # Absolute, as clients of the OpenStack APIs have always been given it.
-            out["location"] = self.base_url.rstrip("/") + out["location"]
+            out["location"] = self.base_url().rstrip("/") + out["location"]
         if body is not None and self.version.matches((1, 15)):
             out["cache-control"] = "no-cache"
             out["last-modified"] = http_date(last_modified or utcnow())
