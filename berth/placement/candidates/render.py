@@ -124,8 +124,9 @@ def _summary_fragments(
     index: ProviderIndex, rows: Rows, requested: frozenset[str], version: Version
 ) -> dict[str, Any]:
     """``summaries`` as already-serialised JSON, kept per row. Before 1.27 a summary depends on
-    the request's classes and is not kept."""
-    if version < (1, 27):
+    the request's classes and is not kept; more summaries than are kept go out as plain data
+    (serialising each apart first would hold every summary twice)."""
+    if version < (1, 27) or len(rows) > _FRAGMENTS_KEPT:
         return summaries(index, rows, requested, version)
     uuids = index.uuids
 

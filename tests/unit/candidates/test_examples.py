@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import random
+import sys
 
 import jsonschema
 import numpy as np
@@ -178,6 +179,24 @@ def test_a_slice_never_anchors_on_a_sharing_root_of_another_slice() -> None:
     assert [index.uuids[r] for r in trees.rows[trees.sharing()]] == ["ss1", "ss2"]
     for row in trees.sharing().tolist():
         assert set(np.flatnonzero(trees.sharing_anchor_mask(row))) <= set(trees.roots())
+
+
+def test_summaries_past_what_is_kept_go_out_as_plain_data(
+    sharing: ProviderIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Serialising every summary apart before the body would hold each twice."""
+    # The module, which the package's ``render`` function hides.
+    rendering = sys.modules["berth.placement.candidates.render"]
+    req = parse_candidates_request([("resources", "VCPU:1")], (1, 39))
+    found = allocation_candidates(sharing, req, randomize=False, rng=random.Random())
+    monkeypatch.setattr(rendering, "_FRAGMENTS_KEPT", len(found.summaries) - 1)
+    summaries = render(found, sharing, (1, 39))["provider_summaries"]
+    assert all(isinstance(s, dict) for s in summaries.values())
+    assert not sharing.fragments
+    monkeypatch.setattr(rendering, "_FRAGMENTS_KEPT", len(found.summaries))
+    summaries = render(found, sharing, (1, 39))["provider_summaries"]
+    assert all(isinstance(s, orjson.Fragment) for s in summaries.values())
+    assert len(sharing.fragments) == len(found.summaries)
 
 
 def test_render_formats_per_version(sharing: ProviderIndex) -> None:
