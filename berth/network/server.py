@@ -13,6 +13,7 @@ from starlette.types import ASGIApp
 
 from berth import config
 from berth.common import logs
+from berth.common.asgi import SpreadConnections
 from berth.common.db import Database
 from berth.network.app import build_app
 from berth.network.placement_sync import PlacementSync
@@ -46,7 +47,12 @@ def service_from_settings(settings: config.Settings) -> NetworkService:
 
 
 def create_app() -> ASGIApp:
-    return build_app(service_from_settings(config.load()))
+    settings = config.load()
+    app: ASGIApp = build_app(service_from_settings(settings))
+    network = settings.network
+    if network.workers > 1 and network.keepalive_requests > 0:
+        app = SpreadConnections(app, network.keepalive_requests)
+    return app
 
 
 def run(settings: config.Settings) -> int:
