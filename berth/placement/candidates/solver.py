@@ -448,25 +448,52 @@ def _combinations(
     index: ProviderIndex, rules: _Rules, slots: Slots, options: Options
 ) -> Iterator[AllocationRequest]:
     """What ``_search`` gives when no two slots compete: every combination of options, in the
-    same order, less those failing the unnamed group's traits or ``_answer``'s rules."""
+    same order, less those failing the unnamed group's traits or ``_answer``'s rules. Without
+    ``same_subtree`` or the one-provider-per-tree rule, the answer is written directly: no two
+    slots put one class on one provider, so each slot's amounts go in as they are."""
     required = rules.required
     n_unnamed = slots.unnamed
     if required and n_unnamed == 0:
         return
     traits_of = index.traits_of
+    checked = bool(rules.same_subtree) or rules.one_per_tree
+    uuids, sharing = index.uuids, rules.sharing
+    plan = tuple(zip(slots.suffixes, slots.resources, strict=True))
     for chosen in itertools.product(*options):
         if required and not has_traits(
             frozenset().union(*map(traits_of, chosen[:n_unnamed])), required
         ):
             continue
-        amounts = {
-            (row, rc): n
-            for row, wanted in zip(chosen, slots.resources, strict=True)
-            for rc, n in wanted
-        }
-        areq = _answer(index, rules, slots, chosen, amounts)
-        if areq is not None:
-            yield areq
+        if checked:
+            amounts = {
+                (row, rc): n
+                for row, wanted in zip(chosen, slots.resources, strict=True)
+                for rc, n in wanted
+            }
+            areq = _answer(index, rules, slots, chosen, amounts)
+            if areq is not None:
+                yield areq
+            continue
+        resources: dict[str, dict[str, int]] = {}
+        by_suffix: dict[str, list[str]] = {}
+        for (suffix, wanted), row in zip(plan, chosen, strict=True):
+            uuid = uuids[row]
+            if wanted:
+                held = resources.get(uuid)
+                if held is None:
+                    resources[uuid] = dict(wanted)
+                else:
+                    held.update(wanted)
+            listed = by_suffix.get(suffix)
+            if listed is None:
+                by_suffix[suffix] = [uuid]
+            elif uuid not in listed:
+                listed.append(uuid)
+        yield AllocationRequest(
+            resources,
+            {s: (u[0],) if len(u) == 1 else tuple(sorted(u)) for s, u in by_suffix.items()},
+            not sharing or not sharing.issuperset(chosen),
+        )
 
 
 def _answer(

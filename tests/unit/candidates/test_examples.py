@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import random
 import sys
+from unittest import mock
 
 import jsonschema
 import numpy as np
@@ -197,6 +198,38 @@ def test_summaries_past_what_is_kept_go_out_as_plain_data(
     summaries = render(found, sharing, (1, 39))["provider_summaries"]
     assert all(isinstance(s, orjson.Fragment) for s in summaries.values())
     assert len(sharing.fragments) == len(found.summaries)
+
+
+@pytest.mark.parametrize("asked", ["MEMORY_MB:1,DISK_GB:1", "DISK_GB:1,MEMORY_MB:1"])
+def test_listed_combinations_keep_the_search_s_order_of_classes(asked: str) -> None:
+    """A group of two classes on one provider: listed as combinations or found by the
+    depth-first search, its classes come in the order the search puts them."""
+    cn1 = rp("cn1", inventories={"VCPU": Inventory(total=4)})
+    index = ProviderIndex.build(
+        [
+            cn1,
+            rp(
+                "pf1",
+                cn1,
+                inventories={"MEMORY_MB": Inventory(total=8), "DISK_GB": Inventory(total=8)},
+            ),
+        ],
+        CLASSES,
+        TRAITS,
+    )
+    req = parse_candidates_request([("resources", "VCPU:1"), ("resources_P", asked)], (1, 39))
+
+    def written() -> list[list[tuple[str, list[str]]]]:
+        found = allocation_candidates(index, req, randomize=False, rng=random.Random())
+        return [
+            [(uuid, list(amounts)) for uuid, amounts in a.resources.items()]
+            for a in found.allocation_requests
+        ]
+
+    listed = written()
+    with mock.patch("berth.placement.candidates.solver._compete", return_value=True):
+        assert written() == listed
+    assert listed == [[("cn1", ["VCPU"]), ("pf1", [c.split(":")[0] for c in asked.split(",")])]]
 
 
 def test_render_formats_per_version(sharing: ProviderIndex) -> None:

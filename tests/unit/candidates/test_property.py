@@ -106,7 +106,7 @@ def cases(draw: st.DrawFn) -> tuple[World, CandidatesRequest]:
     have_unnamed = draw(st.booleans())
     n_suffixed = draw(st.integers(0 if have_unnamed else 1, 3))
     found = [draw(groups("", uuids, 2))] if have_unnamed else []
-    found += [draw(groups(f"_{i}", uuids, 1)) for i in range(n_suffixed)]
+    found += [draw(groups(f"_{i}", uuids, 2)) for i in range(n_suffixed)]
     resourceless = {g.suffix for g in found if not g.resources}
     same_subtree: list[frozenset[str]] = []
     suffixes = [g.suffix for g in found if g.suffix]
@@ -191,9 +191,20 @@ def test_combinations_agree_with_the_depth_first_search(
     """Where no two slots compete for a provider the solver lists combinations; the
     depth-first search, made to run everywhere, gives the same answers in the same order."""
     snap, req = case
-    listed = [a.key() for a in _solve(snap, req, limit).allocation_requests]
+
+    def written(result: Candidates) -> list[object]:
+        # In order, down to the order of providers and classes the body will show.
+        return [
+            (
+                [(rp, list(amounts.items())) for rp, amounts in a.resources.items()],
+                list(a.mappings.items()),
+            )
+            for a in result.allocation_requests
+        ]
+
+    listed = written(_solve(snap, req, limit))
     with mock.patch("berth.placement.candidates.solver._compete", return_value=True):
-        searched = [a.key() for a in _solve(snap, req, limit).allocation_requests]
+        searched = written(_solve(snap, req, limit))
     assert listed == searched
 
 
