@@ -45,7 +45,17 @@ def worker_pids(base_url: str) -> list[int]:
 
 def worker_memory_mb(base_url: str) -> list[float]:
     """Resident memory of each worker of the server listening at ``base_url``."""
-    rss = [_status(Path(f"/proc/{pid}")).get("VmRSS", "0 kB") for pid in worker_pids(base_url)]
+    return memory_mb(worker_pids(base_url))
+
+
+def children(pid: int) -> list[int]:
+    """The direct children of ``pid``."""
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def memory_mb(pids: list[int]) -> list[float]:
+    """Resident memory of each of ``pids``."""
+    rss = [_status(Path(f"/proc/{pid}")).get("VmRSS", "0 kB") for pid in pids]
     return [int(value.split()[0]) / 1024 for value in rss]
 
 

@@ -67,7 +67,7 @@ import httpx
 import sqlalchemy as sa
 
 from bench.placement_bench import _HEADERS, _claims, _queries, overcommitted
-from bench.procstat import worker_memory_mb
+from bench.procstat import children, memory_mb, worker_memory_mb
 from bench.reference_cloud import Cloud, build
 from bench.upstream_copy import copy_cloud, libpq_url
 from berth.common.db import Database
@@ -256,17 +256,6 @@ def _wait_for(base: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     raise RuntimeError(f"upstream did not answer within 120 s:\n{log.read_text()}")
 
 
-def _children_rss_mb(pid: int) -> list[float]:
-    """Resident memory of the direct children of ``pid`` (gunicorn's workers), Linux /proc."""
-    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    rss = []
-    for child in children:
-        for line in Path(f"/proc/{child}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                rss.append(int(line.split()[1]) / 1024)
-    return rss
-
-
 def _upstream_version(venv: Path) -> str:
     return subprocess.run(
         [str(venv / "bin/python"), "-c",
@@ -387,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"(with ANALYZE): {counts}")  # fmt: skip
         _measure(upstream, base, cloud, args.upstream_repeat, args.full_check, args.clients,
                  args.upstream_claim_seconds, timeout=args.upstream_timeout + 30)  # fmt: skip
-        upstream.rss_mb = _children_rss_mb(pid)
+        upstream.rss_mb = memory_mb(children(pid))
 
     berth = Side("Berth")
     with running_placement(args.berth_database_url, workers=args.workers) as base:

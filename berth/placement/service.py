@@ -26,7 +26,7 @@ class PlacementService:
 
     def __post_init__(self) -> None:
         self.index = LiveIndex(self.db, verify=self.settings.verify_index)
-        self.claims = GroupCommit(self.db, self.settings.allocation_conflict_retry_count)
+        self.claims = GroupCommit(self.db)
 
     @classmethod
     def from_settings(cls, settings: PlacementSettings, database_url: str) -> PlacementService:

@@ -83,7 +83,7 @@ def _queued_behind_a_slow_leader(
 
 
 def test_claims_queued_together_share_one_transaction(placement_db: Database, host: str) -> None:
-    writer = GroupCommit(placement_db, attempts=3)
+    writer = GroupCommit(placement_db)
     errors = _queued_behind_a_slow_leader(writer, [[_claim(host, 1)] for _ in range(6)])
     assert errors == [None] * 6
     assert _used(placement_db) == 6
@@ -94,7 +94,7 @@ def test_claims_queued_together_share_one_transaction(placement_db: Database, ho
 def test_one_refused_claim_in_a_batch_leaves_the_others_written(
     placement_db: Database, host: str
 ) -> None:
-    writer = GroupCommit(placement_db, attempts=3)
+    writer = GroupCommit(placement_db)
     # 1 + 3 + 20 + 3 + 3 = 30 VCPU asked of 10: only the 20 can never fit.
     claims = [[_claim(host, n)] for n in (1, 3, 20, 3, 3)]
     errors = _queued_behind_a_slow_leader(writer, claims)
@@ -108,7 +108,7 @@ def test_one_refused_claim_in_a_batch_leaves_the_others_written(
 def test_a_consumer_named_twice_is_written_one_request_at_a_time(
     placement_db: Database, host: str
 ) -> None:
-    writer = GroupCommit(placement_db, attempts=3)
+    writer = GroupCommit(placement_db)
     consumer = str(uuid.uuid4())
     new = {"generation": None, "check_generation": True}
     claims = [
@@ -126,7 +126,7 @@ def test_a_consumer_named_twice_is_written_one_request_at_a_time(
 
 
 def test_a_writer_alone_writes_at_once(placement_db: Database, host: str) -> None:
-    writer = GroupCommit(placement_db, attempts=3)
+    writer = GroupCommit(placement_db)
     for _ in range(3):
         writer.write([_claim(host, 2)])
     assert _used(placement_db) == 6

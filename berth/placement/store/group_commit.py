@@ -43,9 +43,8 @@ class _Request:
 class GroupCommit:
     """One worker's allocation writer (see the module docstring)."""
 
-    def __init__(self, db: Database, attempts: int) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
-        self.attempts = attempts
         self._lock = threading.Lock()
         self._queue: list[_Request] = []
         self._leading = False
@@ -108,9 +107,9 @@ class GroupCommit:
         return True
 
     def _transaction(self, claims: Sequence[Claim]) -> None:
-        allocations.write_retrying(
-            self.db, self.attempts, lambda conn: allocations.write(conn, claims)
-        )
+        # Claims lock their providers and wait, so only a deadlock the database reports is
+        # worth trying again.
+        self.db.write_with_retry(lambda conn: allocations.write(conn, claims))
 
 
 def _distinct_consumers(batch: list[_Request]) -> bool:
