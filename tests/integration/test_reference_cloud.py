@@ -45,3 +45,17 @@ def test_the_api_works_on_top_of_the_reference_cloud(placement_db: Database) -> 
         assert client.post("/resource_providers", json={"name": "after"}).status_code == 200
         listed = client.get("/resource_providers?name=after").json()["resource_providers"]
         assert len(listed) == 1
+
+
+def test_the_bulk_path_leaves_every_key_and_index_in_place(placement_db: Database) -> None:
+    """On PostgreSQL the load drops foreign keys and plain indexes and makes them again."""
+    build(placement_db, n=3, seed=2)
+    with placement_db.read() as conn:
+        inspector = sa.inspect(conn)
+        for table in (schema.allocations, schema.consumers, schema.resource_providers):
+            keys = {fk["name"] for fk in inspector.get_foreign_keys(table.name)}
+            assert keys == {fk.name for fk in table.foreign_key_constraints}
+            indexes = {ix["name"] for ix in inspector.get_indexes(table.name)}
+            assert {ix.name for ix in table.indexes if not ix.unique} <= indexes
+        if placement_db.backend == "mysql":
+            assert conn.scalar(sa.text("SELECT @@foreign_key_checks")) == 1
