@@ -298,7 +298,7 @@ class ProviderIndex:
         # Rendered provider summaries by row and form (see ``render.summaries``); a row's go
         # when it changes.
         self.fragments: dict[int, dict[object, object]] = {}
-        # Per candidates request (``solver._anchors``): how many leading roots had no anchor
+        # Per candidates request (``solver._sliced_anchors``): how many leading roots had no anchor
         # when it was last searched. Claims only fill providers, so this holds until capacity
         # is freed or providers change, which forgets every entry.
         self.no_anchor_prefix: dict[object, int] = {}
@@ -578,6 +578,10 @@ class ProviderIndex:
         return self._cached(  # type: ignore[return-value]
             "roots", lambda: np.flatnonzero(self.alive & (self.root == np.arange(self.size)))
         )
+
+    def uuid_array(self) -> npt.NDArray[np.object_]:
+        """Every row's uuid, as an array to gather from (kept until providers come or go)."""
+        return self._cached("uuid_array", lambda: np.array(self.uuids, dtype=object))  # type: ignore[return-value]
 
     @property
     def has_trees(self) -> bool:

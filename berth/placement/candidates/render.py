@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
 import orjson
 
-from berth.placement.candidates.index import CAPACITY_CEILING, ProviderIndex, Rows
+from berth.placement.candidates.index import (
+    CAPACITY_CEILING,
+    ProviderIndex,
+    Rows,
+)
+from berth.placement.candidates.listing import ListedAnswers
 from berth.placement.candidates.solver import AllocationRequest, Candidates
+from berth.placement.candidates.templates import listed_texts, ordered_trait_sets, summary_texts
 
 Version = tuple[int, int]
 
@@ -32,15 +37,13 @@ def _allocations_dict(areq: AllocationRequest, version: Version) -> dict[str, An
     """From 1.12 (``mappings`` from 1.34)::
 
     {"allocations": {RP: {"resources": {"VCPU": 1}}}, "mappings": {"": [RP]}}
-    """
-    body: dict[str, Any] = {
-        "allocations": {
-            uuid: {"resources": dict(amounts)} for uuid, amounts in areq.resources.items()
-        }
-    }
+
+    The answer's own dicts go in as they are (each answer has its own) and mappings as tuples,
+    which serialise as lists: a query may render a few hundred thousand."""
+    allocations = {uuid: {"resources": amounts} for uuid, amounts in areq.resources.items()}
     if version >= (1, 34):
-        body["mappings"] = {suffix: list(uuids) for suffix, uuids in areq.mappings.items()}
-    return body
+        return {"allocations": allocations, "mappings": areq.mappings}
+    return {"allocations": allocations}
 
 
 def summaries(
@@ -72,7 +75,7 @@ def summaries(
         uuids[row]: {"resources": resources[row]} for row in row_list
     }
     if version >= (1, 17):
-        ordered = _ordered_trait_sets(index)
+        ordered = ordered_trait_sets(index)
         for row, set_id in zip(row_list, index.traits_by_row.of_row[rows].tolist(), strict=True):
             body[uuids[row]]["traits"] = list(ordered[set_id])
     if version >= (1, 29):
@@ -83,15 +86,6 @@ def summaries(
             summary["parent_provider_uuid"] = uuids[parent] if parent >= 0 else None
             summary["root_provider_uuid"] = uuids[root]
     return body
-
-
-def _ordered_trait_sets(index: ProviderIndex) -> list[tuple[str, ...]]:
-    """Each distinct trait set in the order upstream lists traits (the order they were made)."""
-    rank = index.trait_rank
-    return [
-        tuple(sorted(traits, key=lambda t: (rank.get(t, -1), t)))
-        for traits in index.traits_by_row.sets
-    ]
 
 
 # How many rendered pieces an index keeps (summaries, about 300 bytes each; provider list items,
@@ -122,33 +116,31 @@ def kept_per_row(
 
 def _summary_fragments(
     index: ProviderIndex, rows: Rows, requested: frozenset[str], version: Version
-) -> dict[str, Any]:
-    """``summaries`` as already-serialised JSON, kept per row. Before 1.27 a summary depends on
-    the request's classes and is not kept; more summaries than are kept go out as plain data
-    (serialising each apart first would hold every summary twice)."""
-    if version < (1, 27) or len(rows) > _FRAGMENTS_KEPT:
+) -> dict[str, Any] | orjson.Fragment:
+    """``summaries`` as already-serialised JSON: kept per row, or past the kept size the whole
+    object in one piece. Before 1.27 a summary depends on the request's classes and is built as
+    data."""
+    if version < (1, 27):
         return summaries(index, rows, requested, version)
+    if len(rows) > _FRAGMENTS_KEPT:
+        return _joined(summary_texts(index, rows, version, True), "{", "}")
     uuids = index.uuids
 
     def make(missing: Rows) -> list[orjson.Fragment]:
-        fresh = summaries(index, missing, requested, version)
-        return [orjson.Fragment(_json(fresh[uuids[row]])) for row in missing.tolist()]
+        return [orjson.Fragment(t) for t in summary_texts(index, missing, version, False)]
 
     pieces = kept_per_row(index, rows, ("summary", version >= (1, 29)), make)
     return dict(zip([uuids[row] for row in rows.tolist()], pieces, strict=True))
 
 
-def _json(value: Any) -> bytes:
-    try:
-        return orjson.dumps(value)
-    except TypeError:
-        # orjson stops at 64-bit integers; a capacity with a huge allocation ratio goes past.
-        return json.dumps(value, separators=(",", ":")).encode()
-
-
 def render(candidates: Candidates, index: ProviderIndex, version: Version) -> dict[str, Any]:
-    """The body, for ``orjson.dumps``: from 1.27 the summaries in it are already serialised."""
-    if version >= (1, 12):
+    """The body, for ``orjson.dumps``: from 1.27 the summaries in it are already serialised, and
+    listed answers (from 1.12) too."""
+    answers = candidates.answers
+    areqs: list[dict[str, Any]] | orjson.Fragment
+    if isinstance(answers, ListedAnswers) and version >= (1, 12):
+        areqs = _joined(listed_texts(index, answers, version), "[", "]")
+    elif version >= (1, 12):
         areqs = [_allocations_dict(a, version) for a in candidates.allocation_requests]
     else:
         areqs = [_allocations_list(a) for a in candidates.allocation_requests]
@@ -159,3 +151,14 @@ def render(candidates: Candidates, index: ProviderIndex, version: Version) -> di
             index, rows, candidates.requested_classes, version
         ),
     }
+
+
+def _joined(texts: list[str], opening: str, closing: str) -> orjson.Fragment:
+    """Pieces of JSON text joined into one array or object. The brackets go on the first and
+    last pieces: added to the joined text, each would copy it again (a few hundred MB without a
+    limit)."""
+    if not texts:
+        return orjson.Fragment(opening + closing)
+    texts[0] = opening + texts[0]
+    texts[-1] += closing
+    return orjson.Fragment(",".join(texts))

@@ -43,6 +43,7 @@ from berth.placement.candidates.groups import (
     has_traits,
 )
 from berth.placement.candidates.index import Mask, ProviderIndex, Rows
+from berth.placement.candidates.listing import ListedAnswers, list_answers
 from berth.placement.candidates.request import CandidatesRequest
 from berth.placement.candidates.slices import TreeSlice
 
@@ -68,11 +69,26 @@ class AllocationRequest(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Candidates:
-    allocation_requests: tuple[AllocationRequest, ...]
+    # As objects, or as a table where every combination was listed at once (``listing``).
+    answers: tuple[AllocationRequest, ...] | ListedAnswers
     # Rows of the providers to summarise, in row order.
     summaries: Rows
     # Every class named by any group (summaries before 1.27 show only these).
     requested_classes: frozenset[str]
+    # The index's uuids, by row: what names the rows of listed answers.
+    uuids: Sequence[str]
+    sharing: frozenset[int]
+
+    @property
+    def allocation_requests(self) -> tuple[AllocationRequest, ...]:
+        """The answers as objects (listed ones made now)."""
+        if not isinstance(self.answers, ListedAnswers):
+            return self.answers
+        plan = tuple(zip(self.answers.suffixes, self.answers.resources, strict=True))
+        return tuple(
+            _direct_answer(plan, chosen, self.uuids, self.sharing)
+            for chosen in self.answers.chosen.tolist()
+        )
 
 
 def allocation_candidates(
@@ -84,12 +100,21 @@ def allocation_candidates(
     slice_roots: int = 64,
 ) -> Candidates:
     """The candidates for ``request``. Under a limit the trees are searched in slices, the
-    first of at least ``slice_roots`` roots (see ``_anchors``)."""
+    first of at least ``slice_roots`` roots (see ``_sliced_anchors``); without one, all at once,
+    and where the answers are every combination of options they are listed as a table
+    (``listing``)."""
     requested = frozenset(rc for g in request.groups for rc in g.resources)
     shuffle = np.random.default_rng(rng.getrandbits(64)) if randomize else None
     sharing = frozenset(index.sharing().tolist())
 
     rules = _Rules.of(index, request, sharing)
+
+    def candidates(
+        answers: tuple[AllocationRequest, ...] | ListedAnswers, used: Rows
+    ) -> Candidates:
+        return Candidates(
+            answers, _summaries(index, request, used), requested, index.uuids, sharing
+        )
 
     def search(slots: Slots, options: Options, headroom: Headroom) -> Iterator[AllocationRequest]:
         if randomize:
@@ -98,7 +123,21 @@ def allocation_candidates(
             return _search(index, rules, slots, options, headroom)
         return _combinations(index, rules, slots, options)
 
-    anchors = _anchors(index, request, shuffle, slice_roots)
+    anchors: Iterator[tuple[Slots, Options, Headroom]]
+    if request.limit is None or not _names_known(index, request):
+        # Every tree at once: the answer, or the error for an unknown name, depends on all.
+        trees = TreeSlice(index)
+        every = _common_anchors(trees, request, shuffle)
+        if every is None:
+            return candidates((), _NO_ROWS)
+        tables, common = every
+        options, slots = _slots(trees, tables, request)
+        if request.limit is None and not randomize and _listable(slots, rules):
+            listed = list_answers(trees, options, common, index.sharing())
+            return candidates(listed, listed.allocated())
+        anchors = _anchor_slots(trees, options, slots, common, min(_CHUNK, request.limit or _CHUNK))
+    else:
+        anchors = _sliced_anchors(index, request, shuffle, slice_roots)
     # Answers reached from two anchors are returned once. Only sharing providers serve more than
     # one anchor, so an answer with any other provider cannot come twice and skips the check.
     found: dict[object, AllocationRequest] = {}
@@ -107,16 +146,25 @@ def allocation_candidates(
         if request.limit is not None and len(found) >= request.limit:
             break
     areqs = tuple(found.values())
-    return Candidates(areqs, _summaries(index, request, areqs), requested)
+    used = np.fromiter({index.row_of[uuid] for areq in areqs for uuid in areq.resources}, np.int64)
+    return candidates(areqs, used)
 
 
-def _anchors(
+_NO_ROWS = np.empty(0, np.int64)
+
+
+def _listable(slots: Slots, rules: _Rules) -> bool:
+    """Whether the answers are every combination of options, listed as a table (``listing``)."""
+    return not (slots.compete or rules.required or rules.same_subtree or rules.one_per_tree)
+
+
+def _sliced_anchors(
     index: ProviderIndex,
     request: CandidatesRequest,
     shuffle: np.random.Generator | None,
     slice_roots: int,
 ) -> Iterator[tuple[Slots, Options, Headroom]]:
-    """Every anchor able to serve every group, with its slots, slice after slice. The first
+    """Under a limit, every anchor able to serve every group, with its slots, slice after slice. The first
     slice has ``max(limit, slice_roots)`` roots; the next ones are sized from the share of
     roots that were anchors so far, and at least double the one before (four times while
     there were none).
@@ -125,14 +173,8 @@ def _anchors(
     was last searched, unless capacity was freed since (``ProviderIndex.no_anchor_prefix``):
     where candidates are not randomised, the first hosts fill up first, and every query would
     otherwise go over them again."""
-    first = min(_CHUNK, request.limit or _CHUNK)
-    isolate = request.group_policy == "isolate"
-    if request.limit is None or not _names_known(index, request):
-        trees = TreeSlice(index)
-        found = _common_anchors(trees, request, shuffle)
-        if found is not None:
-            yield from _anchor_slots(trees, *found, first, isolate)
-        return
+    assert request.limit is not None
+    first = min(_CHUNK, request.limit)
     roots = index.roots()
     key = None
     if shuffle is not None:
@@ -150,9 +192,10 @@ def _anchors(
             if key is not None and not anchors and len(common):
                 first_root = int(trees.rows[common[0]])
                 index.no_anchor_prefix[key] = int(np.searchsorted(roots, first_root))
-            for slots in _anchor_slots(trees, tables, common, first, isolate):
+            options, slots = _slots(trees, tables, request)
+            for found_slots in _anchor_slots(trees, options, slots, common, first):
                 anchors += 1
-                yield slots
+                yield found_slots
             first = _CHUNK
         # Still short of the limit: every anchor so far gave at most one answer yet. Trees
         # without room are skipped four times as fast.
@@ -278,15 +321,21 @@ def _compete(trees: TreeSlice, options: list[SlotOptions], isolate: bool) -> boo
     return False
 
 
+def _slots(
+    trees: TreeSlice, tables: list[GroupTable], request: CandidatesRequest
+) -> tuple[list[SlotOptions], Slots]:
+    """The slots' options over the slice, in search order: the unnamed group's slots first,
+    so its trait check runs as soon as they are filled."""
+    options = sorted((s for t in tables for s in t.slots), key=lambda s: s.suffix != "")
+    return options, Slots.of(trees, options, request.group_policy == "isolate")
+
+
 def _anchor_slots(
-    trees: TreeSlice, tables: list[GroupTable], anchors: Rows, first: int, isolate: bool
+    trees: TreeSlice, options: list[SlotOptions], slots: Slots, anchors: Rows, first: int
 ) -> Iterator[tuple[Slots, Options, Headroom]]:
     """Each anchor (a row of the whole index) with its slots and their options' headroom,
     looked up a chunk of anchors at a time with a few array operations, ``first`` anchors at
-    first (a small limit needs few), then chunks twice as large up to ``_CHUNK``. The unnamed
-    group's slots come first, so its trait check runs as soon as they are filled."""
-    options = sorted((s for t in tables for s in t.slots), key=lambda s: s.suffix != "")
-    slots = Slots.of(trees, options, isolate)
+    first (a small limit needs few), then chunks twice as large up to ``_CHUNK``."""
     columns = trees.whole.columns
     start, size = 0, max(first, 1)
     while start < len(anchors):
@@ -474,26 +523,37 @@ def _combinations(
             if areq is not None:
                 yield areq
             continue
-        resources: dict[str, dict[str, int]] = {}
-        by_suffix: dict[str, list[str]] = {}
-        for (suffix, wanted), row in zip(plan, chosen, strict=True):
-            uuid = uuids[row]
-            if wanted:
-                held = resources.get(uuid)
-                if held is None:
-                    resources[uuid] = dict(wanted)
-                else:
-                    held.update(wanted)
-            listed = by_suffix.get(suffix)
-            if listed is None:
-                by_suffix[suffix] = [uuid]
-            elif uuid not in listed:
-                listed.append(uuid)
-        yield AllocationRequest(
-            resources,
-            {s: (u[0],) if len(u) == 1 else tuple(sorted(u)) for s, u in by_suffix.items()},
-            not sharing or not sharing.issuperset(chosen),
-        )
+        yield _direct_answer(plan, chosen, uuids, sharing)
+
+
+def _direct_answer(
+    plan: tuple[tuple[str, tuple[tuple[str, int], ...]], ...],
+    chosen: Sequence[int],
+    uuids: Sequence[str],
+    sharing: frozenset[int],
+) -> AllocationRequest:
+    """The answer of options chosen for slots that do not compete: each slot's amounts go in
+    as they are, since no two slots put one class on one provider."""
+    resources: dict[str, dict[str, int]] = {}
+    by_suffix: dict[str, list[str]] = {}
+    for (suffix, wanted), row in zip(plan, chosen, strict=True):
+        uuid = uuids[row]
+        if wanted:
+            held = resources.get(uuid)
+            if held is None:
+                resources[uuid] = dict(wanted)
+            else:
+                held.update(wanted)
+        listed = by_suffix.get(suffix)
+        if listed is None:
+            by_suffix[suffix] = [uuid]
+        elif uuid not in listed:
+            listed.append(uuid)
+    return AllocationRequest(
+        resources,
+        {s: (u[0],) if len(u) == 1 else tuple(sorted(u)) for s, u in by_suffix.items()},
+        not sharing or not sharing.issuperset(chosen),
+    )
 
 
 def _answer(
@@ -538,12 +598,9 @@ def _answer(
     return AllocationRequest(resources, mappings, not sharing or not sharing.issuperset(chosen))
 
 
-def _summaries(
-    index: ProviderIndex, request: CandidatesRequest, areqs: tuple[AllocationRequest, ...]
-) -> Rows:
-    """Every provider in the trees the candidates take resources from; before 1.29 (when any
-    tree exists) only the providers the candidates take from."""
-    used = np.fromiter({index.row_of[uuid] for areq in areqs for uuid in areq.resources}, np.int64)
+def _summaries(index: ProviderIndex, request: CandidatesRequest, used: Rows) -> Rows:
+    """Every provider in the trees the candidates take resources from (``used``); before 1.29
+    (when any tree exists) only the providers the candidates take from."""
     if not request.nested_aware and index.has_trees:
         return np.sort(used)
     rows, _, _ = index.tree_rows(np.unique(index.root[used]))

@@ -26,8 +26,10 @@ from berth.placement.candidates import (
     render,
 )
 from berth.placement.candidates.index import SHARING_TRAIT
+from berth.placement.candidates.listing import ListedAnswers
 from berth.placement.candidates.loading import load_index, load_names, load_providers
 from berth.placement.candidates.slices import TreeSlice
+from berth.placement.candidates.templates import summary_texts
 from berth.placement.exceptions import InvalidInput
 from berth.placement.store import schema
 
@@ -182,17 +184,21 @@ def test_a_slice_never_anchors_on_a_sharing_root_of_another_slice() -> None:
         assert set(np.flatnonzero(trees.sharing_anchor_mask(row))) <= set(trees.roots())
 
 
-def test_summaries_past_what_is_kept_go_out_as_plain_data(
+def test_summaries_past_what_is_kept_go_out_in_one_piece(
     sharing: ProviderIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Serialising every summary apart before the body would hold each twice."""
+    """Keeping every summary apart would hold more than the kept size; they go out as one
+    piece of JSON text, the same summaries."""
     # The module, which the package's ``render`` function hides.
     rendering = sys.modules["berth.placement.candidates.render"]
     req = parse_candidates_request([("resources", "VCPU:1")], (1, 39))
     found = allocation_candidates(sharing, req, randomize=False, rng=random.Random())
     monkeypatch.setattr(rendering, "_FRAGMENTS_KEPT", len(found.summaries) - 1)
-    summaries = render(found, sharing, (1, 39))["provider_summaries"]
-    assert all(isinstance(s, dict) for s in summaries.values())
+    whole = render(found, sharing, (1, 39))["provider_summaries"]
+    assert isinstance(whole, orjson.Fragment)
+    assert orjson.loads(orjson.dumps(whole)) == rendering.summaries(
+        sharing, found.summaries, found.requested_classes, (1, 39)
+    )
     assert not sharing.fragments
     monkeypatch.setattr(rendering, "_FRAGMENTS_KEPT", len(found.summaries))
     summaries = render(found, sharing, (1, 39))["provider_summaries"]
@@ -427,3 +433,72 @@ def test_query_string_schemas_are_valid_schemas(minor: int) -> None:
     """Requests skip checking these schemas against the metaschema; this checks them once."""
     for query in (qsschema.candidates_schema((1, minor)), qsschema.providers_schema((1, minor))):
         jsonschema.validators.validator_for(query).check_schema(query)
+
+
+def test_summary_texts_write_capacities_past_64_bits_exactly() -> None:
+    """The index holds capacities up to a ceiling; the summary says the exact figure."""
+    huge = Inventory(total=2**62, allocation_ratio=16.0)
+    index = ProviderIndex.build(
+        [rp("cn1", inventories={"VCPU": huge, "MEMORY_MB": Inventory(total=8)})], CLASSES, TRAITS
+    )
+    rows = np.asarray([0], np.int64)
+    (text,) = summary_texts(index, rows, (1, 39), False)
+    assert text.startswith('{"resources":{"VCPU":{"capacity":' + str(2**66) + ',"used":0}')
+
+
+def test_listed_answers_come_round_robin_with_sorted_mappings() -> None:
+    """Without a limit, answers of hosts that can each take the request two ways (own disk or
+    shared) come first answers first, and a group spread over two providers maps them in
+    uuid order, not in the order its classes took them (the shared disk's uuid sorts between
+    the hosts')."""
+    agg = frozenset({"agg"})
+    both = {"VCPU": Inventory(total=8), "DISK_GB": Inventory(total=100)}
+    index = ProviderIndex.build(
+        [
+            rp("a-host", inventories=both, aggregates=agg),
+            rp("z-host", inventories=both, aggregates=agg),
+            rp(
+                "m-disk",
+                inventories={"DISK_GB": Inventory(total=100)},
+                traits=frozenset({SHARING_TRAIT}),
+                aggregates=agg,
+            ),
+        ],
+        CLASSES,
+        TRAITS,
+    )
+    req = parse_candidates_request([("resources", "VCPU:1,DISK_GB:1")], (1, 39))
+    found = allocation_candidates(index, req, randomize=False, rng=random.Random())
+    assert isinstance(found.answers, ListedAnswers)
+    body = solve(index, "resources=VCPU:1,DISK_GB:1")
+    # Dicts compare without their order; the body's order is the search's.
+    assert [list(a["allocations"]) for a in body["allocation_requests"]] == [
+        ["a-host"],
+        ["z-host"],
+        ["a-host", "m-disk"],
+        ["z-host", "m-disk"],
+    ]
+    assert body["allocation_requests"] == [
+        {
+            "allocations": {"a-host": {"resources": {"VCPU": 1, "DISK_GB": 1}}},
+            "mappings": {"": ["a-host"]},
+        },
+        {
+            "allocations": {"z-host": {"resources": {"VCPU": 1, "DISK_GB": 1}}},
+            "mappings": {"": ["z-host"]},
+        },
+        {
+            "allocations": {
+                "a-host": {"resources": {"VCPU": 1}},
+                "m-disk": {"resources": {"DISK_GB": 1}},
+            },
+            "mappings": {"": ["a-host", "m-disk"]},
+        },
+        {
+            "allocations": {
+                "z-host": {"resources": {"VCPU": 1}},
+                "m-disk": {"resources": {"DISK_GB": 1}},
+            },
+            "mappings": {"": ["m-disk", "z-host"]},
+        },
+    ]

@@ -6,13 +6,18 @@ import dataclasses
 import random
 from unittest import mock
 
+import numpy as np
+import orjson
 from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
 
 from berth.placement.candidates.index import SHARING_TRAIT, Inventory, Provider
+from berth.placement.candidates.listing import ListedAnswers
 from berth.placement.candidates.providers import matching_providers
+from berth.placement.candidates.render import render, summaries
 from berth.placement.candidates.request import CandidatesRequest, ProviderFilters, RequestGroup
 from berth.placement.candidates.solver import Candidates, allocation_candidates
+from berth.placement.candidates.templates import summary_texts
 from tests.unit.candidates.reference import World, reference_candidates, summaries_for
 
 CLASSES = ["VCPU", "MEMORY_MB", "DISK_GB"]
@@ -47,7 +52,7 @@ def rarely(strategy: st.SearchStrategy, empty: object) -> st.SearchStrategy:
 
 
 @st.composite
-def worlds(draw: st.DrawFn) -> World:
+def worlds(draw: st.DrawFn, min_inventories: int = 1) -> World:
     count = draw(st.integers(1, 6))
     providers: list[Provider] = []
     depth: dict[str, int] = {}
@@ -66,7 +71,9 @@ def worlds(draw: st.DrawFn) -> World:
                 parent_uuid=parent.uuid if parent else None,
                 root_uuid=parent.root_uuid if parent else uuid,
                 inventories=draw(
-                    st.dictionaries(st.sampled_from(CLASSES), inventories, min_size=1, max_size=3)
+                    st.dictionaries(
+                        st.sampled_from(CLASSES), inventories, min_size=min_inventories, max_size=3
+                    )
                 ),
                 traits=frozenset(traits),
                 aggregates=frozenset(draw(st.sets(st.sampled_from(AGGS), max_size=2))),
@@ -293,3 +300,38 @@ def test_randomized_answers_are_the_same_set_and_respect_limit(
     keys = {a.key() for a in limited.allocation_requests}
     assert keys <= everything
     assert len(keys) == min(limit, len(everything))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(worlds(min_inventories=0), st.sampled_from([(1, 27), (1, 28), (1, 29), (1, 39)]), st.data())
+def test_summary_texts_are_the_summaries_serialised(
+    snap: World, version: tuple[int, int], data: st.DataObject
+) -> None:
+    """The templated summaries are byte for byte what orjson makes of the summaries as data,
+    in row order, keyed by uuid or not."""
+    index = snap.index
+    picked = data.draw(st.sets(st.sampled_from(range(len(index.uuids))), min_size=1))
+    rows = np.asarray(sorted(picked), np.int64)
+    expected = summaries(index, rows, frozenset(), version)
+    keyed = "{" + ",".join(summary_texts(index, rows, version, True)) + "}"
+    assert keyed.encode() == orjson.dumps(expected)
+    plain = summary_texts(index, rows, version, False)
+    assert [t.encode() for t in plain] == [orjson.dumps(s) for s in expected.values()]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.sampled_from([(1, 10), (1, 12), (1, 33), (1, 34), (1, 39)]))
+def test_listed_answers_render_as_the_searched_ones(
+    case: tuple[World, CandidatesRequest], version: tuple[int, int]
+) -> None:
+    """Without a limit, answers listed as a table make the same body, byte for byte, as the
+    same answers found one by one."""
+    snap, req = case
+    listed = _solve(snap, req)
+    with mock.patch("berth.placement.candidates.solver._listable", return_value=False):
+        searched = _solve(snap, req)
+    assert isinstance(searched.answers, tuple)
+    target(float(isinstance(listed.answers, ListedAnswers)), label="listed")
+    target(float(len(searched.answers)), label="answers")
+    body = orjson.dumps(render(listed, snap.index, version))
+    assert body == orjson.dumps(render(searched, snap.index, version))
