@@ -32,6 +32,10 @@ class ListedAnswers:
     resources: tuple[tuple[tuple[str, int], ...], ...]
     chosen: Table
 
+    @property
+    def plan(self) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
+        return tuple(zip(self.suffixes, self.resources, strict=True))
+
     def allocated(self) -> Rows:
         """Rows some answer takes resources from."""
         taking = [s for s, wanted in enumerate(self.resources) if wanted]

@@ -67,6 +67,13 @@ class AllocationRequest(NamedTuple):
         )
 
 
+# An answer where no two slots compete: the row each slot took, in ``Slots`` order.
+Chosen = tuple[int, ...]
+Answer = AllocationRequest | Chosen
+# Each slot's group suffix and amounts, in ``Slots`` order.
+Plan = tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class Candidates:
     # As objects, or as a table where every combination was listed at once (``listing``).
@@ -84,7 +91,7 @@ class Candidates:
         """The answers as objects (listed ones made now)."""
         if not isinstance(self.answers, ListedAnswers):
             return self.answers
-        plan = tuple(zip(self.answers.suffixes, self.answers.resources, strict=True))
+        plan = self.answers.plan
         return tuple(
             _direct_answer(plan, chosen, self.uuids, self.sharing)
             for chosen in self.answers.chosen.tolist()
@@ -116,7 +123,12 @@ def allocation_candidates(
             answers, _summaries(index, request, used), requested, index.uuids, sharing
         )
 
-    def search(slots: Slots, options: Options, headroom: Headroom) -> Iterator[AllocationRequest]:
+    # What every slice's slots put where (the same in every slice): names listed answers.
+    plan: Plan = ()
+
+    def search(slots: Slots, options: Options, headroom: Headroom) -> Iterator[Answer]:
+        nonlocal plan
+        plan = plan or slots.plan
         if randomize:
             options = [tuple(rng.sample(o, len(o))) for o in options]
         if slots.compete:
@@ -140,12 +152,26 @@ def allocation_candidates(
         anchors = _sliced_anchors(index, request, shuffle, slice_roots)
     # Answers reached from two anchors are returned once. Only sharing providers serve more than
     # one anchor, so an answer with any other provider cannot come twice and skips the check.
-    found: dict[object, AllocationRequest] = {}
-    for areq in _round_robin(anchors, search):
-        found.setdefault(object() if areq.only_here else areq.key(), areq)
+    found: dict[object, Answer] = {}
+    for answer in _round_robin(anchors, search):
+        if isinstance(answer, AllocationRequest):
+            key = object() if answer.only_here else answer.key()
+        elif not sharing or not sharing.issuperset(answer):
+            key = object()
+        else:
+            key = _direct_answer(plan, answer, index.uuids, sharing).key()
+        found.setdefault(key, answer)
         if request.limit is not None and len(found) >= request.limit:
             break
-    areqs = tuple(found.values())
+    answers = list(found.values())
+    if answers and not any(isinstance(a, AllocationRequest) for a in answers):
+        suffixes, resources = zip(*plan, strict=True)
+        listed = ListedAnswers(suffixes, resources, np.asarray(answers, np.int64))
+        return candidates(listed, listed.allocated())
+    areqs = tuple(
+        a if isinstance(a, AllocationRequest) else _direct_answer(plan, a, index.uuids, sharing)
+        for a in answers
+    )
     used = np.fromiter({index.row_of[uuid] for areq in areqs for uuid in areq.resources}, np.int64)
     return candidates(areqs, used)
 
@@ -295,6 +321,10 @@ class Slots:
     # whatever the other slots took, so every combination of options is placed.
     compete: bool
 
+    @property
+    def plan(self) -> Plan:
+        return tuple(zip(self.suffixes, self.resources, strict=True))
+
     @classmethod
     def of(cls, trees: TreeSlice, options: list[SlotOptions], isolate: bool) -> Slots:
         return cls(
@@ -360,8 +390,8 @@ def _anchor_slots(
 
 def _round_robin(
     anchors: Iterator[tuple[Slots, Options, Headroom]],
-    search: Callable[[Slots, Options, Headroom], Iterator[AllocationRequest]],
-) -> Iterator[AllocationRequest]:
+    search: Callable[[Slots, Options, Headroom], Iterator[Answer]],
+) -> Iterator[Answer]:
     """First answer of every anchor in turn (starting each search only when reached), then the
     second of every anchor that had one, and so on."""
     active = []
@@ -495,19 +525,17 @@ def _search(
 
 def _combinations(
     index: ProviderIndex, rules: _Rules, slots: Slots, options: Options
-) -> Iterator[AllocationRequest]:
+) -> Iterator[Answer]:
     """What ``_search`` gives when no two slots compete: every combination of options, in the
     same order, less those failing the unnamed group's traits or ``_answer``'s rules. Without
-    ``same_subtree`` or the one-provider-per-tree rule, the answer is written directly: no two
-    slots put one class on one provider, so each slot's amounts go in as they are."""
+    ``same_subtree`` or the one-provider-per-tree rule, an answer is just the rows chosen
+    (``_direct_answer`` makes its object, ``templates`` its text)."""
     required = rules.required
     n_unnamed = slots.unnamed
     if required and n_unnamed == 0:
         return
     traits_of = index.traits_of
     checked = bool(rules.same_subtree) or rules.one_per_tree
-    uuids, sharing = index.uuids, rules.sharing
-    plan = tuple(zip(slots.suffixes, slots.resources, strict=True))
     for chosen in itertools.product(*options):
         if required and not has_traits(
             frozenset().union(*map(traits_of, chosen[:n_unnamed])), required
@@ -523,11 +551,11 @@ def _combinations(
             if areq is not None:
                 yield areq
             continue
-        yield _direct_answer(plan, chosen, uuids, sharing)
+        yield chosen
 
 
 def _direct_answer(
-    plan: tuple[tuple[str, tuple[tuple[str, int], ...]], ...],
+    plan: Plan,
     chosen: Sequence[int],
     uuids: Sequence[str],
     sharing: frozenset[int],

@@ -320,16 +320,20 @@ def test_summary_texts_are_the_summaries_serialised(
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cases(), st.sampled_from([(1, 10), (1, 12), (1, 33), (1, 34), (1, 39)]))
+@given(
+    cases(),
+    st.sampled_from([None, 1, 2]),
+    st.sampled_from([(1, 10), (1, 12), (1, 33), (1, 34), (1, 39)]),
+)
 def test_listed_answers_render_as_the_searched_ones(
-    case: tuple[World, CandidatesRequest], version: tuple[int, int]
+    case: tuple[World, CandidatesRequest], limit: int | None, version: tuple[int, int]
 ) -> None:
-    """Without a limit, answers listed as a table make the same body, byte for byte, as the
-    same answers found one by one."""
+    """Answers kept as the rows they chose (a table, and written from templates) make the same
+    body, byte for byte, as the same answers found as objects by the depth-first search."""
     snap, req = case
-    listed = _solve(snap, req)
-    with mock.patch("berth.placement.candidates.solver._listable", return_value=False):
-        searched = _solve(snap, req)
+    listed = _solve(snap, req, limit)
+    with mock.patch("berth.placement.candidates.solver._compete", return_value=True):
+        searched = _solve(snap, req, limit)
     assert isinstance(searched.answers, tuple)
     target(float(isinstance(listed.answers, ListedAnswers)), label="listed")
     target(float(len(searched.answers)), label="answers")
