@@ -36,6 +36,13 @@ class ListedAnswers:
     def plan(self) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
         return tuple(zip(self.suffixes, self.resources, strict=True))
 
+    @classmethod
+    def of(cls, options: list[SlotOptions], chosen: Table) -> ListedAnswers:
+        return cls(tuple(o.suffix for o in options), tuple(o.resources for o in options), chosen)
+
+    def head(self, limit: int) -> ListedAnswers:
+        return ListedAnswers(self.suffixes, self.resources, self.chosen[:limit])
+
     def allocated(self) -> Rows:
         """Rows some answer takes resources from."""
         taking = [s for s, wanted in enumerate(self.resources) if wanted]
@@ -43,10 +50,40 @@ class ListedAnswers:
 
 
 def list_answers(
-    trees: TreeSlice, options: list[SlotOptions], anchors: Rows, sharing: Rows
+    parts: list[tuple[TreeSlice, list[SlotOptions], Rows]], sharing: Rows
 ) -> ListedAnswers:
-    """Every combination of every anchor's options, in the round-robin's order; an answer made
-    only of ``sharing`` providers (which several anchors reach) once, where it first comes."""
+    """Every combination of every anchor's options, in the round-robin's order, over slices of
+    trees (each with its slots' options and its anchors, in the slices' order): the first
+    answer of every anchor, then the second of every anchor with two, and so on. An answer made
+    only of ``sharing`` providers (which several anchors reach) comes once, where it first
+    comes."""
+    chosen, nth = zip(*(_every(*part) for part in parts), strict=True)
+    # Each slice's answers are in round-robin order; a stable sort by round interleaves them.
+    order = np.argsort(np.concatenate(nth), kind="stable")
+    return ListedAnswers.of(parts[0][1], _once(np.concatenate(chosen)[order], sharing))
+
+
+def first_answers(
+    parts: list[tuple[TreeSlice, list[SlotOptions], Rows]], sharing: Rows
+) -> ListedAnswers:
+    """The first answer of every anchor (its slots' first options), slice after slice: the
+    round-robin's first round; an answer made only of ``sharing`` providers once."""
+    chosen = [
+        np.stack(
+            [
+                rows[np.cumsum(count) - count]
+                for rows, count in (_options(trees, o, anchors) for o in options)
+            ],
+            axis=1,
+        )
+        for trees, options, anchors in parts
+    ]
+    return ListedAnswers.of(parts[0][1], _once(np.concatenate(chosen), sharing))
+
+
+def _every(trees: TreeSlice, options: list[SlotOptions], anchors: Rows) -> tuple[Table, Rows]:
+    """Every answer of every anchor, round by round (within a round in anchor order), and the
+    round of each."""
     per_slot = [_options(trees, o, anchors) for o in options]
     counts = np.stack([c for _, c in per_slot])
     answers = counts.prod(axis=0, dtype=np.int64)
@@ -63,11 +100,7 @@ def list_answers(
         begins = np.cumsum(count) - count
         chosen[:, s] = rows[begins[anchor] + (nth // stride[anchor]) % count[anchor]]
         stride *= count
-    return ListedAnswers(
-        tuple(o.suffix for o in options),
-        tuple(o.resources for o in options),
-        _once(chosen, sharing),
-    )
+    return chosen, nth
 
 
 def _options(trees: TreeSlice, slot: SlotOptions, anchors: Rows) -> tuple[Rows, Rows]:

@@ -43,7 +43,7 @@ from berth.placement.candidates.groups import (
     has_traits,
 )
 from berth.placement.candidates.index import Mask, ProviderIndex, Rows
-from berth.placement.candidates.listing import ListedAnswers, list_answers
+from berth.placement.candidates.listing import ListedAnswers, first_answers, list_answers
 from berth.placement.candidates.request import CandidatesRequest
 from berth.placement.candidates.slices import TreeSlice
 
@@ -145,11 +145,16 @@ def allocation_candidates(
         tables, common = every
         options, slots = _slots(trees, tables, request)
         if request.limit is None and not randomize and _listable(slots, rules):
-            listed = list_answers(trees, options, common, index.sharing())
+            listed = list_answers([(trees, options, common)], index.sharing())
             return candidates(listed, listed.allocated())
         anchors = _anchor_slots(trees, options, slots, common, min(_CHUNK, request.limit or _CHUNK))
     else:
-        anchors = _sliced_anchors(index, request, shuffle, slice_roots)
+        slices = _slices(index, request, shuffle, slice_roots)
+        if not randomize:
+            listed, slices = _listed_slices(slices, request, rules, index.sharing())
+            if listed is not None:
+                return candidates(listed, listed.allocated())
+        anchors = _sliced_anchors(slices, request)
     # Answers reached from two anchors are returned once. Only sharing providers serve more than
     # one anchor, so an answer with any other provider cannot come twice and skips the check.
     found: dict[object, Answer] = {}
@@ -184,23 +189,25 @@ def _listable(slots: Slots, rules: _Rules) -> bool:
     return not (slots.compete or rules.required or rules.same_subtree or rules.one_per_tree)
 
 
-def _sliced_anchors(
+Slice = tuple[TreeSlice, list[GroupTable], Rows]
+
+
+def _slices(
     index: ProviderIndex,
     request: CandidatesRequest,
     shuffle: np.random.Generator | None,
     slice_roots: int,
-) -> Iterator[tuple[Slots, Options, Headroom]]:
-    """Under a limit, every anchor able to serve every group, with its slots, slice after slice. The first
-    slice has ``max(limit, slice_roots)`` roots; the next ones are sized from the share of
-    roots that were anchors so far, and at least double the one before (four times while
-    there were none).
+) -> Iterator[Slice]:
+    """Under a limit, slice after slice of trees with anchors (each with its group tables and
+    its anchors), asked for only while the ones before gave too few answers. The first slice
+    has ``max(limit, slice_roots)`` roots; the next ones are sized from the share of roots that
+    were anchors so far, and at least double the one before (four times while there were none).
 
     Not randomised, the search starts past the roots that had no anchor when the same request
     was last searched, unless capacity was freed since (``ProviderIndex.no_anchor_prefix``):
     where candidates are not randomised, the first hosts fill up first, and every query would
     otherwise go over them again."""
     assert request.limit is not None
-    first = min(_CHUNK, request.limit)
     roots = index.roots()
     key = None
     if shuffle is not None:
@@ -213,16 +220,13 @@ def _sliced_anchors(
         trees = TreeSlice(index, np.sort(roots[start : start + size]))
         start += size
         found = _common_anchors(trees, request, shuffle)
-        if found is not None:
+        if found is not None and len(found[1]):
             tables, common = found
-            if key is not None and not anchors and len(common):
+            if key is not None and not anchors:
                 first_root = int(trees.rows[common[0]])
                 index.no_anchor_prefix[key] = int(np.searchsorted(roots, first_root))
-            options, slots = _slots(trees, tables, request)
-            for found_slots in _anchor_slots(trees, options, slots, common, first):
-                anchors += 1
-                yield found_slots
-            first = _CHUNK
+            yield trees, tables, common
+            anchors += len(common)
         # Still short of the limit: every anchor so far gave at most one answer yet. Trees
         # without room are skipped four times as fast.
         if anchors:
@@ -232,6 +236,42 @@ def _sliced_anchors(
             size *= 4
     if key is not None and not anchors:
         index.no_anchor_prefix[key] = len(roots)
+
+
+def _sliced_anchors(
+    slices: Iterator[Slice], request: CandidatesRequest
+) -> Iterator[tuple[Slots, Options, Headroom]]:
+    """Every anchor of the slices, with its slots."""
+    first = min(_CHUNK, request.limit or _CHUNK)
+    for trees, tables, common in slices:
+        options, slots = _slots(trees, tables, request)
+        yield from _anchor_slots(trees, options, slots, common, first)
+        first = _CHUNK
+
+
+def _listed_slices(
+    slices: Iterator[Slice], request: CandidatesRequest, rules: _Rules, sharing: Rows
+) -> tuple[ListedAnswers | None, Iterator[Slice]]:
+    """Under a limit, where every slice's answers are every combination of options (see
+    ``_listable``), the answers as a table: the first answer of each anchor, slice after slice,
+    until there are ``limit``; when the trees run out first, every answer in the round-robin's
+    order. Otherwise None, and the slices again from the first, for the search."""
+    assert request.limit is not None
+    seen: list[Slice] = []
+    parts = []
+    for part in slices:
+        seen.append(part)
+        trees, tables, common = part
+        options, slots = _slots(trees, tables, request)
+        if not _listable(slots, rules):
+            return None, itertools.chain(seen, slices)
+        parts.append((trees, options, common))
+        firsts = first_answers(parts, sharing)
+        if len(firsts.chosen) >= request.limit:
+            return firsts.head(request.limit), iter(())
+    if not parts:
+        return None, iter(())
+    return list_answers(parts, sharing).head(request.limit), iter(())
 
 
 def _prefix_key(request: CandidatesRequest) -> Hashable:

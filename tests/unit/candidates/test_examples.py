@@ -502,3 +502,36 @@ def test_listed_answers_come_round_robin_with_sorted_mappings() -> None:
             "mappings": {"": ["m-disk", "z-host"]},
         },
     ]
+
+
+def test_listed_answers_under_a_limit_interleave_the_slices_rounds() -> None:
+    """When the slices run out before the limit, the answers are every round of every slice:
+    a later slice's first answer comes before an earlier one's second."""
+    agg = frozenset({"agg"})
+    both = {"VCPU": Inventory(total=8), "DISK_GB": Inventory(total=100)}
+    memory_only = {"MEMORY_MB": Inventory(total=8)}
+    index = ProviderIndex.build(
+        [
+            rp("cn1", inventories=both, aggregates=agg),
+            rp("cn2", inventories=memory_only),
+            rp("cn3", inventories=memory_only),
+            rp("cn4", inventories=both),
+            rp(
+                "ss",
+                inventories={"DISK_GB": Inventory(total=100)},
+                traits=frozenset({SHARING_TRAIT}),
+                aggregates=agg,
+            ),
+        ],
+        CLASSES,
+        TRAITS,
+    )
+    req = parse_candidates_request([("resources", "VCPU:1,DISK_GB:1"), ("limit", "3")], (1, 39))
+    # The first slice holds cn1 to cn3 (as many roots as the limit): one anchor, short of it.
+    found = allocation_candidates(index, req, randomize=False, rng=random.Random(), slice_roots=1)
+    assert isinstance(found.answers, ListedAnswers)
+    assert [sorted(a.resources) for a in found.allocation_requests] == [
+        ["cn1"],
+        ["cn4"],
+        ["cn1", "ss"],
+    ]
