@@ -1,23 +1,24 @@
-"""Every answer of a request at once, as a table, where the search would list combinations.
+"""The answers of many anchors at once, as a table, where no two slots compete.
 
-Without a limit, when no two slots compete (``solver.Slots.compete``) and nothing checks a
-complete answer (the unnamed group's traits, ``same_subtree``, one provider per tree), the
-answers under each anchor are every combination of its slots' options, and the search would list
-them anchor by anchor, round-robin, an object each: at 100,000 hosts about 10 µs per answer,
-most of the query. Here they are made for every anchor at once with array operations, in the
+When no two slots compete (``solver.Slots.compete``), an anchor's answers are the combinations
+of its slots' options that meet the checks on a complete answer (the unnamed group's traits,
+``same_subtree``, one provider per tree before 1.29); the search would list them anchor by
+anchor, round-robin, an object each: at 100,000 hosts about 10 µs per answer, most of a query
+without a limit. Here they are made for a whole slice of anchors with array operations, in the
 same order (the first answer of every anchor, then the second of every anchor with two, and so
-on), and ``render.listed_texts`` writes their JSON one template per shape.
+on), and ``templates.listed_texts`` writes their JSON one template per shape.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from berth.placement.candidates.groups import SlotOptions
-from berth.placement.candidates.index import Rows
+from berth.placement.candidates.index import NO_ROW, Mask, ProviderIndex, Rows
 from berth.placement.candidates.slices import TreeSlice
 
 Table = npt.NDArray[np.int64]
@@ -49,58 +50,137 @@ class ListedAnswers:
         return np.unique(self.chosen[:, taking])
 
 
-def list_answers(
-    parts: list[tuple[TreeSlice, list[SlotOptions], Rows]], sharing: Rows
-) -> ListedAnswers:
-    """Every combination of every anchor's options, in the round-robin's order, over slices of
-    trees (each with its slots' options and its anchors, in the slices' order): the first
-    answer of every anchor, then the second of every anchor with two, and so on. An answer made
-    only of ``sharing`` providers (which several anchors reach) comes once, where it first
-    comes."""
-    chosen, nth = zip(*(_every(*part) for part in parts), strict=True)
+@dataclass(frozen=True, slots=True)
+class Checks:
+    """What a complete answer must meet beyond its slots' options (see ``solver._Rules``)."""
+
+    # The unnamed group's any-of trait sets, met by the providers of its slots (the first
+    # ``unnamed``) together.
+    required: tuple[frozenset[str], ...] = ()
+    unnamed: int = 0
+    # Sets of group suffixes whose providers must have one among them above all the others.
+    same_subtree: tuple[frozenset[str], ...] = ()
+    # Before 1.29: no two providers taking resources in one tree.
+    one_per_tree: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.required or self.same_subtree or self.one_per_tree)
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A slice's anchors, with every slot's options under each: ``per_slot[s]`` is the options
+    of slot ``s``, anchor after anchor (each anchor's in row order), and how many each has."""
+
+    index: ProviderIndex
+    options: list[SlotOptions]
+    per_slot: list[tuple[Rows, Rows]]
+
+    @classmethod
+    def of(cls, trees: TreeSlice, options: list[SlotOptions], anchors: Rows) -> Part:
+        return cls(trees.whole, options, [_options(trees, o, anchors) for o in options])
+
+    def combinations(self) -> int:
+        """How many combinations of options its anchors have in all."""
+        counts = np.stack([count for _, count in self.per_slot])
+        return int(counts.prod(axis=0, dtype=np.int64).sum())
+
+    def first_round(self, checks: Checks) -> Table:
+        """Each anchor's first answer, anchor after anchor. Without checks it is the slots'
+        first options."""
+        if checks:
+            every, nth = self.every(checks)
+            return every[nth == 0]
+        return np.stack([rows[np.cumsum(count) - count] for rows, count in self.per_slot], axis=1)
+
+    def every(self, checks: Checks) -> tuple[Table, Rows]:
+        """Every answer of every anchor, round by round (within a round in anchor order), and
+        the round of each: the combinations of its options, in ``itertools.product``'s order,
+        that meet ``checks``."""
+        counts = np.stack([count for _, count in self.per_slot])
+        answers = counts.prod(axis=0, dtype=np.int64)
+        # Anchor after anchor, each anchor's combinations in order.
+        anchor = np.repeat(np.arange(counts.shape[1]), answers)
+        nth = np.arange(len(anchor)) - np.repeat(np.cumsum(answers) - answers, answers)
+        chosen = np.empty((len(anchor), len(self.per_slot)), np.int64)
+        # As itertools.product: the last slot's option changes fastest.
+        stride = np.ones(counts.shape[1], np.int64)
+        for s in reversed(range(len(self.per_slot))):
+            rows, count = self.per_slot[s]
+            begins = np.cumsum(count) - count
+            chosen[:, s] = rows[begins[anchor] + (nth // stride[anchor]) % count[anchor]]
+            stride *= count
+        if checks:
+            kept = _meeting(chosen, self.index, checks, self.options)
+            chosen, anchor = chosen[kept], anchor[kept]
+            # An anchor's k-th answer is now its k-th that met the checks.
+            nth = np.arange(len(anchor)) - np.searchsorted(anchor, anchor)
+        # The k-th answer of every anchor in turn, as the round-robin gives them.
+        order = np.lexsort((anchor, nth))
+        return chosen[order], nth[order]
+
+
+def list_answers(parts: list[Part], sharing: Rows, checks: Checks) -> ListedAnswers:
+    """Every answer of every anchor, in the round-robin's order, over slices of trees (in the
+    slices' order): the first answer of every anchor, then the second of every anchor with
+    two, and so on. An answer made only of ``sharing`` providers (which several anchors reach)
+    comes once, where it first comes."""
+    chosen, nth = zip(*(part.every(checks) for part in parts), strict=True)
     # Each slice's answers are in round-robin order; a stable sort by round interleaves them.
     order = np.argsort(np.concatenate(nth), kind="stable")
-    return ListedAnswers.of(parts[0][1], _once(np.concatenate(chosen)[order], sharing))
+    return ListedAnswers.of(parts[0].options, _once(np.concatenate(chosen)[order], sharing))
 
 
-def first_answers(
-    parts: list[tuple[TreeSlice, list[SlotOptions], Rows]], sharing: Rows
-) -> ListedAnswers:
-    """The first answer of every anchor (its slots' first options), slice after slice: the
-    round-robin's first round; an answer made only of ``sharing`` providers once."""
-    chosen = [
-        np.stack(
-            [
-                rows[np.cumsum(count) - count]
-                for rows, count in (_options(trees, o, anchors) for o in options)
-            ],
-            axis=1,
-        )
-        for trees, options, anchors in parts
-    ]
-    return ListedAnswers.of(parts[0][1], _once(np.concatenate(chosen), sharing))
+def first_answers(parts: list[Part], rounds: list[Table], sharing: Rows) -> ListedAnswers:
+    """The round-robin's first round over slices, from each slice's ``Part.first_round``; an
+    answer made only of ``sharing`` providers once."""
+    return ListedAnswers.of(parts[0].options, _once(np.concatenate(rounds), sharing))
 
 
-def _every(trees: TreeSlice, options: list[SlotOptions], anchors: Rows) -> tuple[Table, Rows]:
-    """Every answer of every anchor, round by round (within a round in anchor order), and the
-    round of each."""
-    per_slot = [_options(trees, o, anchors) for o in options]
-    counts = np.stack([c for _, c in per_slot])
-    answers = counts.prod(axis=0, dtype=np.int64)
-    anchor = np.repeat(np.arange(len(anchors)), answers)
-    # The k-th answer of its anchor: the round-robin gives every anchor's k-th in turn.
-    nth = np.arange(len(anchor)) - np.repeat(np.cumsum(answers) - answers, answers)
-    order = np.lexsort((anchor, nth))
-    anchor, nth = anchor[order], nth[order]
-    chosen = np.empty((len(anchor), len(options)), np.int64)
-    # As itertools.product: the last slot's option changes fastest.
-    stride = np.ones(len(anchors), np.int64)
-    for s in reversed(range(len(options))):
-        rows, count = per_slot[s]
-        begins = np.cumsum(count) - count
-        chosen[:, s] = rows[begins[anchor] + (nth // stride[anchor]) % count[anchor]]
-        stride *= count
-    return chosen, nth
+def _meeting(
+    chosen: Table, index: ProviderIndex, checks: Checks, options: list[SlotOptions]
+) -> Mask:
+    """Which answers meet ``checks``, as ``solver._combinations`` and ``solver._answer`` judge
+    them one by one."""
+    kept = np.ones(len(chosen), np.bool_)
+    trait_set = index.traits_by_row.of_row
+    for any_of in checks.required:
+        has = index.traits_by_row.any_of(any_of)
+        met = np.zeros(len(chosen), np.bool_)
+        for s in range(checks.unnamed):
+            met |= has[trait_set[chosen[:, s]]]
+        kept &= met
+    for together in checks.same_subtree:
+        members = chosen[:, [s for s, o in enumerate(options) if o.suffix in together]]
+        kept &= _one_above_the_others(members, index.parent)
+    if checks.one_per_tree:
+        taking = [s for s, o in enumerate(options) if o.resources]
+        for a, b in itertools.combinations(taking, 2):
+            apart = chosen[:, a] != chosen[:, b]
+            kept &= ~apart | (index.root[chosen[:, a]] != index.root[chosen[:, b]])
+    return kept
+
+
+def _one_above_the_others(members: Table, parent: Rows) -> Mask:
+    """Whether, in each row, one member is the others' ancestor (or the same provider)."""
+    found = np.zeros(len(members), np.bool_)
+    for top in range(members.shape[1]):
+        above = np.ones(len(members), np.bool_)
+        for other in range(members.shape[1]):
+            if other != top:
+                above &= _at_or_above(members[:, top], members[:, other], parent)
+        found |= above
+    return found
+
+
+def _at_or_above(top: Rows, rows: Rows, parent: Rows) -> Mask:
+    """Whether ``top`` is each row or one of its ancestors."""
+    found = top == rows
+    current = rows
+    while (current >= 0).any():
+        current = np.where(current >= 0, parent[np.maximum(current, 0)], NO_ROW)
+        found |= current == top
+    return found
 
 
 def _options(trees: TreeSlice, slot: SlotOptions, anchors: Rows) -> tuple[Rows, Rows]:

@@ -43,7 +43,14 @@ from berth.placement.candidates.groups import (
     has_traits,
 )
 from berth.placement.candidates.index import Mask, ProviderIndex, Rows
-from berth.placement.candidates.listing import ListedAnswers, first_answers, list_answers
+from berth.placement.candidates.listing import (
+    Checks,
+    ListedAnswers,
+    Part,
+    Table,
+    first_answers,
+    list_answers,
+)
 from berth.placement.candidates.request import CandidatesRequest
 from berth.placement.candidates.slices import TreeSlice
 
@@ -144,8 +151,9 @@ def allocation_candidates(
             return candidates((), _NO_ROWS)
         tables, common = every
         options, slots = _slots(trees, tables, request)
-        if request.limit is None and not randomize and _listable(slots, rules):
-            listed = list_answers([(trees, options, common)], index.sharing())
+        if request.limit is None and not randomize and not slots.compete:
+            part = Part.of(trees, options, common)
+            listed = list_answers([part], index.sharing(), _checks(rules, slots))
             return candidates(listed, listed.allocated())
         anchors = _anchor_slots(trees, options, slots, common, min(_CHUNK, request.limit or _CHUNK))
     else:
@@ -184,9 +192,14 @@ def allocation_candidates(
 _NO_ROWS = np.empty(0, np.int64)
 
 
-def _listable(slots: Slots, rules: _Rules) -> bool:
-    """Whether the answers are every combination of options, listed as a table (``listing``)."""
-    return not (slots.compete or rules.required or rules.same_subtree or rules.one_per_tree)
+def _checks(rules: _Rules, slots: Slots) -> Checks:
+    return Checks(rules.required, slots.unnamed, rules.same_subtree, rules.one_per_tree)
+
+
+# Under a limit, answers are made as a table only while there are at most this many combinations
+# of options per answer wanted (in a slice, when checks may throw most of them out; in all, when
+# every round is needed): past it the search, which stops at the limit, is the cheaper way.
+_COMBINATIONS_PER_ANSWER = 16
 
 
 Slice = tuple[TreeSlice, list[GroupTable], Rows]
@@ -252,26 +265,33 @@ def _sliced_anchors(
 def _listed_slices(
     slices: Iterator[Slice], request: CandidatesRequest, rules: _Rules, sharing: Rows
 ) -> tuple[ListedAnswers | None, Iterator[Slice]]:
-    """Under a limit, where every slice's answers are every combination of options (see
-    ``_listable``), the answers as a table: the first answer of each anchor, slice after slice,
-    until there are ``limit``; when the trees run out first, every answer in the round-robin's
-    order. Otherwise None, and the slices again from the first, for the search."""
+    """Under a limit, where no slice's slots compete, the answers as a table: the first answer
+    of each anchor, slice after slice, until there are ``limit``; when the trees run out first,
+    every answer in the round-robin's order. Otherwise None, and the slices again from the
+    first, for the search."""
     assert request.limit is not None
     seen: list[Slice] = []
-    parts = []
-    for part in slices:
-        seen.append(part)
-        trees, tables, common = part
+    parts: list[Part] = []
+    rounds: list[Table] = []
+    checks = Checks()
+    for tree_slice in slices:
+        seen.append(tree_slice)
+        trees, tables, common = tree_slice
         options, slots = _slots(trees, tables, request)
-        if not _listable(slots, rules):
+        if slots.compete:
             return None, itertools.chain(seen, slices)
-        parts.append((trees, options, common))
-        firsts = first_answers(parts, sharing)
+        checks = _checks(rules, slots)
+        parts.append(Part.of(trees, options, common))
+        if checks and parts[-1].combinations() > _COMBINATIONS_PER_ANSWER * request.limit:
+            return None, itertools.chain(seen, slices)
+        rounds.append(parts[-1].first_round(checks))
+        firsts = first_answers(parts, rounds, sharing)
         if len(firsts.chosen) >= request.limit:
             return firsts.head(request.limit), iter(())
-    if not parts:
-        return None, iter(())
-    return list_answers(parts, sharing).head(request.limit), iter(())
+    # The trees ran out first: every round of every anchor, unless there are too many.
+    if not parts or sum(p.combinations() for p in parts) > _COMBINATIONS_PER_ANSWER * request.limit:
+        return None, iter(seen)
+    return list_answers(parts, sharing, checks).head(request.limit), iter(())
 
 
 def _prefix_key(request: CandidatesRequest) -> Hashable:

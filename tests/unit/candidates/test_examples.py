@@ -535,3 +535,34 @@ def test_listed_answers_under_a_limit_interleave_the_slices_rounds() -> None:
         ["cn4"],
         ["cn1", "ss"],
     ]
+
+
+@pytest.mark.parametrize("limit", [None, 1])
+def test_listed_answers_meet_the_unnamed_group_s_traits_together(limit: int | None) -> None:
+    """A host without the trait takes the request only with the shared disk that has it: the
+    first answer of its combinations is not an answer."""
+    agg = frozenset({"agg"})
+    index = ProviderIndex.build(
+        [
+            rp(
+                "cn1",
+                inventories={"VCPU": Inventory(total=8), "DISK_GB": Inventory(total=100)},
+                aggregates=agg,
+            ),
+            rp(
+                "ss",
+                inventories={"DISK_GB": Inventory(total=100)},
+                traits=frozenset({SHARING_TRAIT, "CUSTOM_PHYSNET1"}),
+                aggregates=agg,
+            ),
+        ],
+        CLASSES,
+        TRAITS,
+    )
+    query = [("resources", "VCPU:1,DISK_GB:1"), ("required", "CUSTOM_PHYSNET1")]
+    if limit is not None:
+        query.append(("limit", str(limit)))
+    req = parse_candidates_request(query, (1, 39))
+    found = allocation_candidates(index, req, randomize=False, rng=random.Random())
+    assert isinstance(found.answers, ListedAnswers)
+    assert [sorted(a.resources) for a in found.allocation_requests] == [["cn1", "ss"]]

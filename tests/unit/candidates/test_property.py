@@ -339,3 +339,18 @@ def test_listed_answers_render_as_the_searched_ones(
     target(float(len(searched.answers)), label="answers")
     body = orjson.dumps(render(listed, snap.index, version))
     assert body == orjson.dumps(render(searched, snap.index, version))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.integers(1, 3), st.integers(1, 3))
+def test_the_search_takes_over_the_slices_a_table_would_not_fit(
+    case: tuple[World, CandidatesRequest], limit: int, slice_roots: int
+) -> None:
+    """Past the combinations a table may hold under a limit, the search runs over the slices
+    already seen and the rest: the same answers in the same order."""
+    snap, req = case
+    with mock.patch("berth.placement.candidates.solver._COMBINATIONS_PER_ANSWER", 0):
+        searched = _solve(snap, req, limit, slice_roots=slice_roots)
+    listed = _solve(snap, req, limit, slice_roots=slice_roots)
+    body = orjson.dumps(render(listed, snap.index, (1, 39)))
+    assert body == orjson.dumps(render(searched, snap.index, (1, 39)))
