@@ -13,8 +13,8 @@ N compute-node trees, each of six providers::
 Plus one wide host with eight identical PF children (upstream's candidate explosion case). Hosts
 spread over 20 rack aggregates; 4 sharing DISK_GB providers, each in 5 racks; then random
 allocations bringing about half of CPU and memory and a third of bandwidth into use. Rows are
-inserted in bulk (COPY on PostgreSQL), a few thousand trees at a time, in one transaction: the same
-rows the API would write, much faster.
+inserted in bulk (COPY on PostgreSQL, LOAD DATA on MariaDB), a few thousand trees at a time, in one
+transaction: the same rows the API would write, much faster.
 """
 
 from __future__ import annotations
@@ -288,10 +288,10 @@ def _load_data(cursor: Any, table: sa.Table, columns: list[str], rows: list[Row]
 
 
 def _insert(conn: Connection, table: sa.Table, rows: list[Row]) -> None:
-    """Insert many rows: with COPY on PostgreSQL (several times faster), else the driver's own
-    executemany of one compiled INSERT (SQLAlchemy's executemany spends more time preparing
-    each row's parameters than the database spends on the row). The rows' values may be
-    converted in place."""
+    """Insert many rows: with COPY on PostgreSQL and LOAD DATA on MariaDB (several times
+    faster), on SQLite with the driver's own executemany of one compiled INSERT (SQLAlchemy's
+    executemany spends more time preparing each row's parameters than the database spends on
+    the row). The rows' values may be converted in place."""
     if not rows:
         return
     columns = list(rows[0])
