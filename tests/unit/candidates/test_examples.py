@@ -446,6 +446,16 @@ def test_summary_texts_write_capacities_past_64_bits_exactly() -> None:
     assert text.startswith('{"resources":{"VCPU":{"capacity":' + str(2**66) + ',"used":0}')
 
 
+def shared_disk(uuid: str, *traits: str) -> Provider:
+    """A sharing provider of DISK_GB in the aggregate ``agg``."""
+    return rp(
+        uuid,
+        inventories={"DISK_GB": Inventory(total=100)},
+        traits=frozenset({SHARING_TRAIT, *traits}),
+        aggregates=frozenset({"agg"}),
+    )
+
+
 def test_listed_answers_come_round_robin_with_sorted_mappings() -> None:
     """Without a limit, answers of hosts that can each take the request two ways (own disk or
     shared) come first answers first, and a group spread over two providers maps them in
@@ -457,12 +467,7 @@ def test_listed_answers_come_round_robin_with_sorted_mappings() -> None:
         [
             rp("a-host", inventories=both, aggregates=agg),
             rp("z-host", inventories=both, aggregates=agg),
-            rp(
-                "m-disk",
-                inventories={"DISK_GB": Inventory(total=100)},
-                traits=frozenset({SHARING_TRAIT}),
-                aggregates=agg,
-            ),
+            shared_disk("m-disk"),
         ],
         CLASSES,
         TRAITS,
@@ -516,12 +521,7 @@ def test_listed_answers_under_a_limit_interleave_the_slices_rounds() -> None:
             rp("cn2", inventories=memory_only),
             rp("cn3", inventories=memory_only),
             rp("cn4", inventories=both),
-            rp(
-                "ss",
-                inventories={"DISK_GB": Inventory(total=100)},
-                traits=frozenset({SHARING_TRAIT}),
-                aggregates=agg,
-            ),
+            shared_disk("ss"),
         ],
         CLASSES,
         TRAITS,
@@ -549,12 +549,7 @@ def test_listed_answers_meet_the_unnamed_group_s_traits_together(limit: int | No
                 inventories={"VCPU": Inventory(total=8), "DISK_GB": Inventory(total=100)},
                 aggregates=agg,
             ),
-            rp(
-                "ss",
-                inventories={"DISK_GB": Inventory(total=100)},
-                traits=frozenset({SHARING_TRAIT, "CUSTOM_PHYSNET1"}),
-                aggregates=agg,
-            ),
+            shared_disk("ss", "CUSTOM_PHYSNET1"),
         ],
         CLASSES,
         TRAITS,
