@@ -9,8 +9,10 @@ Pipeline, cheapest first, over one slice of trees at a time (``slices``):
    provider exceed its capacity or max_unit, or ``group_policy=isolate`` is broken; complete
    assignments are then checked for the unnamed group's traits, ``same_subtree`` and (before
    1.29) the one-provider-per-tree rule. Where no two slots of a slice can want one provider
-   (``Slots.compete``), every option fits whatever the others took, and the combinations are
-   listed in the same order without the search's bookkeeping.
+   (``Slots.compete``), every option fits whatever the others took: the answers are the
+   combinations that pass those checks, made for the whole slice at once as a table of chosen
+   rows (``listing``; not randomised), or listed anchor by anchor without the search's
+   bookkeeping (randomised, or when a slice has too many combinations to judge at once).
 4. The anchors' searches are interleaved round-robin, so a ``limit`` spreads over trees and
    stops the search as soon as it is reached: an anchor's slots are only looked up when its
    search starts, and a slice's passes only run when the anchors before it did not give enough
@@ -113,10 +115,10 @@ def allocation_candidates(
     rng: random.Random,
     slice_roots: int = 64,
 ) -> Candidates:
-    """The candidates for ``request``. Under a limit the trees are searched in slices, the
-    first of at least ``slice_roots`` roots (see ``_sliced_anchors``); without one, all at once,
-    and where the answers are every combination of options they are listed as a table
-    (``listing``)."""
+    """The candidates for ``request``. Under a limit the trees are taken in slices, the first
+    of at least ``slice_roots`` roots (see ``_slices``); without one, all at once. Where no two
+    slots compete and candidates are not randomised, the answers are made as a table
+    (``listing``); otherwise anchor by anchor, round-robin."""
     requested = frozenset(rc for g in request.groups for rc in g.resources)
     shuffle = np.random.default_rng(rng.getrandbits(64)) if randomize else None
     sharing = frozenset(index.sharing().tolist())
