@@ -298,7 +298,7 @@ class ProviderIndex:
         # Rendered provider summaries by row and form (see ``render.summaries``); a row's go
         # when it changes.
         self.fragments: dict[int, dict[object, object]] = {}
-        # Per candidates request (``solver._sliced_anchors``): how many leading roots had no anchor
+        # Per candidates request (``solver._slices``): how many leading roots had no anchor
         # when it was last searched. Claims only fill providers, so this holds until capacity
         # is freed or providers change, which forgets every entry.
         self.no_anchor_prefix: dict[object, int] = {}

@@ -8,11 +8,7 @@ from typing import Any, TypeVar
 import numpy as np
 import orjson
 
-from berth.placement.candidates.index import (
-    CAPACITY_CEILING,
-    ProviderIndex,
-    Rows,
-)
+from berth.placement.candidates.index import CAPACITY_CEILING, ProviderIndex, Rows
 from berth.placement.candidates.listing import ListedAnswers
 from berth.placement.candidates.solver import AllocationRequest, Candidates
 from berth.placement.candidates.templates import listed_texts, ordered_trait_sets, summary_texts
@@ -134,11 +130,12 @@ def _summary_fragments(
 
 
 def render(candidates: Candidates, index: ProviderIndex, version: Version) -> dict[str, Any]:
-    """The body, for ``orjson.dumps``: from 1.27 the summaries in it are already serialised, and
-    listed answers (from 1.12) too."""
+    """The body, for ``orjson.dumps``: from 1.27 the summaries and listed answers in it are
+    already serialised. (Before, summaries are data that may hold an integer past 64 bits, which
+    ``request.dumps`` then serialises with the standard library, and so the answers too.)"""
     answers = candidates.answers
     areqs: list[dict[str, Any]] | orjson.Fragment
-    if isinstance(answers, ListedAnswers) and version >= (1, 12):
+    if isinstance(answers, ListedAnswers) and version >= (1, 27):
         areqs = _joined(listed_texts(index, answers, version), "[", "]")
     elif version >= (1, 12):
         areqs = [_allocations_dict(a, version) for a in candidates.allocation_requests]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import random
 import sys
 from unittest import mock
@@ -14,6 +15,7 @@ import pytest
 import sqlalchemy as sa
 
 from berth.placement import errors
+from berth.placement.api.request import dumps
 from berth.placement.candidates import (
     Inventory,
     Provider,
@@ -561,3 +563,16 @@ def test_listed_answers_meet_the_unnamed_group_s_traits_together(limit: int | No
     found = allocation_candidates(index, req, randomize=False, rng=random.Random())
     assert isinstance(found.answers, ListedAnswers)
     assert [sorted(a.resources) for a in found.allocation_requests] == [["cn1", "ss"]]
+
+
+def test_a_capacity_past_64_bits_serialises_before_1_27() -> None:
+    """Summaries before 1.27 are data; a capacity past 64 bits sends the body to the standard
+    library's serialiser, which must be able to take the answers too."""
+    huge = Inventory(total=2**62, allocation_ratio=16.0)
+    index = ProviderIndex.build([rp("cn1", inventories={"VCPU": huge})], CLASSES, TRAITS)
+    req = parse_candidates_request([("resources", "VCPU:1")], (1, 20))
+    found = allocation_candidates(index, req, randomize=False, rng=random.Random())
+    assert isinstance(found.answers, ListedAnswers)
+    body = json.loads(dumps(render(found, index, (1, 20))))
+    assert body["provider_summaries"]["cn1"]["resources"]["VCPU"]["capacity"] == 2**66
+    assert body["allocation_requests"][0]["allocations"] == {"cn1": {"resources": {"VCPU": 1}}}
