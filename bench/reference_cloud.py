@@ -238,13 +238,10 @@ def _checks_after(conn: Connection) -> Iterator[None]:
             conn.execute(sa.schema.CreateIndex(ix))
         for fk in keys:
             conn.execute(sa.schema.AddConstraint(fk))
-    elif conn.dialect.name == "mysql":
-        conn.execute(sa.text("SET foreign_key_checks = 0"))
-        try:
-            yield
-        finally:
-            conn.execute(sa.text("SET foreign_key_checks = 1"))
     else:
+        if conn.dialect.name == "mysql":
+            # The load's own connection (``_bulk``), closed after it: nothing else runs so.
+            conn.execute(sa.text("SET foreign_key_checks = 0"))
         yield
 
 
@@ -314,16 +311,14 @@ def _insert(conn: Connection, table: sa.Table, rows: list[Row]) -> None:
             converted = functools.lru_cache(maxsize=16)(process)
             for row in rows:
                 row[column] = converted(row[column])
-    if compiled.positional:
-        names = compiled.positiontup or []
-        if len(names) == 1:
-            data: list[Any] = [(row[names[0]],) for row in rows]
-        else:
-            pick = operator.itemgetter(*names)
-            data = [pick(row) for row in rows]
-        cursor.executemany(str(compiled), data)
+    # SQLite's placeholders are positional (qmark).
+    names = compiled.positiontup or []
+    if len(names) == 1:
+        data: list[Any] = [(row[names[0]],) for row in rows]
     else:
-        cursor.executemany(str(compiled), rows)
+        pick = operator.itemgetter(*names)
+        data = [pick(row) for row in rows]
+    cursor.executemany(str(compiled), data)
 
 
 def _owner(conn: Connection) -> tuple[int, int]:

@@ -19,6 +19,15 @@ CONFIG_ENV = "BERTH_CONFIG"
 DEFAULT_DATA_DIR = Path("~/.local/share/berth")
 
 
+def _keepalive_requests() -> Any:
+    return Field(
+        100,
+        ge=0,
+        description="With several workers, close a kept-alive connection after this many "
+        "requests, so that clients reconnect and spread over the workers (0: never).",
+    )
+
+
 class PlacementSettings(BaseModel):
     """The Placement service."""
 
@@ -27,12 +36,7 @@ class PlacementSettings(BaseModel):
     host: str = Field("127.0.0.1", description="Address the Placement API listens on.")
     port: int = Field(8778, description="TCP port of the Placement API.")
     workers: int = Field(1, ge=1, description="Number of API worker processes.")
-    keepalive_requests: int = Field(
-        100,
-        ge=0,
-        description="With several workers, close a kept-alive connection after this many "
-        "requests, so that clients reconnect and spread over the workers (0: never).",
-    )
+    keepalive_requests: int = _keepalive_requests()
     database_url: str | None = Field(
         None,
         description="SQLAlchemy URL of the placement database; default: a SQLite file in data_dir.",
@@ -85,12 +89,7 @@ class NetworkSettings(BaseModel):
     host: str = Field("127.0.0.1", description="Address the Networking API listens on.")
     port: int = Field(9696, description="TCP port of the Networking API.")
     workers: int = Field(1, ge=1, description="Number of API worker processes.")
-    keepalive_requests: int = Field(
-        100,
-        ge=0,
-        description="With several workers, close a kept-alive connection after this many "
-        "requests, so that clients reconnect and spread over the workers (0: never).",
-    )
+    keepalive_requests: int = _keepalive_requests()
     database_url: str | None = Field(
         None,
         description="SQLAlchemy URL of the network database; default: a SQLite file in data_dir.",

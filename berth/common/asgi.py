@@ -76,3 +76,9 @@ class SpreadConnections:
             await send(message)
 
         await self.app(scope, receive, closing)
+
+
+def spread_over_workers(app: ASGIApp, workers: int, requests: int) -> ASGIApp:
+    """``app`` behind ``SpreadConnections`` when there are several workers to spread over and
+    ``requests`` is not 0 (off)."""
+    return SpreadConnections(app, requests) if workers > 1 and requests > 0 else app

@@ -13,7 +13,7 @@ from starlette.types import ASGIApp
 
 from berth import config
 from berth.common import logs
-from berth.common.asgi import SpreadConnections
+from berth.common.asgi import spread_over_workers
 from berth.common.db import Database
 from berth.network.app import build_app
 from berth.network.placement_sync import PlacementSync
@@ -48,11 +48,10 @@ def service_from_settings(settings: config.Settings) -> NetworkService:
 
 def create_app() -> ASGIApp:
     settings = config.load()
-    app: ASGIApp = build_app(service_from_settings(settings))
     network = settings.network
-    if network.workers > 1 and network.keepalive_requests > 0:
-        app = SpreadConnections(app, network.keepalive_requests)
-    return app
+    return spread_over_workers(
+        build_app(service_from_settings(settings)), network.workers, network.keepalive_requests
+    )
 
 
 def run(settings: config.Settings) -> int:

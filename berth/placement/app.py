@@ -14,7 +14,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from berth.common import auth
-from berth.common.asgi import SpreadConnections
+from berth.common.asgi import spread_over_workers
 from berth.placement import microversion
 from berth.placement.api import faults
 from berth.placement.api.request import HTTPError, PlacementRequest, accepts_json
@@ -137,6 +137,4 @@ def build_app(service: PlacementService) -> ASGIApp:
             allow_headers=["*"],
             expose_headers=["openstack-api-version", "x-openstack-request-id"],
         )
-    if service.settings.workers > 1 and service.settings.keepalive_requests > 0:
-        app = SpreadConnections(app, service.settings.keepalive_requests)
-    return app
+    return spread_over_workers(app, service.settings.workers, service.settings.keepalive_requests)

@@ -6,7 +6,7 @@ import asyncio
 
 from starlette.types import Message, Receive, Scope, Send
 
-from berth.common.asgi import SpreadConnections
+from berth.common.asgi import SpreadConnections, spread_over_workers
 
 
 async def _ok(scope: Scope, receive: Receive, send: Send) -> None:
@@ -42,3 +42,11 @@ def test_every_third_request_on_a_connection_closes_it() -> None:
 def test_a_connection_without_a_peer_address_is_left_alone() -> None:
     app = SpreadConnections(_ok, requests=1)
     assert _headers(app, None) == [(b"x-a", b"1")]
+
+
+def test_only_several_workers_with_a_count_get_connections_spread() -> None:
+    assert spread_over_workers(_ok, workers=1, requests=100) is _ok
+    assert spread_over_workers(_ok, workers=2, requests=0) is _ok
+    spread = spread_over_workers(_ok, workers=2, requests=100)
+    assert isinstance(spread, SpreadConnections)
+    assert spread.requests == 100

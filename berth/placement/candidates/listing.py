@@ -24,29 +24,28 @@ from berth.placement.candidates.slices import TreeSlice
 Table = npt.NDArray[np.int64]
 
 
+# Each slot's group suffix and amounts, in ``solver.Slots`` order.
+Plan = tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class ListedAnswers:
     """The answers: ``chosen[i, s]`` is the row (of the whole index) that answer ``i`` takes
-    for slot ``s``, slots in ``solver.Slots`` order."""
+    for slot ``s`` of ``plan``."""
 
-    suffixes: tuple[str, ...]
-    resources: tuple[tuple[tuple[str, int], ...], ...]
+    plan: Plan
     chosen: Table
-
-    @property
-    def plan(self) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
-        return tuple(zip(self.suffixes, self.resources, strict=True))
 
     @classmethod
     def of(cls, options: list[SlotOptions], chosen: Table) -> ListedAnswers:
-        return cls(tuple(o.suffix for o in options), tuple(o.resources for o in options), chosen)
+        return cls(tuple((o.suffix, o.resources) for o in options), chosen)
 
     def head(self, limit: int) -> ListedAnswers:
-        return ListedAnswers(self.suffixes, self.resources, self.chosen[:limit])
+        return ListedAnswers(self.plan, self.chosen[:limit])
 
     def allocated(self) -> Rows:
         """Rows some answer takes resources from."""
-        taking = [s for s, wanted in enumerate(self.resources) if wanted]
+        taking = [s for s, (_, wanted) in enumerate(self.plan) if wanted]
         return np.unique(self.chosen[:, taking])
 
 

@@ -49,6 +49,7 @@ from berth.placement.candidates.listing import (
     Checks,
     ListedAnswers,
     Part,
+    Plan,
     Table,
     first_answers,
     list_answers,
@@ -79,8 +80,6 @@ class AllocationRequest(NamedTuple):
 # An answer where no two slots compete: the row each slot took, in ``Slots`` order.
 Chosen = tuple[int, ...]
 Answer = AllocationRequest | Chosen
-# Each slot's group suffix and amounts, in ``Slots`` order.
-Plan = tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,8 +179,7 @@ def allocation_candidates(
             break
     answers = list(found.values())
     if answers and not any(isinstance(a, AllocationRequest) for a in answers):
-        suffixes, resources = zip(*plan, strict=True)
-        listed = ListedAnswers(suffixes, resources, np.asarray(answers, np.int64))
+        listed = ListedAnswers(plan, np.asarray(answers, np.int64))
         return candidates(listed, listed.allocated())
     areqs = tuple(
         a if isinstance(a, AllocationRequest) else _direct_answer(plan, a, index.uuids, sharing)

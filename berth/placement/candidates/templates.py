@@ -26,7 +26,7 @@ from berth.placement.candidates.index import (
     ProviderIndex,
     Rows,
 )
-from berth.placement.candidates.listing import ListedAnswers
+from berth.placement.candidates.listing import ListedAnswers, Plan
 
 Version = tuple[int, int]
 
@@ -98,7 +98,7 @@ def listed_texts(index: ProviderIndex, listed: ListedAnswers, version: Version) 
         keys.append((first, n_slots))
     mappings = version >= (1, 34)
     if mappings:
-        for slots in _slots_by_suffix(listed.suffixes).values():
+        for slots in _slots_by_suffix(listed.plan).values():
             for a, b in itertools.combinations(slots, 2):
                 apart = np.flatnonzero(chosen[:, a] != chosen[:, b])
                 before = np.zeros(count, np.bool_)
@@ -121,8 +121,7 @@ def _answer_template(
     amounts: dict[int, list[str]] = {}
     first_slot: dict[int, int] = {}
     by_suffix: dict[str, list[int]] = {}
-    plan = zip(listed.suffixes, listed.resources, chosen, strict=True)
-    for s, (suffix, wanted, row) in enumerate(plan):
+    for s, ((suffix, wanted), row) in enumerate(zip(listed.plan, chosen, strict=True)):
         first_slot.setdefault(row, s)
         if wanted:
             amounts.setdefault(row, []).extend(f'"{rc}":{n}' for rc, n in wanted)
@@ -144,9 +143,9 @@ def _answer_template(
     return template + "}", sources  # type: ignore[return-value]
 
 
-def _slots_by_suffix(suffixes: tuple[str, ...]) -> dict[str, list[int]]:
+def _slots_by_suffix(plan: Plan) -> dict[str, list[int]]:
     found: dict[str, list[int]] = {}
-    for s, suffix in enumerate(suffixes):
+    for s, (suffix, _) in enumerate(plan):
         found.setdefault(suffix, []).append(s)
     return found
 
