@@ -3,7 +3,8 @@
 Alembic migrations under ``api_migrations/`` build exactly this schema; a test compares the two.
 Uniqueness that must hold under concurrent writers is a constraint here, not a check in code:
 one mapping per host and per instance, one BuildRequest and one RequestSpec per instance, one
-flavor per flavor id and per name, one aggregate per name, a host at most once in an aggregate.
+flavor per flavor id and per name, one aggregate per name, a host at most once in an aggregate,
+one admitted host per server of a group.
 """
 
 from __future__ import annotations
@@ -170,6 +171,25 @@ server_group_members = sa.Table(
     ),
     sa.Column("instance_uuid", sa.String(UUID), nullable=False, index=True),
     sa.UniqueConstraint("group_id", "instance_uuid"),
+    **MYSQL,
+)
+
+# Which host each server of a group was admitted to (``group_placements``): the record a group's
+# policy is checked against under the group's row lock, one row per server.
+server_group_placements = sa.Table(
+    "server_group_placements",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "group_id",
+        sa.Integer,
+        sa.ForeignKey("server_groups.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("instance_uuid", sa.String(UUID), nullable=False, unique=True),
+    sa.Column("host", sa.String(NAME), nullable=False),
+    *timestamps(),
+    sa.Index(None, "group_id", "host"),
     **MYSQL,
 )
 

@@ -2,6 +2,8 @@
 
 A group knows which servers are in it; which hosts those servers are on is their cells' business
 (the scheduler reads it there). Membership is idempotent: adding a server twice keeps one row.
+The host each member was admitted to, which conductors check the policy against, is
+``group_placements``; a server leaving its group leaves that record too.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
+from berth.compute.db import group_placements
 from berth.compute.db._tables import try_insert
 from berth.compute.db.api_schema import server_group_members, server_groups
 from berth.compute.db.errors import Duplicate
@@ -90,6 +93,8 @@ def remove_members(conn: Connection, group_uuid: str, instance_uuids: Collection
     group_id = _id_of(conn, group_uuid)
     if group_id is None:
         return 0
+    for instance_uuid in set(members(conn, group_uuid)) & set(instance_uuids):
+        group_placements.release(conn, instance_uuid)
     result = conn.execute(
         server_group_members.delete().where(
             server_group_members.c.group_id == group_id,
@@ -100,7 +105,9 @@ def remove_members(conn: Connection, group_uuid: str, instance_uuids: Collection
 
 
 def remove_instance(conn: Connection, instance_uuid: str) -> int:
-    """Take a deleted server out of every group it was in; how many."""
+    """Take a deleted server out of every group it was in (and forget the host it was admitted
+    to); how many."""
+    group_placements.release(conn, instance_uuid)
     result = conn.execute(
         server_group_members.delete().where(server_group_members.c.instance_uuid == instance_uuid)
     )
