@@ -26,7 +26,7 @@ import httpx
 from a2wsgi import ASGIMiddleware
 
 from berth import config
-from berth.allinone import fleet as fleets
+from berth.compute.host import fleet as fleets
 from berth.allinone.stack import Stack
 from berth.compute.audit import audit
 from berth.compute.db import flavors, images

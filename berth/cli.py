@@ -73,6 +73,22 @@ def _parser() -> argparse.ArgumentParser:
     network.add_argument("--workers", type=int)
     network.add_argument("--placement-url", help="publish the agents' providers to this Placement")
     network.set_defaults(run=_serve_network)
+    for name, help_text in _COMPUTE_SERVICES.items():
+        compute = services.add_parser(name, help=help_text)
+        compute.add_argument("--api-database-url", help="the compute API database")
+        compute.add_argument("--transport-url", help="the API-level bus (rabbit://...)")
+        compute.add_argument("--placement-url", help="e.g. http://127.0.0.1:8778")
+        compute.add_argument("--network-url", help="e.g. http://127.0.0.1:9696")
+        if name == "compute-api":
+            compute.add_argument("--host")
+            compute.add_argument("--port", type=int)
+        if name == "conductor":
+            compute.add_argument("--cell", required=True, help="the cell this conductor serves")
+        if name == "compute-agent":
+            compute.add_argument(
+                "--fleet", required=True, help="YAML fleet of the simulated hosts to run"
+            )
+        compute.set_defaults(run=_serve_compute, service=name)
 
     manage = commands.add_parser("manage", help="administrative tasks")
     manage_commands = manage.add_subparsers(title="tasks")
@@ -164,6 +180,44 @@ def _serve_network(args: argparse.Namespace) -> int:
     return server.run(settings)
 
 
+_COMPUTE_SERVICES = {
+    "compute-api": "the Compute API (and the image API) over the bus",
+    "scheduler": "the scheduler (select_destinations)",
+    "super-conductor": "the super-conductor (builds, above the cells)",
+    "conductor": "the conductor of one cell (reschedules)",
+    "compute-agent": "a fleet of simulated compute hosts",
+}
+
+
+def _serve_compute(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from berth.compute import processes
+
+    names = ["api_database_url", "transport_url", "placement_url", "network_url", "host", "port"]
+    for name in names:
+        value = getattr(args, name, None)
+        if value is not None:
+            os.environ[f"BERTH_COMPUTE__{name.upper()}"] = str(value)
+    settings = config.load()
+    _configure_logging(settings.log_level)
+    try:
+        match args.service:
+            case "compute-api":
+                return processes.run_compute_api(settings)
+            case "scheduler":
+                return processes.run_scheduler(settings)
+            case "super-conductor":
+                return processes.run_super_conductor(settings)
+            case "conductor":
+                return processes.run_cell_conductor(settings, args.cell)
+            case _:
+                return processes.run_compute_agent(settings, Path(args.fleet))
+    except processes.NotConfigured as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
 def _up(args: argparse.Namespace) -> int:
     from berth.allinone import up
 
@@ -190,8 +244,15 @@ def _cell_create(args: argparse.Namespace) -> int:
     from berth.compute.db import cells
 
     db = _api_db()
+    from berth.bus import parse_bus_url
     from berth.compute.db.errors import Duplicate
 
+    if not args.cell0:
+        try:
+            parse_bus_url(args.transport_url)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     cell_uuid = cells.CELL0_UUID if args.cell0 else str(uuid.uuid4())
     try:
         with db.write() as conn:

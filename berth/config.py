@@ -15,6 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from berth.bus.url import parse_bus_url
+
 CONFIG_ENV = "BERTH_CONFIG"
 DEFAULT_DATA_DIR = Path("~/.local/share/berth")
 
@@ -211,6 +213,45 @@ class ComputeSettings(BaseModel):
         description="Multiplier per weigher name (e.g. RAMWeigher = -1.0 stacks instead of "
         "spreading); a weigher not named keeps its default.",
     )
+    transport_url: str = Field(
+        "memory://",
+        description="The API-level bus (super-conductor, scheduler): memory:// in one process, "
+        "rabbit://user:password@host:5672/vhost across processes. Each cell's bus is in its "
+        "cell mapping.",
+    )
+    rpc_response_timeout: float = Field(
+        60.0, gt=0, description="Seconds a call on the bus waits for its answer."
+    )
+    placement_url: str | None = Field(
+        None,
+        description="Placement's endpoint for the compute services run apart "
+        "(e.g. http://127.0.0.1:8778).",
+    )
+    network_url: str | None = Field(
+        None,
+        description="The Networking API's endpoint for the compute services run apart "
+        "(e.g. http://127.0.0.1:9696).",
+    )
+    service_token: str = Field(
+        "admin", description="X-Auth-Token the compute services send to Placement and network."
+    )
+    service_down_time: float = Field(
+        60.0, gt=0, description="Seconds without a heartbeat after which a compute host is down."
+    )
+    report_interval: float = Field(
+        10.0, gt=0, description="Seconds between a compute host's heartbeats."
+    )
+    graceful_shutdown_timeout: float = Field(
+        30.0,
+        ge=0,
+        description="On SIGTERM, seconds a compute service waits for the work it has taken.",
+    )
+
+    @field_validator("transport_url")
+    @classmethod
+    def _bus_url(cls, value: str) -> str:
+        parse_bus_url(value)
+        return value
 
 
 class Settings(BaseSettings):

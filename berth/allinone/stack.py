@@ -9,7 +9,6 @@ handlers and bus endpoints run in worker threads and reach the bus through ``Bus
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import uuid
@@ -19,10 +18,9 @@ from typing import Any
 
 import yaml
 
-from berth.allinone.dispatch import PrefixDispatcher
-from berth.allinone.fleet import Fleet
-from berth.bus import Bus, BusClient, Buses
+from berth.bus.runtime import BusRuntime
 from berth.common.db import Database
+from berth.common.dispatch import PrefixDispatcher
 from berth.common.timeutils import utcnow
 from berth.compute.api.app import build_app as build_compute_app
 from berth.compute.cells import Cell
@@ -32,14 +30,15 @@ from berth.compute.clients.placement import PlacementClient
 from berth.compute.conductor.build import SuperConductor
 from berth.compute.conductor.cell import CellConductor
 from berth.compute.db import cells as cell_store
-from berth.compute.db import flavors, images, services
+from berth.compute.db import flavors, images
 from berth.compute.db import migrate as compute_migrate
-from berth.compute.host.agent import HostAgent
+from berth.compute.host.agent import HostAgent, beat
 from berth.compute.host.driver import SimulatedDriver
-from berth.compute.scheduler.config import SchedulerConfig
-from berth.compute.scheduler.filters import DEFAULT_FILTERS
+from berth.compute.host.fleet import Fleet
+from berth.compute.scheduler.config import scheduler_config
 from berth.compute.scheduler.service import SchedulerService
 from berth.compute.service import ComputeService
+from berth.compute.wiring import Wiring
 from berth.config import Settings
 from berth.network.app import build_app as build_network_app
 from berth.network.placement_sync import PlacementSync
@@ -87,9 +86,15 @@ class Stack:
         self.network_client = NetworkClient(
             in_process_client(self.network_app, TOKEN, "http://network")
         )
+        self.runtime = BusRuntime()
+        self.wiring = Wiring(
+            self.runtime, settings.compute.transport_url, settings.compute.rpc_response_timeout
+        )
         self.compute = ComputeService(
             settings.compute,
             self.api_db,
+            conductor=self.wiring.super_conductor(),
+            cell_rpc=self.wiring.cells(),
             placement=self.placement_client,
             network=self.network_client,
         )
@@ -105,15 +110,6 @@ class Stack:
         self.network.on_change.append(self.reporter.wake)
         self.agents: dict[str, HostAgent] = {}
         self.network_agent_ids: list[str] = []
-        self._loop = asyncio.new_event_loop()
-        # Bus endpoints run in these threads and block on calls to other endpoints (a conductor
-        # waits for the scheduler): too few threads and they all wait for each other.
-        self._loop.set_default_executor(ThreadPoolExecutor(64, thread_name_prefix="bus"))
-        self._loop_thread = threading.Thread(
-            target=self._loop.run_forever, name="bus-loop", daemon=True
-        )
-        self._buses = Buses()
-        self._clients: dict[str, BusClient] = {}
         self._stop = threading.Event()
         self._heartbeat: threading.Thread | None = None
 
@@ -139,33 +135,29 @@ class Stack:
         compute_migrate.sync_api(self.api_db)
         cells = self._ensure_cells()
         self._ensure_catalog()
-        self._loop_thread.start()
-        api_bus = self._connect("memory://default")
-        self.compute.bus = self._client(api_bus, "default")
-        self.compute.cell_bus = self._cell_client
         self._start_hosts(cells)
         self._report_network_agents()
         self.reporter.run_once()
         self.scheduler = scheduler = SchedulerService(
-            self.api_db, self.compute.cells, self.placement_client, self._scheduler_config(),
+            self.api_db, self.compute.cells, self.placement_client, scheduler_config(self.settings.compute),
             self.settings.compute.default_availability_zone,
+            self.settings.compute.service_down_time,
         )  # fmt: skip
         conductor = SuperConductor(
             self.api_db, self.compute.cells, self.placement_client, self.network_client,
-            self.compute.bus, self._cell_client,
+            self.wiring.scheduler(), self.wiring.cells(),
         )  # fmt: skip
-        self._serve(api_bus, "scheduler", scheduler, 4)
-        self._serve(api_bus, "conductor", conductor, 8)
+        self.wiring.serve_scheduler(scheduler)
+        self.wiring.serve_super_conductor(conductor)
         for cell in cells:
-            bus = self._connect(cell.transport_url)
             db = self.compute.cells.database(cell)
             cell_conductor = CellConductor(
-                db, self.placement_client, self.network_client, self._bound(cell)
+                cell, db, self.placement_client, self.network_client, self.wiring.cells()
             )
-            self._serve(bus, "conductor", cell_conductor, 4)
+            self.wiring.serve_cell_conductor(cell, cell_conductor)
             for host in self.fleet.hosts:
                 if host.cell == cell.name:
-                    self._serve(bus, f"compute.{host.name}", self.agents[host.name], 4)
+                    self.wiring.serve_host(cell, host.name, self.agents[host.name])
         self.reporter.start()
         # Starting a large fleet takes longer than a service's down time: beat once now.
         self._beat_once()
@@ -212,7 +204,7 @@ class Stack:
                 host.name, host.resources, self.compute.cells.database(cell), self.placement_client,
                 self.network_client,
                 SimulatedDriver(host.name, host.spawn_seconds, host.failures),
-                self._bound(cell),
+                self.wiring.cells().conductor(cell),
             )  # fmt: skip
         # Compute nodes first: the network service hangs its providers under them.
         with ThreadPoolExecutor(8) as pool:
@@ -229,49 +221,6 @@ class Stack:
         with self.network.db.read() as conn:
             self.network_agent_ids = [row["id"] for row in network_agent_store.list_agents(conn)]
 
-    def _scheduler_config(self) -> SchedulerConfig:
-        compute = self.settings.compute
-        return SchedulerConfig(
-            enabled_filters=tuple(compute.enabled_filters or DEFAULT_FILTERS),
-            weigher_multipliers=dict(compute.weigher_multipliers),
-            host_subset_size=compute.host_subset_size,
-            max_attempts=compute.max_attempts,
-            max_placement_results=compute.placement_limit,
-        )
-
-    # -- the bus -----------------------------------------------------------------------------------
-
-    def _on_loop(self, work: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(work, self._loop).result()
-
-    def _connect(self, url: str) -> Bus:
-        async def connect() -> Bus:
-            return self._buses.connect(url)
-
-        return self._on_loop(connect())  # type: ignore[no-any-return]
-
-    def _client(self, bus: Bus, name: str) -> BusClient:
-        found = self._clients.get(name)
-        if found is None:
-            found = self._clients[name] = BusClient(bus, self._loop)
-        return found
-
-    def _cell_client(self, cell: Cell) -> BusClient:
-        # Every cast to a cell comes here: only the first one goes to the bus loop to connect.
-        found = self._clients.get(cell.transport_url)
-        if found is None:
-            found = self._client(self._connect(cell.transport_url), cell.transport_url)
-        return found
-
-    def _bound(self, cell: Cell) -> Any:
-        return lambda: self._cell_client(cell)
-
-    def _serve(self, bus: Bus, topic: str, endpoint: object, concurrency: int) -> None:
-        async def serve() -> None:
-            bus.serve(topic, endpoint, concurrency=concurrency)
-
-        self._on_loop(serve())
-
     # -- running -----------------------------------------------------------------------------------
 
     def _beat(self) -> None:
@@ -279,16 +228,8 @@ class Stack:
             self._beat_once()
 
     def _beat_once(self) -> None:
-        # One transaction per cell: a thousand hosts' heartbeats as a thousand write
-        # transactions would queue behind the builds and let hosts look down.
-        by_db: dict[int, tuple[Database, list[HostAgent]]] = {}
-        for agent in self.agents.values():
-            by_db.setdefault(id(agent.db), (agent.db, []))[1].append(agent)
         now = utcnow()
-        for db, agents in by_db.values():
-            with db.write() as conn:
-                for agent in agents:
-                    services.heartbeat(conn, agent.service_id, now)
+        beat(self.agents.values(), now)
         # The simulated network agents' heartbeats, in one statement: their configurations do
         # not change, and a thousand state reports through the API would take longer than
         # agent_down_time on a busy stack (each agent is then seen dead and refuses binds).
@@ -298,10 +239,8 @@ class Stack:
     def stop(self) -> None:
         self._stop.set()
         self.reporter.stop()
-        if self._loop_thread.is_alive():
-            self._on_loop(self._buses.close())
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._loop_thread.join(timeout=10)
+        self.runtime.stop_serving(self.settings.compute.graceful_shutdown_timeout)
+        self.runtime.close()
         self.compute.cells.dispose()
         for db in (self.api_db, self.network.db, self.placement.db):
             db.dispose()

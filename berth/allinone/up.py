@@ -10,9 +10,9 @@ from types import FrameType
 
 import uvicorn
 
-from berth.allinone import fleet as fleets
 from berth.allinone.stack import Stack, write_clouds_yaml
 from berth.common import logs
+from berth.compute.host import fleet as fleets
 from berth.config import Settings
 
 LOG = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ def run(
     hosts: int | None = None,
     cells: int = 1,
 ) -> int:
-    defaults = host_defaults(settings)
+    defaults = fleets.host_defaults(settings.compute)
     if hosts:
         fleet = fleets.parse(fleets.of_size(hosts, cells), defaults)
     else:
@@ -56,18 +56,6 @@ def run(
     finally:
         stack.stop()
     return 0
-
-
-def host_defaults(settings: Settings) -> dict[str, object]:
-    """What every simulated host reports unless the fleet says otherwise: the compute settings."""
-    compute = settings.compute
-    return {
-        "cpu_allocation_ratio": compute.cpu_allocation_ratio,
-        "ram_allocation_ratio": compute.ram_allocation_ratio,
-        "disk_allocation_ratio": compute.disk_allocation_ratio,
-        "reserved_host_memory_mb": compute.reserved_host_memory_mb,
-        "reserved_host_disk_mb": compute.reserved_host_disk_mb,
-    }
 
 
 def _exit_cleanly(_signum: int, _frame: FrameType | None) -> None:

@@ -5,24 +5,21 @@ cleanup after a half-done one), so any path may call it again."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from berth.compute.clients.network import NetworkClient, NetworkError
 from berth.compute.clients.placement import PlacementClient
+from berth.compute.objects.build import PortEntry
 
 LOG = logging.getLogger(__name__)
 
 
-def release_ports(network: NetworkClient, ports: Iterable[Mapping[str, Any]]) -> None:
-    """Delete the ports the compute service created; unbind and hand back the user's own.
-
-    ``ports`` are network_info entries: ``{"port_id": ..., "created_by_compute": bool, ...}``.
-    """
+def release_ports(network: NetworkClient, ports: Iterable[PortEntry]) -> None:
+    """Delete the ports the compute service created; unbind and hand back the user's own."""
     for port in ports:
-        port_id = str(port["port_id"])
+        port_id = port.port_id
         try:
-            if port.get("created_by_compute"):
+            if port.created_by_compute:
                 network.delete_port(port_id)
             else:
                 network.update_port(
@@ -44,7 +41,7 @@ def release_server(
     placement: PlacementClient,
     network: NetworkClient,
     instance_uuid: str,
-    ports: Iterable[Mapping[str, Any]],
+    ports: Iterable[PortEntry],
 ) -> None:
     """Everything a server held outside the compute databases."""
     placement.release(instance_uuid)

@@ -29,8 +29,6 @@ from berth.compute.db.aggregates import Aggregate
 
 COMPUTE_BINARY: Final = "nova-compute"
 DISABLED_TRAIT: Final = "COMPUTE_STATUS_DISABLED"
-# A service that has not reported for this long is down.
-SERVICE_DOWN_TIME: Final = 60.0
 # The zone of the services that are not compute services (conductors, schedulers).
 INTERNAL_ZONE: Final = "internal"
 

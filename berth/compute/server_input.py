@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from berth.compute import exceptions
-from berth.compute.scheduler.request_spec import SchedulerHints
+from berth.compute.objects.request_spec import SchedulerHints
 
 # Berth has no quotas: this bounds what one request may create.
 MAX_COUNT = 1000

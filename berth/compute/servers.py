@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection, RowMapping
 from berth.bus import BusError
 from berth.common.context import RequestContext
 from berth.common.timeutils import utcnow
-from berth.compute import exceptions, specs
+from berth.compute import exceptions
 from berth.compute import server_views as views
 from berth.compute.cells import Cell
 from berth.compute.cleanup import release_server
@@ -38,7 +38,8 @@ from berth.compute.db import (
     server_groups,
 )
 from berth.compute.db import cells as mappings
-from berth.compute.scheduler import request_spec as rs
+from berth.compute.objects import request_spec as rs
+from berth.compute.objects.build import PortEntry
 from berth.compute.server_input import ListQuery, ServerRequest
 from berth.compute.service import ComputeService
 from berth.config import ComputeSettings
@@ -60,12 +61,8 @@ def create_servers(
         check_networks(service.network, context, request.networks)
     with service.api_db.write() as conn:
         uuids = store_build(conn, context, service.settings, request)
-    if service.bus is None:  # tests of the API alone
-        return uuids
     try:
-        service.bus.cast(
-            "conductor", "build_instances", instance_uuids=uuids, request_id=context.request_id
-        )
+        service.conductor.build_instances(uuids, context.request_id)
     except BusError:
         LOG.exception("could not cast build_instances for %s", uuids)
         with service.api_db.write() as conn:
@@ -124,7 +121,7 @@ def store_build(
             hints=request.hints,
             server_group=group,
         )
-        request_specs.save(conn, instance_uuid, specs.to_json(spec))
+        request_specs.save(conn, instance_uuid, spec.to_json())
         mappings.create_instance_mapping(conn, instance_uuid, project_id, user_id)
     if group is not None:
         server_groups.add_members(conn, group.uuid, uuids)
@@ -473,13 +470,8 @@ def _start_delete(service: ComputeService, cell: Cell, server_uuid: str) -> RowM
 
 
 def _terminate(service: ComputeService, cell: Cell, row: RowMapping) -> None:
-    if service.cell_bus is None:  # tests of the API alone
-        LOG.warning("no cell bus: %s is left deleting on %s", row["uuid"], row["host"])
-        return
     try:
-        service.cell_bus(cell).cast(
-            f"compute.{row['host']}", "terminate_instance", instance_uuid=row["uuid"]
-        )
+        service.cell_rpc.host(cell, row["host"]).terminate_instance(row["uuid"])
     except BusError:
         LOG.exception("could not cast terminate_instance for %s", row["uuid"])
         with service.cells.database(cell).write() as conn:
@@ -491,7 +483,8 @@ def _terminate(service: ComputeService, cell: Cell, row: RowMapping) -> None:
 
 def _delete_locally(service: ComputeService, cell: Cell, row: RowMapping) -> None:
     if service.placement is not None and service.network is not None:
-        release_server(service.placement, service.network, row["uuid"], row["network_info"])
+        ports = [PortEntry.from_json(entry) for entry in row["network_info"]]
+        release_server(service.placement, service.network, row["uuid"], ports)
     with service.cells.database(cell).write() as conn:
         instances.mark_deleted(conn, row["uuid"])
 

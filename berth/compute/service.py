@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from berth.bus import BusClient
 from berth.common.db import Database
-from berth.compute.cells import Cell, CellRegistry
+from berth.compute.cells import CellRegistry
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.policy import ComputePolicyEnforcer
+from berth.compute.rpc import CellRPC, SuperConductorAPI
 from berth.config import ComputeSettings
 
 
@@ -18,13 +17,12 @@ from berth.config import ComputeSettings
 class ComputeService:
     settings: ComputeSettings
     api_db: Database
+    # Builds go to the super-conductor; deletes to the server's host, in its cell.
+    conductor: SuperConductorAPI
+    cell_rpc: CellRPC
     # Placement and the network service: None only in tests of the API alone.
     placement: PlacementClient | None = None
     network: NetworkClient | None = None
-    # Casts to the super-conductor (the API-level bus).
-    bus: BusClient | None = None
-    # A cell's own bus (its compute hosts and cell conductor listen there).
-    cell_bus: Callable[[Cell], BusClient] | None = None
     cells: CellRegistry = field(init=False)
     # Built from settings (policy_file and friends); a malformed policy file fails here.
     policy: ComputePolicyEnforcer = field(init=False)

@@ -11,8 +11,8 @@ import pytest
 from a2wsgi import ASGIMiddleware
 
 from berth import config
-from berth.allinone import fleet as fleets
 from berth.allinone.stack import Stack
+from berth.compute.host import fleet as fleets
 
 StackFactory = Callable[[dict[str, Any]], tuple[Stack, httpx.Client]]
 

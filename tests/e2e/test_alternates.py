@@ -61,8 +61,11 @@ def test_when_every_host_fails_the_fault_names_each_host(start_stack: StackFacto
         f"cn{i}" in message for i in (1, 2, 3)
     ), message
     assert w.allocations(client, server_id) == {}
+    # The port Berth made for the server is gone, and its address with it.
     ports = w.ok(client.get("/networking/v2.0/ports", params={"device_id": server_id}))["ports"]
-    assert [p["binding:host_id"] for p in ports] == [""]
+    assert ports == []
+    availability = w.ok(client.get(f"/networking/v2.0/network-ip-availabilities/{net}"))
+    assert availability["network_ip_availability"]["used_ips"] == 0
 
 
 def test_alternates_stay_in_the_chosen_hosts_cell(start_stack: StackFactory) -> None:

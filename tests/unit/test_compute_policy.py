@@ -18,6 +18,7 @@ from berth.compute.policy import ComputePolicyEnforcer, default_rules, sample_po
 from berth.compute.service import ComputeService
 from berth.config import ComputeSettings
 from tests import dbs
+from tests.rpc_fakes import NoMessages
 
 ADMIN = RequestContext(user_id="admin", project_id="admin", roles=("admin",))
 MEMBER = RequestContext(user_id="alice", project_id="p1", roles=("member", "reader"))
@@ -117,7 +118,7 @@ def test_policy_file_lets_a_member_list_hypervisors_through_the_api(
     headers = {"x-auth-token": "alice:p1", "x-roles": "member"}
 
     def listing(settings: ComputeSettings, path: str = "/v2.1/os-hypervisors") -> httpx.Response:
-        service = ComputeService(settings, api_db)
+        service = ComputeService(settings, api_db, NoMessages(), NoMessages())
         try:
             app = ASGIMiddleware(build_app(service))  # type: ignore[arg-type]
             transport = httpx.WSGITransport(app=app)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from berth.allinone import fleet
+from berth.compute.host import fleet
 
 
 def test_counts_cells_agents_and_defaults() -> None:

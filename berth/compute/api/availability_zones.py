@@ -47,7 +47,9 @@ def detail(req: ComputeRequest) -> Response:
         by_host: dict[str, dict[str, Any]] = {}
         for service in services:
             by_host.setdefault(service["host"], {})[service["binary"]] = {
-                "available": service_store.is_up(service, now, hosts.SERVICE_DOWN_TIME)
+                "available": service_store.is_up(
+                    service, now, req.service.settings.service_down_time
+                )
                 and not service["disabled"],
                 "active": not service["disabled"],
                 "updated_at": hosts.reported_at(service),

@@ -152,7 +152,9 @@ def _transform_brief(req: ComputeRequest, node: hosts.CellNode, now: dt.datetime
     return {
         "id": node.row["uuid"] if req.at_least(HYPERVISOR_UUIDS) else node.row["id"],
         "hypervisor_hostname": node.row["hypervisor_hostname"],
-        "state": "up" if service_store.is_up(service, now, hosts.SERVICE_DOWN_TIME) else "down",
+        "state": "up"
+        if service_store.is_up(service, now, req.service.settings.service_down_time)
+        else "down",
         "status": "disabled" if service["disabled"] else "enabled",
     }
 

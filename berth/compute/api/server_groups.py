@@ -22,7 +22,7 @@ from berth.compute.api import paging
 from berth.compute.api.microversion import SERVER_GROUP_POLICY_RULES
 from berth.compute.api.request import ComputeRequest
 from berth.compute.db import server_groups as store
-from berth.compute.scheduler.request_spec import (
+from berth.compute.objects.request_spec import (
     AFFINITY,
     ANTI_AFFINITY,
     SOFT_AFFINITY,

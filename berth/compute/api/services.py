@@ -174,7 +174,7 @@ def _transform_service(
         "host": row["host"],
         "zone": hosts.zone_of(row, zones, req.service.settings.default_availability_zone),
         "status": "disabled" if row["disabled"] else "enabled",
-        "state": "up" if store.is_up(row, now, hosts.SERVICE_DOWN_TIME) else "down",
+        "state": "up" if store.is_up(row, now, req.service.settings.service_down_time) else "down",
         "updated_at": hosts.reported_at(row),
         "disabled_reason": row["disabled_reason"],
     }

@@ -13,23 +13,24 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from berth.bus import BusClient, RemoteError
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
-from berth.compute import cleanup, specs
-from berth.compute.cells import Cell, CellRegistry
+from berth.compute import cleanup
+from berth.compute.cells import CellRegistry
 from berth.compute.clients.network import BindingRefused, NetworkClient, NetworkError
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.conductor import ports
 from berth.compute.db import build_requests, instances, request_specs, server_groups
 from berth.compute.db import cells as cell_store
-from berth.compute.scheduler.request_spec import PortRequest, RequestSpec
+from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
+from berth.compute.objects.request_spec import PortRequest, RequestSpec
+from berth.compute.objects.selection import Selection
+from berth.compute.rpc import CellRPC, NoValidHost, SchedulerAPI, ServiceUnreachable
 
 LOG = logging.getLogger(__name__)
 
@@ -45,18 +46,18 @@ class SuperConductor:
         cells: CellRegistry,
         placement: PlacementClient,
         network: NetworkClient,
-        scheduler: BusClient,
-        cell_bus: Callable[[Cell], BusClient],
+        scheduler: SchedulerAPI,
+        cell_rpc: CellRPC,
     ) -> None:
         self.api_db = api_db
         self.cells = cells
         self.placement = placement
         self.network = network
         self.scheduler = scheduler
-        self.cell_bus = cell_bus
+        self.cell_rpc = cell_rpc
 
-    def build_instances(self, instance_uuids: list[str], request_id: str = "") -> None:
-        """The bus endpoint: build the servers of one request, with one scheduler call."""
+    def build_instances(self, instance_uuids: Sequence[str], request_id: str = "") -> None:
+        """Build the servers of one request, with one scheduler call."""
         builds: list[_Build] = []
         for uuid in instance_uuids:
             try:
@@ -71,9 +72,10 @@ class SuperConductor:
             return
         try:
             chosen = self._schedule(builds)
-        except RemoteError as exc:
+        except (NoValidHost, ServiceUnreachable) as exc:
+            # A scheduler that timed out may still claim later: release by consumer in _bury.
             for build in builds:
-                self._bury(build.uuid, exc.message, build.made)
+                self._bury(build.uuid, str(exc), build.made)
             return
         for build, selections in zip(builds, chosen, strict=True):
             try:
@@ -96,20 +98,21 @@ class SuperConductor:
             LOG.info("server %s was deleted before it was scheduled", uuid)
             return None
         instance = dict(request["instance"])
-        made: list[dict[str, Any]] = []
+        made: list[PortEntry] = []
         try:
             answered = ports.prepare(self.network, instance, made)
             spec = dataclasses.replace(
-                specs.from_json(spec_document), ports=tuple(ports.requests(self.network, answered))
+                RequestSpec.from_json(spec_document),
+                ports=tuple(ports.requests(self.network, answered)),
             )
         except (ports.PortsUnusable, NetworkError) as exc:
             self._bury(uuid, f"Build failed: {exc}", made)
             return None
         with self.api_db.write() as conn:
-            request_specs.save(conn, uuid, specs.to_json(spec))
+            request_specs.save(conn, uuid, spec.to_json())
         return _Build(uuid, instance, made, spec)
 
-    def _schedule(self, builds: list[_Build]) -> list[list[dict[str, Any]]]:
+    def _schedule(self, builds: list[_Build]) -> list[list[Selection]]:
         """One scheduler call for every server of the request; per server, its selections.
 
         The servers of one request have ports of the same networks, so the first server's ports
@@ -118,24 +121,22 @@ class SuperConductor:
         first = builds[0].spec
         uuids = tuple(b.uuid for b in builds)
         spec = self._with_group_hosts(dataclasses.replace(first, instance_uuids=uuids))
-        per_server = self.scheduler.call(
-            "scheduler", "select_destinations", spec=specs.to_json(spec)
-        )
+        per_server = self.scheduler.select_destinations(spec)
         return [
             [_for_ports(selection, first.ports, build.spec.ports) for selection in selections]
             for build, selections in zip(builds, per_server, strict=True)
         ]
 
-    def _finish(self, build: _Build, selections: list[dict[str, Any]]) -> None:
+    def _finish(self, build: _Build, selections: list[Selection]) -> None:
         """Bind (trying alternates), create the Instance in its cell, cast the build to the host."""
         uuid, instance, made = build.uuid, build.instance, build.made
-        attempts: list[dict[str, str]] = []
+        attempts: list[BuildAttempt] = []
         chosen = bind_first(self.placement, self.network, instance, made, selections, attempts)
         if chosen is None:
             self._bury(uuid, failed_everywhere(attempts), made)
             return
         selection = selections[chosen]
-        cell = self.cells.cell(selection["cell_uuid"])
+        cell = self.cells.cell(selection.cell_uuid)
         assert cell is not None, "the scheduler chose a host of an unknown cell"
         network_info = ports.refreshed(self.network, made)
         with self.cells.database(cell).write() as conn:
@@ -150,12 +151,8 @@ class SuperConductor:
             with self.cells.database(cell).write() as conn:
                 instances.mark_deleted(conn, uuid)
             return
-        self.cell_bus(cell).cast(
-            f"compute.{selection['host']}",
-            "build_and_run_instance",
-            instance_uuid=uuid,
-            alternates=selections[chosen + 1 :],
-            attempts=attempts,
+        self.cell_rpc.host(cell, selection.host).build_and_run_instance(
+            uuid, selections[chosen + 1 :], attempts
         )
 
     def _with_group_hosts(self, spec: RequestSpec) -> RequestSpec:
@@ -187,7 +184,7 @@ class SuperConductor:
             ),
         )
 
-    def _bury(self, uuid: str, message: str, made: Sequence[Mapping[str, Any]] = ()) -> None:
+    def _bury(self, uuid: str, message: str, made: Sequence[PortEntry] = ()) -> None:
         """The server in cell0, in ERROR with a fault; its ports and any claim given back."""
         LOG.info("server %s cannot be built: %s", uuid, message)
         with self.api_db.read() as conn:
@@ -214,17 +211,17 @@ class _Build:
 
     uuid: str
     instance: dict[str, Any]
-    made: list[dict[str, Any]]
+    made: list[PortEntry]
     spec: RequestSpec
 
 
 def _for_ports(
-    selection: dict[str, Any], scheduled: Sequence[PortRequest], own: Sequence[PortRequest]
-) -> dict[str, Any]:
+    selection: Selection, scheduled: Sequence[PortRequest], own: Sequence[PortRequest]
+) -> Selection:
     """The selection with its port allocations moved from the ports the query was built from to
     this server's own ports (same position, same request groups in the same order)."""
     allocations: dict[str, dict[str, str]] = {}
-    chosen = selection["port_allocations"]
+    chosen = selection.port_allocations
     for template, port in zip(scheduled, own, strict=True):
         given = chosen.get(template.port_id, {})
         allocations[port.port_id] = {
@@ -232,55 +229,41 @@ def _for_ports(
             for theirs, mine in zip(template.request_groups, port.request_groups, strict=True)
             if str(theirs["id"]) in given
         }
-    return {**selection, "port_allocations": allocations}
+    return dataclasses.replace(selection, port_allocations=allocations)
 
 
 def bind_first(
     placement: PlacementClient,
     network: NetworkClient,
     instance: Mapping[str, Any],
-    made: Sequence[Mapping[str, Any]],
-    selections: Sequence[Mapping[str, Any]],
-    attempts: list[dict[str, str]],
+    made: Sequence[PortEntry],
+    selections: Sequence[Selection],
+    attempts: list[BuildAttempt],
     first_claimed: bool = True,
 ) -> int | None:
     """The index of the first selection whose host takes every port. The scheduler claimed the
     first of its selections (``first_claimed``); any other is claimed here before binding. A
     refused binding releases that claim. ``attempts`` collects each host that failed and why."""
     for index, selection in enumerate(selections):
-        host = selection["host"]
-        if index > 0 or not first_claimed:
-            allocations = allocations_of(selection)
-            if not placement.claim(
-                instance["uuid"], allocations, instance["project_id"], instance["user_id"]
-            ):
-                attempts.append(
-                    {"host": host, "reason": "its resources were claimed by another server"}
-                )
-                continue
+        host = selection.host
+        if (index > 0 or not first_claimed) and not placement.claim(
+            instance["uuid"], selection.allocations, instance["project_id"], instance["user_id"]
+        ):
+            attempts.append(BuildAttempt(host, "its resources were claimed by another server"))
+            continue
         try:
-            ports.bind_all(network, made, host, selection["port_allocations"])
+            ports.bind_all(network, made, host, selection.port_allocations)
             return index
         except BindingRefused as exc:
-            attempts.append({"host": host, "reason": str(exc)})
+            attempts.append(BuildAttempt(host, str(exc)))
             placement.release(instance["uuid"])
     return None
 
 
-def allocations_of(selection: Mapping[str, Any]) -> dict[str, Any]:
-    """Provider uuid -> {"resources": ...}: the claim body of a selection (as JSON on the bus)."""
-    return dict(json.loads(selection["allocation_request"])["allocations"])
-
-
-def failed_everywhere(attempts: Sequence[Mapping[str, str]]) -> str:
-    tried = "; ".join(f"{a['host']}: {a['reason']}" for a in attempts)
-    return f"Build failed on every host tried ({len(attempts)}): {tried}"
-
-
 def _instance_row(
     instance: Mapping[str, Any],
-    selection: Mapping[str, Any] | None,
-    network_info: list[dict[str, Any]],
+    selection: Selection | None,
+    network_info: Sequence[PortEntry],
 ) -> dict[str, Any]:
     return {
         "uuid": instance["uuid"],
@@ -288,8 +271,8 @@ def _instance_row(
         "user_id": instance["user_id"],
         "display_name": instance["name"],
         "hostname": instance["name"],
-        "host": selection["host"] if selection else None,
-        "node": selection["node"] if selection else None,
+        "host": selection.host if selection else None,
+        "node": selection.node if selection else None,
         "vm_state": "building",
         "task_state": "spawning" if selection else None,
         "power_state": 0,
@@ -298,7 +281,7 @@ def _instance_row(
         "availability_zone": instance.get("availability_zone"),
         "key_name": instance.get("key_name"),
         "metadata": instance.get("metadata") or {},
-        "network_info": network_info,
+        "network_info": [entry.to_json() for entry in network_info],
         "created_at": _created(instance),
     }
 

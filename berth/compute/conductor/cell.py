@@ -3,22 +3,27 @@
 It releases the failed host's allocation, unbinds the ports, claims the next alternate's
 allocation request, binds the ports there and casts the build to that host with what is left.
 When no alternate is left the server goes to ERROR with a fault that lists every host tried and
-why. Rescheduling never leaves the cell (DESIGN.md, "Cells").
+why, and gives back everything it was given: its allocation, the ports Berth made for it (with
+their addresses), the user's ports unbound. Rescheduling never leaves the cell (DESIGN.md,
+"Cells").
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Sequence
 
-from berth.bus import BusClient
 from berth.common.db import Database
+from berth.compute import cleanup
+from berth.compute.cells import Cell
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.conductor import ports
-from berth.compute.conductor.build import bind_first, failed_everywhere
+from berth.compute.conductor.build import bind_first
 from berth.compute.db import instances
+from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
+from berth.compute.objects.selection import Selection
+from berth.compute.rpc import CellRPC
 
 LOG = logging.getLogger(__name__)
 
@@ -26,38 +31,40 @@ LOG = logging.getLogger(__name__)
 class CellConductor:
     def __init__(
         self,
+        cell: Cell,
         db: Database,
         placement: PlacementClient,
         network: NetworkClient,
-        bus: Callable[[], BusClient],
+        cell_rpc: CellRPC,
     ) -> None:
+        self.cell = cell
         self.db = db
         self.placement = placement
         self.network = network
-        self.bus = bus
+        self.cell_rpc = cell_rpc
 
     def reschedule(
         self,
         instance_uuid: str,
         failed_host: str,
         reason: str,
-        alternates: list[dict[str, Any]],
-        attempts: list[dict[str, str]],
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
     ) -> None:
-        """The bus endpoint the compute host casts to when a build failed there."""
-        attempts = [*attempts, {"host": failed_host, "reason": reason}]
+        """A build failed on ``failed_host``: the next alternate that takes it, or ERROR."""
+        attempts = [*attempts, BuildAttempt(failed_host, reason)]
         with self.db.read() as conn:
             instance = instances.get(conn, instance_uuid, include_deleted=False)
         if instance is None or instance["task_state"] == "deleting":
             LOG.info("server %s was deleted during its build; nothing to reschedule", instance_uuid)
             return
-        made = list(instance["network_info"])
+        made = [PortEntry.from_json(entry) for entry in instance["network_info"]]
         with self.db.write() as conn:
             # The host's failure counts against it (the build-failure weigher) for a while.
             instances.add_fault(conn, instance_uuid, 500, reason, details=reason, host=failed_host)
         self.placement.release(instance_uuid)
         for entry in made:
-            self.network.unbind(entry["port_id"])
+            self.network.unbind(entry.port_id)
         owner = {
             "uuid": instance_uuid,
             "project_id": instance["project_id"],
@@ -67,17 +74,7 @@ class CellConductor:
             self.placement, self.network, owner, made, alternates, attempts, first_claimed=False
         )
         if chosen is None:
-            message = failed_everywhere(attempts)
-            LOG.info("server %s: %s", instance_uuid, message)
-            with self.db.write() as conn:
-                instances.update(
-                    conn,
-                    instance_uuid,
-                    {"vm_state": "error", "task_state": None, "host": None, "node": None},
-                )
-                instances.add_fault(
-                    conn, instance_uuid, 500, message, details=message, host=failed_host
-                )
+            self._fail(instance_uuid, failed_host, failed_everywhere(attempts), made)
             return
         selection = alternates[chosen]
         network_info = ports.refreshed(self.network, made)
@@ -86,15 +83,34 @@ class CellConductor:
                 conn,
                 instance_uuid,
                 {
-                    "host": selection["host"],
-                    "node": selection["node"],
-                    "network_info": network_info,
+                    "host": selection.host,
+                    "node": selection.node,
+                    "network_info": [entry.to_json() for entry in network_info],
                 },
             )
-        self.bus().cast(
-            f"compute.{selection['host']}",
-            "build_and_run_instance",
-            instance_uuid=instance_uuid,
-            alternates=alternates[chosen + 1 :],
-            attempts=attempts,
+        LOG.info("server %s rescheduled from %s to %s", instance_uuid, failed_host, selection.host)
+        self.cell_rpc.host(self.cell, selection.host).build_and_run_instance(
+            instance_uuid, alternates[chosen + 1 :], attempts
         )
+
+    def _fail(
+        self, instance_uuid: str, failed_host: str, message: str, made: Sequence[PortEntry]
+    ) -> None:
+        """ERROR, holding nothing: no allocation, no port Berth made, no address, no binding."""
+        LOG.info("server %s: %s", instance_uuid, message)
+        cleanup.release_server(self.placement, self.network, instance_uuid, made)
+        with self.db.write() as conn:
+            instances.update(
+                conn,
+                instance_uuid,
+                {
+                    "vm_state": "error",
+                    "task_state": None,
+                    "host": None,
+                    "node": None,
+                    "network_info": [],
+                },
+            )
+            instances.add_fault(
+                conn, instance_uuid, 500, message, details=message, host=failed_host
+            )

@@ -1,17 +1,18 @@
 """A server's ports as the conductors handle them: got or made before scheduling, described to
 the scheduler (resource requests, routed-network segments), bound after it.
 
-A server's ``network_info`` entries: ``{"port_id", "network_id", "network_name", "mac_address",
-"fixed_ips": [...], "vnic_type", "created_by_compute"}``.
+Each port of a server is a ``PortEntry``; the instance keeps them as its ``network_info``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from berth.compute.clients.network import NetworkClient, NetworkError
-from berth.compute.scheduler.request_spec import PortRequest
+from berth.compute.objects.build import PortEntry
+from berth.compute.objects.request_spec import PortRequest
 
 
 class PortsUnusable(Exception):
@@ -19,7 +20,7 @@ class PortsUnusable(Exception):
 
 
 def prepare(
-    network: NetworkClient, instance: Mapping[str, Any], made: list[dict[str, Any]]
+    network: NetworkClient, instance: Mapping[str, Any], made: list[PortEntry]
 ) -> list[dict[str, Any]]:
     """Get or create every port of the server, appending each to ``made`` as soon as it exists
     (so that a failure half way leaves ``made`` holding what must be given back). Returns the
@@ -62,16 +63,15 @@ def _auto_network(network: NetworkClient, project_id: str) -> str:
     )
 
 
-def _entry(port: Mapping[str, Any], created: bool) -> dict[str, Any]:
-    return {
-        "port_id": port["id"],
-        "network_id": port["network_id"],
-        "network_name": "",
-        "mac_address": port["mac_address"],
-        "fixed_ips": list(port["fixed_ips"]),
-        "vnic_type": port.get("binding:vnic_type", "normal"),
-        "created_by_compute": created,
-    }
+def _entry(port: Mapping[str, Any], created: bool) -> PortEntry:
+    return PortEntry(
+        port_id=port["id"],
+        network_id=port["network_id"],
+        mac_address=port["mac_address"],
+        fixed_ips=tuple(port["fixed_ips"]),
+        vnic_type=port.get("binding:vnic_type", "normal"),
+        created_by_compute=created,
+    )
 
 
 def requests(network: NetworkClient, answered: Sequence[Mapping[str, Any]]) -> list[PortRequest]:
@@ -119,7 +119,7 @@ def _segments(
 
 def bind_all(
     network: NetworkClient,
-    made: Sequence[Mapping[str, Any]],
+    made: Sequence[PortEntry],
     host: str,
     allocations: Mapping[str, Mapping[str, str]],
 ) -> None:
@@ -128,27 +128,27 @@ def bind_all(
     bound: list[str] = []
     try:
         for entry in made:
-            network.bind(entry["port_id"], host, allocations.get(entry["port_id"]))
-            bound.append(entry["port_id"])
+            network.bind(entry.port_id, host, allocations.get(entry.port_id))
+            bound.append(entry.port_id)
     except NetworkError:
         for port_id in bound:
             network.unbind(port_id)
         raise
 
 
-def refreshed(network: NetworkClient, made: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def refreshed(network: NetworkClient, made: Sequence[PortEntry]) -> list[PortEntry]:
     """The entries with the ports' current addresses (a deferred address comes with binding)."""
     names: dict[str, str] = {}
     out = []
     for entry in made:
-        port = network.port(entry["port_id"])
+        port = network.port(entry.port_id)
         if port["network_id"] not in names:
             names[port["network_id"]] = network.network(port["network_id"])["name"]
         out.append(
-            {
-                **entry,
-                "fixed_ips": list(port["fixed_ips"]),
-                "network_name": names[port["network_id"]],
-            }
+            dataclasses.replace(
+                entry,
+                fixed_ips=tuple(port["fixed_ips"]),
+                network_name=names[port["network_id"]],
+            )
         )
     return out

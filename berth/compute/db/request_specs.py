@@ -1,6 +1,6 @@
 """RequestSpecs in the API database: everything the scheduler needs to place a server, kept for
 every later move of it. The spec is a JSON document; its shape is the scheduler's
-(``berth.compute.scheduler.request_spec``), not this module's.
+(``berth.compute.objects.request_spec``), not this module's.
 """
 
 from __future__ import annotations

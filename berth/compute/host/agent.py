@@ -11,12 +11,12 @@ hands the build to its cell conductor with the remaining alternates.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from berth.bus import BusClient
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.compute import cleanup
@@ -24,6 +24,9 @@ from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.db import compute_nodes, instances, pci_devices, services
 from berth.compute.host.driver import SimulatedDriver, SpawnFailed
+from berth.compute.objects.build import BuildAttempt, PortEntry
+from berth.compute.objects.selection import Selection
+from berth.compute.rpc import CellConductorAPI
 
 LOG = logging.getLogger(__name__)
 
@@ -56,7 +59,7 @@ class HostAgent:
         placement: PlacementClient,
         network: NetworkClient,
         driver: SimulatedDriver,
-        cell_conductor: Callable[[], BusClient],
+        cell_conductor: CellConductorAPI,
     ) -> None:
         self.host = host
         self.resources = resources
@@ -110,9 +113,9 @@ class HostAgent:
     # -- building ----------------------------------------------------------------------------------
 
     def build_and_run_instance(
-        self, instance_uuid: str, alternates: list[dict[str, Any]], attempts: list[dict[str, str]]
+        self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
     ) -> None:
-        """The bus endpoint the conductors cast a build to."""
+        """Spawn a server the conductors claimed and bound here; on failure hand it back."""
         with self.db.read() as conn:
             instance = instances.get(conn, instance_uuid, include_deleted=False)
         if instance is None or instance["task_state"] == "deleting":
@@ -122,18 +125,10 @@ class HostAgent:
             self.driver.spawn(instance_uuid)
         except (SpawnFailed, _NoFreeVf) as exc:
             self._give_back_here(instance_uuid)
-            self.cell_conductor().cast(
-                "conductor",
-                "reschedule",
-                instance_uuid=instance_uuid,
-                failed_host=self.host,
-                reason=str(exc),
-                alternates=alternates,
-                attempts=attempts,
-            )
+            self.cell_conductor.reschedule(instance_uuid, self.host, str(exc), alternates, attempts)
             return
         for entry in instance["network_info"]:
-            self.network.activate(entry["port_id"], self.host)
+            self.network.activate(PortEntry.from_json(entry).port_id, self.host)
         with self.db.write() as conn:
             pci_devices.allocate(conn, instance_uuid, self._node_id)
             done = instances.update(
@@ -154,10 +149,10 @@ class HostAgent:
     def _claim_vfs(self, instance: Mapping[str, Any]) -> None:
         """One virtual function per SR-IOV port, on the physical function that holds the port's
         bandwidth (the provider its binding profile names), else on any with one free."""
-        for entry in instance["network_info"]:
-            if entry.get("vnic_type") not in SRIOV_VNIC_TYPES:
+        for entry in map(PortEntry.from_json, instance["network_info"]):
+            if entry.vnic_type not in SRIOV_VNIC_TYPES:
                 continue
-            port = self.network.port(entry["port_id"])
+            port = self.network.port(entry.port_id)
             providers = list((port.get("binding:profile") or {}).get("allocation", {}).values())
             pf = self._pf_of(providers)
             with self.db.write() as conn:
@@ -192,10 +187,25 @@ class HostAgent:
             return
         self._give_back_here(instance_uuid)
         cleanup.release_server(
-            self.placement, self.network, instance_uuid, instance["network_info"]
+            self.placement,
+            self.network,
+            instance_uuid,
+            [PortEntry.from_json(entry) for entry in instance["network_info"]],
         )
         with self.db.write() as conn:
             instances.mark_deleted(conn, instance_uuid)
+
+
+def beat(agents: Iterable[HostAgent], now: dt.datetime) -> None:
+    """Every agent's heartbeat, one transaction per cell: a thousand hosts' heartbeats as a
+    thousand write transactions would queue behind the builds and let hosts look down."""
+    by_db: dict[int, tuple[Database, list[HostAgent]]] = {}
+    for agent in agents:
+        by_db.setdefault(id(agent.db), (agent.db, []))[1].append(agent)
+    for db, alike in by_db.values():
+        with db.write() as conn:
+            for agent in alike:
+                services.heartbeat(conn, agent.service_id, now)
 
 
 class _NoFreeVf(Exception):

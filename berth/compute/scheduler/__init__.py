@@ -10,9 +10,18 @@ host fits. No HTTP, no database, no bus: the service around it fetches, claims a
         spec, candidates, host_states, claim, provider_summaries=answer["provider_summaries"])
 """
 
+from berth.compute.objects.diagnosis import Diagnosis, StageOutcome
+from berth.compute.objects.request_spec import (
+    Destination,
+    Flavor,
+    Image,
+    PortRequest,
+    RequestSpec,
+    SchedulerHints,
+    ServerGroup,
+)
 from berth.compute.scheduler.candidates import Candidate, ProviderUsage, parse_candidates
 from berth.compute.scheduler.config import SchedulerConfig
-from berth.compute.scheduler.diagnosis import Diagnosis, StageOutcome
 from berth.compute.scheduler.host_state import Aggregate, HostState
 from berth.compute.scheduler.placement_query import (
     MappingError,
@@ -21,15 +30,6 @@ from berth.compute.scheduler.placement_query import (
     build_query,
     group_suffix,
     port_allocations,
-)
-from berth.compute.scheduler.request_spec import (
-    Destination,
-    Flavor,
-    Image,
-    PortRequest,
-    RequestSpec,
-    SchedulerHints,
-    ServerGroup,
 )
 from berth.compute.scheduler.selection import (
     Claim,

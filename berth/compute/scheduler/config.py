@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from berth.compute.scheduler.filters import DEFAULT_FILTERS
 from berth.compute.scheduler.placement_query import DEFAULT_LIMIT
 from berth.compute.scheduler.weighers import DEFAULT_WEIGHERS
+from berth.config import ComputeSettings
 
-__all__ = ["SchedulerConfig"]
+__all__ = ["SchedulerConfig", "scheduler_config"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,3 +37,14 @@ class SchedulerConfig:
             raise ValueError("max_attempts must be at least 1")
         if self.max_placement_results < 1:
             raise ValueError("max_placement_results must be at least 1")
+
+
+def scheduler_config(settings: ComputeSettings) -> SchedulerConfig:
+    """The scheduler's value of the compute settings."""
+    return SchedulerConfig(
+        enabled_filters=tuple(settings.enabled_filters or DEFAULT_FILTERS),
+        weigher_multipliers=dict(settings.weigher_multipliers),
+        host_subset_size=settings.host_subset_size,
+        max_attempts=settings.max_attempts,
+        max_placement_results=settings.placement_limit,
+    )

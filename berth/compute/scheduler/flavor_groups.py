@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-from berth.compute.scheduler.request_spec import Flavor, Image
+from berth.compute.objects.request_spec import Flavor, Image
 
 __all__ = [
     "SUFFIX",

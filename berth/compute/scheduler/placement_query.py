@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlencode
 
+from berth.compute.objects.request_spec import PortRequest, RequestSpec
 from berth.compute.scheduler.flavor_groups import (
     SUFFIX,
     GroupRules,
@@ -56,7 +57,6 @@ from berth.compute.scheduler.flavor_groups import (
     flavor_groups,
     natural_key,
 )
-from berth.compute.scheduler.request_spec import PortRequest, RequestSpec
 
 __all__ = [
     "DISABLED_TRAIT",

@@ -31,22 +31,23 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import logging
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from berth.compute.objects.diagnosis import Diagnosis
+from berth.compute.objects.request_spec import RequestSpec
+from berth.compute.objects.selection import Selection
 from berth.compute.scheduler import diagnosis as diag
 from berth.compute.scheduler.candidates import Candidate, ProviderUsage
 from berth.compute.scheduler.config import SchedulerConfig
-from berth.compute.scheduler.diagnosis import Diagnosis, Recorder
+from berth.compute.scheduler.diagnosis import Recorder
 from berth.compute.scheduler.filters import build_pipeline, run_filters
 from berth.compute.scheduler.filters.pci_passthrough import vf_demand
 from berth.compute.scheduler.host_state import HostState
 from berth.compute.scheduler.placement_query import port_allocations
-from berth.compute.scheduler.request_spec import RequestSpec
 from berth.compute.scheduler.weighers import build_weighers, combine
 
 __all__ = [
@@ -61,30 +62,6 @@ __all__ = [
 ]
 
 LOG = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class Selection:
-    """A host for one instance, with the allocation to claim there and, per port, the provider
-    of each of its request groups (what the port's binding profile names)."""
-
-    instance_uuid: str
-    host: str
-    node: str
-    node_uuid: str
-    cell_uuid: str
-    # The allocation request as Placement gave it, as JSON text.
-    allocation_request: str
-    allocation_request_version: str
-    mappings: Mapping[str, tuple[str, ...]]
-    # Port id -> request group id -> provider uuid.
-    port_allocations: Mapping[str, Mapping[str, str]]
-    weight: float = 0.0
-
-    @property
-    def allocations(self) -> dict[str, Any]:
-        """Provider uuid -> {"resources": {class: amount}}, for the claim's body."""
-        return dict(json.loads(self.allocation_request)["allocations"])
 
 
 Claim = Callable[[Selection], bool]
@@ -287,9 +264,7 @@ def _selection(
         node=host.node,
         node_uuid=host.node_uuid,
         cell_uuid=host.cell_uuid,
-        allocation_request=json.dumps(
-            candidate.allocation_request, sort_keys=True, separators=(",", ":")
-        ),
+        allocation_request=candidate.allocation_request,
         allocation_request_version=candidate.version,
         mappings=candidate.mappings,
         port_allocations=port_allocations(spec.ports, candidate.mappings),

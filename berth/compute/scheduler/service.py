@@ -18,30 +18,25 @@ from typing import Any
 
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
-from berth.compute import specs
+from berth.compute import rpc
 from berth.compute.cells import CellRegistry
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.db import aggregates as aggregate_store
 from berth.compute.db import compute_nodes, instances, pci_devices, services
+from berth.compute.objects.request_spec import RequestSpec
+from berth.compute.objects.selection import Selection
 from berth.compute.scheduler.candidates import parse_candidates
 from berth.compute.scheduler.config import SchedulerConfig
 from berth.compute.scheduler.host_state import Aggregate, HostState
 from berth.compute.scheduler.placement_query import build_query
-from berth.compute.scheduler.request_spec import RequestSpec
-from berth.compute.scheduler.selection import NoValidHost, Scheduler, Selection
+from berth.compute.scheduler.selection import NoValidHost, Scheduler
 
 LOG = logging.getLogger(__name__)
 
-# Seconds without a heartbeat after which a compute service counts as down.
-SERVICE_DOWN_TIME = 60
 SRIOV_AGENT = "NIC Switch agent"
 # How long a failed build on a host counts against it.
 FAILURE_MEMORY = dt.timedelta(minutes=30)
 SRIOV_VNIC_TYPES = ("direct", "macvtap", "direct-physical")
-
-
-class NoValidHostFound(Exception):
-    """No host can take the server; the message is the diagnosis (it crosses the bus as is)."""
 
 
 class SchedulerService:
@@ -52,16 +47,18 @@ class SchedulerService:
         placement: PlacementClient,
         config: SchedulerConfig,
         default_availability_zone: str = "nova",
+        service_down_time: float = 60.0,
     ) -> None:
         self.api_db = api_db
         self.cells = cells
         self.placement = placement
         self.config = config
         self.default_availability_zone = default_availability_zone
+        self.service_down_time = service_down_time
         # Seconds each recent select_destinations took (for operators and the benchmark).
         self.latencies: deque[float] = deque(maxlen=10_000)
 
-    def select_destinations(self, spec: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    def select_destinations(self, spec: RequestSpec) -> list[list[Selection]]:
         """Per instance of the spec: the claimed selection, then its alternates (same cell)."""
         started = time.perf_counter()
         try:
@@ -69,8 +66,7 @@ class SchedulerService:
         finally:
             self.latencies.append(time.perf_counter() - started)
 
-    def _select(self, spec: dict[str, Any]) -> list[list[dict[str, Any]]]:
-        request = specs.from_json(spec)
+    def _select(self, request: RequestSpec) -> list[list[Selection]]:
         zones = self._zone_aggregates(request.availability_zone)
         query = build_query(request, az_aggregates=zones, limit=self.config.max_placement_results)
         LOG.info("placement query for %s: %s", ",".join(request.instance_uuids), query)
@@ -99,8 +95,10 @@ class SchedulerService:
             diagnosis = exc.diagnosis
             if not candidates:
                 diagnosis = diagnosis.with_placement_shortfall(*self._shortfall(request))
-            raise NoValidHostFound(f"No valid host was found. {diagnosis.render()}") from None
-        return [[_selection_json(s) for s in per_instance] for per_instance in schedule.selections]
+            raise rpc.NoValidHost(
+                f"No valid host was found. {diagnosis.render()}", diagnosis
+            ) from None
+        return [list(per_instance) for per_instance in schedule.selections]
 
     def _zone_aggregates(self, zone: str | None) -> dict[str, list[str]]:
         if zone is None:
@@ -141,7 +139,8 @@ class SchedulerService:
                     service = service_rows.get(node["service_id"])
                     on_host = servers.get(node["host"], [])
                     state = _state(node, service, cell.uuid, now, on_host, free_vfs.get(node["id"], {}),
-                                   by_host.get(node["host"], []), self.default_availability_zone)  # fmt: skip
+                                   by_host.get(node["host"], []), self.default_availability_zone,
+                                   self.service_down_time)  # fmt: skip
                     states.append(
                         dataclasses.replace(state, failed_builds=failures.get(node["host"], 0))
                     )
@@ -188,6 +187,7 @@ def _state(
     free_vfs: dict[str, int],
     aggregates: list[Aggregate],
     default_zone: str,
+    down_time: float,
 ) -> HostState:
     zones = {a.metadata.get("availability_zone") for a in aggregates} - {None}
     return HostState(
@@ -197,7 +197,7 @@ def _state(
         cell_uuid=cell_uuid,
         availability_zone=next(iter(sorted(zones)), default_zone),  # type: ignore[arg-type]
         disabled=bool(service and service["disabled"]),
-        up=bool(service and services.is_up(service, now, SERVICE_DOWN_TIME)),
+        up=bool(service and services.is_up(service, now, down_time)),
         free_vcpus=int(node["vcpus"] * node["cpu_allocation_ratio"]) - node["vcpus_used"],
         free_ram_mb=int(node["memory_mb"] * node["ram_allocation_ratio"]) - node["memory_mb_used"],
         free_disk_gb=int(node["local_gb"] * node["disk_allocation_ratio"]) - node["local_gb_used"],
@@ -206,10 +206,3 @@ def _state(
         hypervisor_type=node["hypervisor_type"] or "",
         free_vfs=dict(free_vfs),
     )
-
-
-def _selection_json(selection: Selection) -> dict[str, Any]:
-    document = dataclasses.asdict(selection)
-    document["mappings"] = {k: list(v) for k, v in selection.mappings.items()}
-    document["port_allocations"] = {p: dict(g) for p, g in selection.port_allocations.items()}
-    return document

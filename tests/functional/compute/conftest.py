@@ -29,6 +29,7 @@ from berth.compute.service import ComputeService
 from berth.config import ComputeSettings
 from tests import dbs
 from tests.conftest import make_service, wsgi_client
+from tests.rpc_fakes import NoMessages
 
 CELL1_UUID = "11111111-1111-4111-8111-111111111111"
 ADMIN = {"x-auth-token": "admin"}
@@ -82,7 +83,7 @@ def compute_service(api_db: Database, cell_db: Database) -> Iterator[ComputeServ
     """The compute service with cell1 mapped (no Placement unless ``placement`` is used)."""
     with api_db.write() as conn:
         cells.create_cell(conn, CELL1_UUID, "cell1", cell_db.url, "memory://cell1")
-    service = ComputeService(ComputeSettings(), api_db)
+    service = ComputeService(ComputeSettings(), api_db, NoMessages(), NoMessages())
     yield service
     service.cells.dispose()
 

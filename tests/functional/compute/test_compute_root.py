@@ -13,11 +13,17 @@ from berth.common.db import Database
 from berth.compute.api.app import build_app
 from berth.compute.service import ComputeService
 from berth.config import ComputeSettings
+from tests.rpc_fakes import NoMessages
 
 
 @pytest.fixture
 def compute(tmp_path: Path) -> Iterator[httpx.Client]:
-    service = ComputeService(ComputeSettings(), Database(f"sqlite:///{tmp_path / 'api.db'}"))
+    service = ComputeService(
+        ComputeSettings(),
+        Database(f"sqlite:///{tmp_path / 'api.db'}"),
+        NoMessages(),
+        NoMessages(),
+    )
     app = ASGIMiddleware(build_app(service))  # type: ignore[arg-type]
     with httpx.Client(transport=httpx.WSGITransport(app=app), base_url="http://compute") as client:
         client.headers["x-auth-token"] = "admin"

@@ -20,7 +20,6 @@ from a2wsgi import ASGIMiddleware
 
 from berth.bus import BusUnavailable
 from berth.common.db import Database
-from berth.compute import specs
 from berth.compute.api.app import build_app
 from berth.compute.cells import Cell
 from berth.compute.clients.network import NetworkError
@@ -35,7 +34,8 @@ from berth.compute.db import (
     request_specs,
     server_groups,
 )
-from berth.compute.scheduler.request_spec import SchedulerHints
+from berth.compute.objects.request_spec import RequestSpec, SchedulerHints
+from berth.compute.rpc import BusCellRPC, SuperConductorClient
 from berth.compute.service import ComputeService
 from berth.config import ComputeSettings
 
@@ -218,8 +218,8 @@ def world(tmp_path: Path) -> Iterator[World]:
     service = ComputeService(
         ComputeSettings(default_availability_zone="nova"),
         api_db,
-        bus=bus,  # type: ignore[arg-type]
-        cell_bus=lambda cell: cell_buses.setdefault(cell.uuid, RecordingBus()),  # type: ignore[arg-type,return-value]
+        conductor=SuperConductorClient(bus),  # type: ignore[arg-type]
+        cell_rpc=BusCellRPC(lambda cell: cell_buses.setdefault(cell.uuid, RecordingBus())),  # type: ignore[arg-type,return-value]
     )
     app = ASGIMiddleware(build_app(service))  # type: ignore[arg-type]
     with httpx.Client(transport=httpx.WSGITransport(app=app), base_url="http://compute") as client:
@@ -294,8 +294,8 @@ def test_create_stores_the_build_and_casts_it(world: World) -> None:
         },
         "created_at": created_at,
     }
-    spec = specs.from_json(stored_spec)
-    assert specs.to_json(spec) == stored_spec
+    spec = RequestSpec.from_json(stored_spec)
+    assert spec.to_json() == stored_spec
     assert spec.instance_uuids == (server_uuid,) and spec.project_id == "demo"
     assert (spec.flavor.id, spec.flavor.swap_mb, dict(spec.flavor.extra_specs)) == (
         "2",
@@ -312,9 +312,9 @@ def test_create_stores_the_build_and_casts_it(world: World) -> None:
     request_id = answer.headers["x-openstack-request-id"]
     assert world.bus.casts == [
         (
-            "conductor",
+            "super-conductor",
             "build_instances",
-            {"instance_uuids": [server_uuid], "request_id": request_id},
+            {"version": "1.0", "instance_uuids": [server_uuid], "request_id": request_id},
         )
     ]
 
@@ -443,7 +443,7 @@ def test_networks_and_ports_are_checked_with_the_network_service(world: World) -
 
 
 def test_a_failed_cast_takes_the_build_back(world: World) -> None:
-    world.service.bus = RecordingBus(fail=True)  # type: ignore[assignment]
+    world.service.conductor = SuperConductorClient(RecordingBus(fail=True))  # type: ignore[arg-type]
     answer = world.client.post(
         "/v2.1/servers", json=_body(hints={"group": world.group}), headers=DEMO
     )
@@ -656,7 +656,7 @@ def test_deleting_a_server_on_a_host_casts_to_it(world: World, three: dict[str, 
     server_uuid = three["active"]
     assert world.client.delete(f"/v2.1/servers/{server_uuid}", headers=DEMO).status_code == 204
     assert world.cell_buses[CELL1_UUID].casts == [
-        ("compute.host1", "terminate_instance", {"instance_uuid": server_uuid})
+        ("compute.host1", "terminate_instance", {"version": "1.0", "instance_uuid": server_uuid})
     ]
     assert world.instance(server_uuid, CELL1_UUID)["task_state"] == "deleting"
     shown = world.client.get(f"/v2.1/servers/{server_uuid}", headers=DEMO).json()["server"]

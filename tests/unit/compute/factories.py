@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from berth.compute.objects.request_spec import Flavor, Image, PortRequest, RequestSpec
 from berth.compute.scheduler.candidates import Candidate
 from berth.compute.scheduler.host_state import HostState
-from berth.compute.scheduler.request_spec import Flavor, Image, PortRequest, RequestSpec
 from berth.compute.scheduler.selection import Claim, Selection
 
 CELL1 = "cell-1"

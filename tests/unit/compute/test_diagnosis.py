@@ -18,12 +18,12 @@ def test_render_the_example_line() -> None:
     )
     assert str(d) == d.render()
     assert d.removed_by("AvailabilityZoneFilter") == 5
-    assert d.as_dict()["stages"][1] == {
+    assert d.to_json()["stages"][1] == {
         "name": "ServerGroupAntiAffinityFilter",
         "removed": 7,
         "reasons": {"host-in-group": 7},
     }
-    assert d.as_dict()["seed"] == 7
+    assert d.to_json()["seed"] == 7
 
 
 def test_reasons_are_counted_most_first_and_stages_keep_pipeline_order() -> None:
@@ -50,5 +50,5 @@ def test_an_empty_placement_answer_explained_by_the_caller() -> None:
         "insufficient VCPU: 12, missing trait HW_CPU_X86_AVX2: 4, "
         "forbidden trait COMPUTE_STATUS_DISABLED: 2)"
     )
-    assert explained.as_dict()["placement_shortfall"]["resources"] == {"DISK_GB": 30, "VCPU": 12}
+    assert explained.to_json()["placement_shortfall"]["resources"] == {"DISK_GB": 30, "VCPU": 12}
     assert d.shortfall_resources == ()  # the original is unchanged

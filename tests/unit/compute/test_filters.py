@@ -6,6 +6,13 @@ from typing import Any
 
 import pytest
 
+from berth.compute.objects.request_spec import (
+    Destination,
+    Image,
+    RequestSpec,
+    SchedulerHints,
+    ServerGroup,
+)
 from berth.compute.scheduler.candidates import Candidate
 from berth.compute.scheduler.diagnosis import Recorder
 from berth.compute.scheduler.filters import (
@@ -28,13 +35,6 @@ from berth.compute.scheduler.filters import (
 from berth.compute.scheduler.filters.image_properties import version_meets
 from berth.compute.scheduler.filters.pci_passthrough import vf_demand
 from berth.compute.scheduler.host_state import Aggregate, HostState
-from berth.compute.scheduler.request_spec import (
-    Destination,
-    Image,
-    RequestSpec,
-    SchedulerHints,
-    ServerGroup,
-)
 from tests.unit.compute.factories import candidate, flavor, host, port, spec
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from berth.compute.objects.request_spec import Destination, Image, PortRequest
 from berth.compute.scheduler.flavor_groups import flavor_resources
 from berth.compute.scheduler.placement_query import (
     MappingError,
@@ -17,7 +18,6 @@ from berth.compute.scheduler.placement_query import (
     group_suffix,
     port_allocations,
 )
-from berth.compute.scheduler.request_spec import Destination, Image, PortRequest
 from berth.network import resource_request as rr
 from berth.network.model import MinimumBandwidthRule, MinimumPacketRateRule
 from berth.placement.candidates import parse_candidates_request

@@ -10,12 +10,12 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from berth.compute.objects.request_spec import Image, PortRequest, SchedulerHints
 from berth.compute.scheduler import (
     Candidate,
     HostState,
@@ -28,7 +28,6 @@ from berth.compute.scheduler import (
 )
 from berth.compute.scheduler.filters import FILTERS, build_pipeline
 from berth.compute.scheduler.host_state import Aggregate
-from berth.compute.scheduler.request_spec import Image, PortRequest, SchedulerHints
 from tests.unit.compute.factories import candidate, flavor, host, port, recording, spec
 
 CELLS = ("cell-1", "cell-2", "cell-3")
@@ -120,7 +119,7 @@ configs = st.builds(
 
 
 def _traced(selection: Selection, candidates: list[Candidate]) -> Candidate:
-    return candidates[int(json.loads(selection.allocation_request)["n"])]
+    return candidates[int(selection.allocation_request["n"])]
 
 
 def _passes(pipeline: Any, h: HostState, s: RequestSpec, c: Candidate) -> bool:
@@ -145,7 +144,7 @@ def test_selected_hosts_pass_every_filter_and_alternates_stay_in_the_cell(
     pipeline = build_pipeline(config.enabled_filters)
 
     def claim(selection: Selection) -> bool:
-        return json.loads(selection.allocation_request)["n"] not in refused
+        return selection.allocation_request["n"] not in refused
 
     try:
         schedule = Scheduler(config).select_destinations(request, candidates, hosts, claim)

@@ -3,7 +3,6 @@ that fail, and instances of one request that consume what earlier ones took."""
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -95,7 +94,7 @@ def test_selection_carries_what_the_conductor_needs() -> None:
         "rp-a",
         CELL1,
     )
-    assert json.loads(chosen.allocation_request) == c.allocation_request
+    assert chosen.allocation_request == c.allocation_request
     assert chosen.allocation_request_version == "1.35"
     assert chosen.mappings == {"g1": ("pf",)}
     assert chosen.port_allocations == {"port-1": {"g1": "pf"}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from berth.compute.scheduler.request_spec import ServerGroup
+from berth.compute.objects.request_spec import ServerGroup
 from berth.compute.scheduler.weighers import (
     DEFAULT_WEIGHERS,
     WEIGHERS,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.scheduler.candidates import Candidate
 from berth.compute.scheduler.diagnosis import Recorder
 from berth.compute.scheduler.filters.aggregate_instance_extra_specs import (
@@ -27,7 +28,6 @@ from berth.compute.scheduler.filters.server_group_anti_affinity import (
     ServerGroupAntiAffinityFilter,
 )
 from berth.compute.scheduler.host_state import HostState
-from berth.compute.scheduler.request_spec import RequestSpec
 
 __all__ = [
     "DEFAULT_FILTERS",

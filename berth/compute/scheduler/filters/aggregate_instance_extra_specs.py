@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Final
 
+from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.scheduler.candidates import Candidate
 from berth.compute.scheduler.filters.base import HostFilter
 from berth.compute.scheduler.host_state import HostState
-from berth.compute.scheduler.request_spec import RequestSpec
 
 SCOPE: Final = "aggregate_instance_extra_specs:"
 METADATA_MISSING: Final = "metadata-missing"

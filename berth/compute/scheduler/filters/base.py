@@ -17,9 +17,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
+from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.scheduler.candidates import Candidate
 from berth.compute.scheduler.host_state import HostState
-from berth.compute.scheduler.request_spec import RequestSpec
 
 __all__ = ["HostFilter"]
 

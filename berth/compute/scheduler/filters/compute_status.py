@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Final
 
+from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.scheduler.candidates import Candidate
 from berth.compute.scheduler.filters.base import HostFilter
 from berth.compute.scheduler.host_state import HostState
-from berth.compute.scheduler.request_spec import RequestSpec
 
 DISABLED: Final = "disabled"
 DOWN: Final = "down"

@@ -26,10 +26,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Final
 
+from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.scheduler.candidates import Candidate
 from berth.compute.scheduler.filters.base import HostFilter
 from berth.compute.scheduler.host_state import HostState
-from berth.compute.scheduler.request_spec import RequestSpec
 
 ARCH_UNSUPPORTED: Final = "arch-unsupported"
 HV_TYPE_UNSUPPORTED: Final = "hypervisor-type-unsupported"

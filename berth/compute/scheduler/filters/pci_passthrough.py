@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import Final
 
+from berth.compute.objects.request_spec import PortRequest, RequestSpec
 from berth.compute.scheduler.candidates import Candidate
 from berth.compute.scheduler.filters.base import HostFilter
 from berth.compute.scheduler.host_state import HostState
 from berth.compute.scheduler.placement_query import group_suffix
-from berth.compute.scheduler.request_spec import PortRequest, RequestSpec
 
 BANDWIDTH_NOT_ON_A_PF: Final = "bandwidth-not-on-a-pf"
 NO_FREE_VF: Final = "no-free-vf"

@@ -14,9 +14,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar
 
+from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.scheduler.candidates import Candidate
 from berth.compute.scheduler.host_state import HostState
-from berth.compute.scheduler.request_spec import RequestSpec
 
 __all__ = ["HostWeigher", "combine", "normalise"]
 

@@ -4,9 +4,9 @@ free capacity (with the other multipliers at their defaults)."""
 
 from __future__ import annotations
 
+from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.scheduler.candidates import Candidate
 from berth.compute.scheduler.host_state import HostState
-from berth.compute.scheduler.request_spec import RequestSpec
 from berth.compute.scheduler.weighers.base import HostWeigher
 
 

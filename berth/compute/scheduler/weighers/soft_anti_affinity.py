@@ -3,9 +3,9 @@ already on the host (this request's earlier instances included); nothing for oth
 
 from __future__ import annotations
 
+from berth.compute.objects.request_spec import SOFT_ANTI_AFFINITY, RequestSpec
 from berth.compute.scheduler.candidates import Candidate
 from berth.compute.scheduler.host_state import HostState
-from berth.compute.scheduler.request_spec import SOFT_ANTI_AFFINITY, RequestSpec
 from berth.compute.scheduler.weighers.base import HostWeigher
 
 

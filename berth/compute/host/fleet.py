@@ -26,6 +26,7 @@ import yaml
 
 from berth.compute.host.agent import HostResources
 from berth.compute.host.driver import FailurePlan
+from berth.config import ComputeSettings
 
 _TUNABLE = (
     "cpu_allocation_ratio", "ram_allocation_ratio", "disk_allocation_ratio",
@@ -53,6 +54,11 @@ class SimulatedHost:
 class Fleet:
     cells: tuple[str, ...]
     hosts: tuple[SimulatedHost, ...]
+
+
+def host_defaults(compute: ComputeSettings) -> dict[str, object]:
+    """What every simulated host reports unless the fleet says otherwise: the compute settings."""
+    return {name: getattr(compute, name) for name in _TUNABLE}
 
 
 def load(path: Path, defaults: Mapping[str, Any] | None = None) -> Fleet:

@@ -3,6 +3,10 @@
 Frozen values, built by the compute API and the super-conductor from a server's flavor, image,
 ports (fetched or created *before* scheduling, with their resource requests) and hints; the same
 RequestSpec is reused by every later move of the server. Nothing here talks to a service.
+
+``RequestSpec.to_json`` / ``from_json`` are how a spec is kept in the API database and travels to
+the scheduler (versioned, see ``wire``): the API writes one when a server is asked for, the
+super-conductor adds the ports it found or made before it asks the scheduler.
 """
 
 from __future__ import annotations
@@ -10,7 +14,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
+
+from berth.compute.objects.wire import Version, read, stamp
 
 __all__ = [
     "AFFINITY",
@@ -154,3 +160,84 @@ class RequestSpec:
     def policy(self) -> str | None:
         """The server group's policy, or None when the server is in no group."""
         return None if self.server_group is None else self.server_group.policy
+
+    # 1.0: first versioned form (same fields as the unversioned documents before it).
+    VERSION = Version(1, 0)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON document (tuples become lists, ``ignore_hosts`` a sorted list)."""
+        document = dataclasses.asdict(self)
+        document["ignore_hosts"] = sorted(self.ignore_hosts)
+        return stamp(RequestSpec.VERSION, _lists(document))
+
+    @classmethod
+    def from_json(cls, document: Mapping[str, Any]) -> RequestSpec:
+        document = read("RequestSpec", RequestSpec.VERSION, document)
+        group = document.get("server_group")
+        hints = document.get("hints") or {}
+        destination = document.get("destination")
+        flavor = document["flavor"]
+        image = document["image"]
+        return cls(
+            instance_uuids=tuple(document["instance_uuids"]),
+            project_id=document["project_id"],
+            user_id=document["user_id"],
+            flavor=Flavor(
+                **{**_known(Flavor, flavor), "extra_specs": dict(flavor.get("extra_specs") or {})}
+            ),
+            image=Image(
+                **{**_known(Image, image), "properties": dict(image.get("properties") or {})}
+            ),
+            ports=tuple(
+                PortRequest(
+                    port_id=p["port_id"],
+                    resource_request=p.get("resource_request") or {},
+                    segment_aggregates=tuple(p.get("segment_aggregates") or ()),
+                    vnic_type=p.get("vnic_type", "normal"),
+                )
+                for p in document.get("ports") or ()
+            ),
+            availability_zone=document.get("availability_zone"),
+            hints=SchedulerHints(
+                group=hints.get("group"),
+                same_host=tuple(hints.get("same_host") or ()),
+                different_host=tuple(hints.get("different_host") or ()),
+            ),
+            server_group=(
+                ServerGroup(
+                    uuid=group["uuid"],
+                    policy=cast(Policy, group["policy"]),
+                    hosts=tuple(group.get("hosts") or ()),
+                    members=tuple(group.get("members") or ()),
+                    max_server_per_host=int(group.get("max_server_per_host") or 1),
+                )
+                if group
+                else None
+            ),
+            ignore_hosts=frozenset(document.get("ignore_hosts") or ()),
+            destination=(
+                Destination(
+                    **{
+                        **_known(Destination, destination),
+                        "aggregates": tuple(tuple(a) for a in destination.get("aggregates") or ()),
+                    }
+                )
+                if destination
+                else None
+            ),
+            boot_from_volume=bool(document.get("boot_from_volume")),
+        )
+
+
+def _known(kind: type, document: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of ``document`` that ``kind`` has: a newer writer's extra fields are ignored."""
+    names = {f.name for f in dataclasses.fields(kind)}
+    return {k: v for k, v in document.items() if k in names}
+
+
+def _lists(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_lists(v) for v in value]
+    return value

@@ -1,0 +1,216 @@
+"""The compute services, one per process: what ``berth serve <service>`` runs.
+
+Each process opens the API database, reaches Placement and the network service over HTTP
+(``compute.placement_url``, ``compute.network_url``), wires its endpoints through ``wiring`` and
+serves until SIGTERM or SIGINT. Then it takes no new messages, lets what it has taken finish for
+up to ``compute.graceful_shutdown_timeout`` seconds, and exits; its topic's other messages wait in
+their queues for the next server. Several copies of the scheduler and the conductors may run at
+once: they share their topics' queues as competing consumers.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import uvicorn
+
+from berth.bus.runtime import BusRuntime
+from berth.common import logs
+from berth.common.db import Database
+from berth.common.dispatch import PrefixDispatcher
+from berth.common.timeutils import utcnow
+from berth.compute.api.app import build_app as build_compute_app
+from berth.compute.cells import Cell, CellRegistry
+from berth.compute.clients.http import http_client
+from berth.compute.clients.network import NetworkClient
+from berth.compute.clients.placement import PlacementClient
+from berth.compute.conductor.build import SuperConductor
+from berth.compute.conductor.cell import CellConductor
+from berth.compute.db import cells as cell_store
+from berth.compute.db import migrate
+from berth.compute.host import fleet as fleets
+from berth.compute.host.agent import HostAgent, beat
+from berth.compute.host.driver import SimulatedDriver
+from berth.compute.scheduler.config import scheduler_config
+from berth.compute.scheduler.service import SchedulerService
+from berth.compute.service import ComputeService
+from berth.compute.wiring import Wiring
+from berth.config import Settings
+from berth.image.app import build_app as build_image_app
+from berth.network.sim_agent import SimulatedAgent
+
+LOG = logging.getLogger(__name__)
+
+
+class NotConfigured(Exception):
+    """A setting the service needs is missing or points nowhere; the message says which."""
+
+
+@dataclass
+class _Common:
+    """What every compute process has: settings, the API database, the cells, the buses."""
+
+    settings: Settings
+    api_db: Database
+    cells: CellRegistry
+    runtime: BusRuntime
+    wiring: Wiring
+
+    def placement(self) -> PlacementClient:
+        url = self.settings.compute.placement_url
+        if not url:
+            raise NotConfigured("compute.placement_url is not set (--placement-url)")
+        return PlacementClient(http_client(url, self.settings.compute.service_token))
+
+    def network(self) -> NetworkClient:
+        url = self.settings.compute.network_url
+        if not url:
+            raise NotConfigured("compute.network_url is not set (--network-url)")
+        return NetworkClient(http_client(url, self.settings.compute.service_token))
+
+    def cell_named(self, name: str) -> Cell:
+        for cell in self.cells.cells(include_cell0=False):
+            if cell.name == name:
+                return cell
+        raise NotConfigured(f"no cell named {name!r}: map it with `berth manage cell create`")
+
+
+@contextmanager
+def _common(settings: Settings) -> Iterator[_Common]:
+    compute = settings.compute
+    api_db = Database(settings.compute_api_database_url())
+    migrate.sync_api(api_db)
+    runtime = BusRuntime()
+    cells = CellRegistry(api_db)
+    try:
+        yield _Common(
+            settings, api_db, cells, runtime,
+            Wiring(runtime, compute.transport_url, compute.rpc_response_timeout),
+        )  # fmt: skip
+    finally:
+        runtime.close()
+        cells.dispose()
+        api_db.dispose()
+
+
+def _until_stopped(common: _Common, name: str, every: Callable[[], None] | None = None) -> None:
+    """Serve until SIGTERM/SIGINT (running ``every`` each report interval), then stop gracefully."""
+    stopped = threading.Event()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, lambda *_: stopped.set())
+    LOG.info("%s is serving", name)
+    interval = common.settings.compute.report_interval
+    while not stopped.wait(interval if every else None):
+        if every is not None:
+            try:
+                every()
+            except Exception:
+                LOG.exception("%s: periodic task failed; trying again in %g s", name, interval)
+    grace = common.settings.compute.graceful_shutdown_timeout
+    LOG.info("%s stopping: no new messages; up to %g s for the ones taken", name, grace)
+    common.runtime.stop_serving(grace)
+
+
+def run_compute_api(settings: Settings) -> int:
+    """The Compute API (with the image API beside it) on compute.host:compute.port."""
+    compute = settings.compute
+    with _common(settings) as common:
+        service = ComputeService(
+            compute, common.api_db, common.wiring.super_conductor(), common.wiring.cells(),
+            placement=common.placement(), network=common.network(),
+        )  # fmt: skip
+        app = PrefixDispatcher(
+            {"/compute": build_compute_app(service), "/image": build_image_app(common.api_db)}
+        )
+        uvicorn.run(
+            app, host=compute.host, port=compute.port, log_level=settings.log_level.lower(),
+            log_config=logs.uvicorn_config(settings.log_level),
+            timeout_graceful_shutdown=int(compute.graceful_shutdown_timeout),
+        )  # fmt: skip
+    return 0
+
+
+def run_scheduler(settings: Settings) -> int:
+    compute = settings.compute
+    with _common(settings) as common:
+        scheduler = SchedulerService(
+            common.api_db, common.cells, common.placement(), scheduler_config(compute),
+            compute.default_availability_zone, compute.service_down_time,
+        )  # fmt: skip
+        common.wiring.serve_scheduler(scheduler)
+        _until_stopped(common, "scheduler")
+    return 0
+
+
+def run_super_conductor(settings: Settings) -> int:
+    with _common(settings) as common:
+        conductor = SuperConductor(
+            common.api_db, common.cells, common.placement(), common.network(),
+            common.wiring.scheduler(), common.wiring.cells(),
+        )  # fmt: skip
+        common.wiring.serve_super_conductor(conductor)
+        _until_stopped(common, "super-conductor")
+    return 0
+
+
+def run_cell_conductor(settings: Settings, cell_name: str) -> int:
+    with _common(settings) as common:
+        cell = common.cell_named(cell_name)
+        conductor = CellConductor(
+            cell, common.cells.database(cell), common.placement(), common.network(),
+            common.wiring.cells(),
+        )  # fmt: skip
+        common.wiring.serve_cell_conductor(cell, conductor)
+        _until_stopped(common, f"conductor of {cell.name}")
+    return 0
+
+
+def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
+    """Every host of a fleet of simulated hosts, each on its own topic in its own cell."""
+    fleet = fleets.load(fleet_path, fleets.host_defaults(settings.compute))
+    with _common(settings) as common:
+        cells = {name: common.cell_named(name) for name in fleet.cells}
+        placement, network = common.placement(), common.network()
+        agents = {
+            host.name: HostAgent(
+                host.name,
+                host.resources,
+                common.cells.database(cells[host.cell]),
+                placement,
+                network,
+                SimulatedDriver(host.name, host.spawn_seconds, host.failures),
+                common.wiring.cells().conductor(cells[host.cell]),
+            )
+            for host in fleet.hosts
+        }
+        # Compute nodes first: the network service hangs its providers under them.
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda agent: agent.start(), agents.values()))
+        with common.api_db.write() as conn:
+            for host in fleet.hosts:
+                cell_store.map_host(conn, host.name, cells[host.cell].id)
+        client = http_client(str(settings.compute.network_url), settings.compute.service_token)
+        network_agents = [
+            SimulatedAgent(client, host.name, kind, configurations)
+            for host in fleet.hosts
+            for kind, configurations in host.agents.items()
+        ]
+
+        def report() -> None:
+            beat(agents.values(), utcnow())
+            for agent in network_agents:
+                agent.report()
+
+        report()
+        for host in fleet.hosts:
+            common.wiring.serve_host(cells[host.cell], host.name, agents[host.name])
+        LOG.info("%d simulated host(s) in %d cell(s)", len(agents), len(cells))
+        _until_stopped(common, "compute agent", every=report)
+    return 0

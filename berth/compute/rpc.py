@@ -1,0 +1,304 @@
+"""The compute workflow's messages: every topic, method and payload, in one place.
+
+Four receivers, each with a ``Protocol`` its service implements, a client that sends to it over
+the bus, and an endpoint that the bus serves and that decodes what arrives::
+
+    receiver          bus        topic                      methods
+    super-conductor   API        super-conductor            build_instances (cast)
+    scheduler         API        scheduler                  select_destinations (call)
+    cell conductor    the cell   cell-conductor.<cell uuid> reschedule (cast)
+    compute host      the cell   compute.<host>             build_and_run_instance, terminate_instance (cast)
+
+Topics name their cell, so cells may share a broker's virtual host without crossing.
+
+Every message carries ``version``, the receiver's API version the sender speaks. An endpoint
+takes any minor version of its major (a newer sender's extra arguments are ignored, so services
+can be upgraded one at a time) and refuses another major with ``IncompatibleVersion``. The values
+inside (request spec, selections, attempts, diagnosis) carry their own versions (``objects``).
+Nothing crosses the bus as an untyped dict: clients encode, endpoints decode.
+
+Version history (bump the minor for an added argument, the major for anything else):
+
+- super-conductor 1.0, scheduler 1.0, cell conductor 1.0, compute host 1.0: first versioned API.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from berth.bus import BusClient, CallTimeout, NoServer
+from berth.compute.cells import Cell
+from berth.compute.objects.build import BuildAttempt
+from berth.compute.objects.diagnosis import Diagnosis
+from berth.compute.objects.request_spec import RequestSpec
+from berth.compute.objects.selection import Selection
+from berth.compute.objects.wire import Version
+
+LOG = logging.getLogger(__name__)
+
+SUPER_CONDUCTOR = "super-conductor"
+SCHEDULER = "scheduler"
+
+SUPER_CONDUCTOR_VERSION = Version(1, 0)
+SCHEDULER_VERSION = Version(1, 0)
+CELL_CONDUCTOR_VERSION = Version(1, 0)
+COMPUTE_HOST_VERSION = Version(1, 0)
+
+
+def cell_conductor_topic(cell_uuid: str) -> str:
+    return f"cell-conductor.{cell_uuid}"
+
+
+def host_topic(host: str) -> str:
+    return f"compute.{host}"
+
+
+# -- errors a caller acts on ---------------------------------------------------------------------
+
+
+class NoValidHost(Exception):
+    """No host can take the server: the message is the fault, ``diagnosis`` says why as data."""
+
+    def __init__(self, message: str, diagnosis: Diagnosis | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.diagnosis = diagnosis
+
+
+class ServiceUnreachable(Exception):
+    """A call got no answer in time, or nobody serves its topic (the message says which)."""
+
+
+# -- the receivers' interfaces -------------------------------------------------------------------
+
+
+class SuperConductorAPI(Protocol):
+    def build_instances(self, instance_uuids: Sequence[str], request_id: str) -> None:
+        """Build the servers of one request (their BuildRequests and specs are in the API DB)."""
+        ...
+
+
+class SchedulerAPI(Protocol):
+    def select_destinations(self, spec: RequestSpec) -> list[list[Selection]]:
+        """Per instance of ``spec``: the claimed selection, then its alternates (same cell).
+
+        Raises ``NoValidHost`` when an instance fits nowhere (nothing stays claimed then)."""
+        ...
+
+
+class CellConductorAPI(Protocol):
+    def reschedule(
+        self,
+        instance_uuid: str,
+        failed_host: str,
+        reason: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        """A build failed on ``failed_host``: move it to the next alternate, or end it in ERROR."""
+        ...
+
+
+class ComputeHostAPI(Protocol):
+    def build_and_run_instance(
+        self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
+    ) -> None:
+        """Spawn the server (claimed and bound here already); on failure hand it back."""
+        ...
+
+    def terminate_instance(self, instance_uuid: str) -> None:
+        """Delete the server and everything it holds."""
+        ...
+
+
+class CellRPC(Protocol):
+    """What reaches into the cells: their conductors and their hosts."""
+
+    def conductor(self, cell: Cell) -> CellConductorAPI: ...
+
+    def host(self, cell: Cell, host: str) -> ComputeHostAPI: ...
+
+
+# -- clients -------------------------------------------------------------------------------------
+
+
+class SuperConductorClient:
+    def __init__(self, bus: BusClient) -> None:
+        self._bus = bus
+
+    def build_instances(self, instance_uuids: Sequence[str], request_id: str) -> None:
+        self._bus.cast(
+            SUPER_CONDUCTOR, "build_instances", version=str(SUPER_CONDUCTOR_VERSION),
+            instance_uuids=list(instance_uuids), request_id=request_id,
+        )  # fmt: skip
+
+
+class SchedulerClient:
+    def __init__(self, bus: BusClient, timeout: float) -> None:
+        self._bus = bus
+        self.timeout = timeout
+
+    def select_destinations(self, spec: RequestSpec) -> list[list[Selection]]:
+        try:
+            answer = self._bus.call(
+                SCHEDULER, "select_destinations", timeout=self.timeout,
+                version=str(SCHEDULER_VERSION), spec=spec.to_json(),
+            )  # fmt: skip
+        except CallTimeout:
+            raise ServiceUnreachable(
+                f"The scheduler did not answer within {self.timeout:g} s."
+            ) from None
+        except NoServer:
+            raise ServiceUnreachable("No scheduler is running.") from None
+        refused = answer.get("no_valid_host")
+        if refused is not None:
+            diagnosis = refused.get("diagnosis")
+            raise NoValidHost(
+                refused["message"], None if diagnosis is None else Diagnosis.from_json(diagnosis)
+            )
+        return [[Selection.from_json(s) for s in chosen] for chosen in answer["selections"]]
+
+
+class CellConductorClient:
+    def __init__(self, bus: BusClient, cell_uuid: str) -> None:
+        self._bus = bus
+        self._topic = cell_conductor_topic(cell_uuid)
+
+    def reschedule(
+        self,
+        instance_uuid: str,
+        failed_host: str,
+        reason: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        self._bus.cast(
+            self._topic, "reschedule", version=str(CELL_CONDUCTOR_VERSION),
+            instance_uuid=instance_uuid, failed_host=failed_host, reason=reason,
+            alternates=[s.to_json() for s in alternates], attempts=[a.to_json() for a in attempts],
+        )  # fmt: skip
+
+
+class ComputeHostClient:
+    def __init__(self, bus: BusClient, host: str) -> None:
+        self._bus = bus
+        self._topic = host_topic(host)
+
+    def build_and_run_instance(
+        self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
+    ) -> None:
+        self._bus.cast(
+            self._topic, "build_and_run_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid, alternates=[s.to_json() for s in alternates],
+            attempts=[a.to_json() for a in attempts],
+        )  # fmt: skip
+
+    def terminate_instance(self, instance_uuid: str) -> None:
+        self._bus.cast(
+            self._topic, "terminate_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid,
+        )  # fmt: skip
+
+
+class BusCellRPC:
+    """``CellRPC`` over each cell's own bus (``connect`` gives a cell's bus client)."""
+
+    def __init__(self, connect: Callable[[Cell], BusClient]) -> None:
+        self._connect = connect
+
+    def conductor(self, cell: Cell) -> CellConductorAPI:
+        return CellConductorClient(self._connect(cell), cell.uuid)
+
+    def host(self, cell: Cell, host: str) -> ComputeHostAPI:
+        return ComputeHostClient(self._connect(cell), host)
+
+
+# -- endpoints: what the bus serves --------------------------------------------------------------
+
+
+def _accept(receiver: str, understood: Version, version: str, newer: Mapping[str, Any]) -> None:
+    understood.check(f"{receiver} API", Version.parse(version))
+    if newer:
+        LOG.debug(
+            "%s: ignoring arguments of a newer version %s: %s", receiver, version, sorted(newer)
+        )
+
+
+class SuperConductorEndpoint:
+    def __init__(self, implementation: SuperConductorAPI) -> None:
+        self._impl = implementation
+
+    def build_instances(
+        self, version: str, instance_uuids: list[str], request_id: str = "", **newer: Any
+    ) -> None:
+        _accept(SUPER_CONDUCTOR, SUPER_CONDUCTOR_VERSION, version, newer)
+        self._impl.build_instances(instance_uuids, request_id)
+
+
+class SchedulerEndpoint:
+    def __init__(self, implementation: SchedulerAPI) -> None:
+        self._impl = implementation
+
+    def select_destinations(
+        self, version: str, spec: dict[str, Any], **newer: Any
+    ) -> dict[str, Any]:
+        _accept(SCHEDULER, SCHEDULER_VERSION, version, newer)
+        try:
+            chosen = self._impl.select_destinations(RequestSpec.from_json(spec))
+        except NoValidHost as exc:
+            # An answer, not an error: the diagnosis must reach the caller as data.
+            return {
+                "no_valid_host": {
+                    "message": exc.message,
+                    "diagnosis": None if exc.diagnosis is None else exc.diagnosis.to_json(),
+                }
+            }
+        return {"selections": [[s.to_json() for s in per_instance] for per_instance in chosen]}
+
+
+class CellConductorEndpoint:
+    def __init__(self, implementation: CellConductorAPI) -> None:
+        self._impl = implementation
+
+    def reschedule(
+        self,
+        version: str,
+        instance_uuid: str,
+        failed_host: str,
+        reason: str,
+        alternates: list[dict[str, Any]],
+        attempts: list[dict[str, Any]],
+        **newer: Any,
+    ) -> None:
+        _accept("cell conductor", CELL_CONDUCTOR_VERSION, version, newer)
+        self._impl.reschedule(
+            instance_uuid, failed_host, reason,
+            [Selection.from_json(s) for s in alternates],
+            [BuildAttempt.from_json(a) for a in attempts],
+        )  # fmt: skip
+
+
+class ComputeHostEndpoint:
+    def __init__(self, implementation: ComputeHostAPI) -> None:
+        self._impl = implementation
+
+    def build_and_run_instance(
+        self,
+        version: str,
+        instance_uuid: str,
+        alternates: list[dict[str, Any]],
+        attempts: list[dict[str, Any]],
+        **newer: Any,
+    ) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.build_and_run_instance(
+            instance_uuid,
+            [Selection.from_json(s) for s in alternates],
+            [BuildAttempt.from_json(a) for a in attempts],
+        )
+
+    def terminate_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.terminate_instance(instance_uuid)
