@@ -152,7 +152,12 @@ class Stack:
         for cell in cells:
             db = self.compute.cells.database(cell)
             cell_conductor = CellConductor(
-                cell, db, self.placement_client, self.network_client, self.wiring.cells()
+                cell,
+                db,
+                self.api_db,
+                self.placement_client,
+                self.network_client,
+                self.wiring.cells(),
             )
             self.wiring.serve_cell_conductor(cell, cell_conductor)
             for host in self.fleet.hosts:

@@ -164,7 +164,7 @@ def run_cell_conductor(settings: Settings, cell_name: str) -> int:
     with _common(settings) as common:
         cell = common.cell_named(cell_name)
         conductor = CellConductor(
-            cell, common.cells.database(cell), common.placement(), common.network(),
+            cell, common.cells.database(cell), common.api_db, common.placement(), common.network(),
             common.wiring.cells(),
         )  # fmt: skip
         common.wiring.serve_cell_conductor(cell, conductor)

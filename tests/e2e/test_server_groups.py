@@ -67,3 +67,35 @@ def test_affinity_keeps_members_together(start_stack: StackFactory) -> None:
         ]["id"]
         hosts.add(w.wait(client, server_id)["OS-EXT-SRV-ATTR:host"])
     assert len(hosts) == 1
+
+
+def test_simultaneous_boots_of_an_anti_affinity_group_never_share_a_host(
+    start_stack: StackFactory,
+) -> None:
+    stack, client = start_stack({"cells": ["cell1"], "hosts": [{"name": "cn", "count": 3, **HOST}]})
+    flavor, image = w.flavor_and_image(stack)
+    net = w.network(client)
+    group = _group(stack, "anti-affinity")
+    # Four separate requests at once: the scheduler sees no member placed for any of them, and
+    # picks the same best host for several; only the group's admission in the API database
+    # keeps them apart, and the fourth has no host left.
+    servers = [
+        w.ok(
+            client.post(
+                "/compute/v2.1/servers",
+                json={
+                    "server": {
+                        "name": f"vm{i}", "flavorRef": flavor, "imageRef": image,
+                        "networks": [{"uuid": net}],
+                    },
+                    "os:scheduler_hints": {"group": group},
+                },
+                headers=w.COMPUTE,
+            )
+        )["server"]["id"]
+        for i in range(4)
+    ]  # fmt: skip
+    ended = [w.wait(client, server_id) for server_id in servers]
+    hosts = [s["OS-EXT-SRV-ATTR:host"] for s in ended if s["status"] == "ACTIVE"]
+    assert sorted(hosts) == ["cn1", "cn2", "cn3"], [s.get("fault") for s in ended]
+    assert [s["status"] for s in ended].count("ERROR") == 1

@@ -25,7 +25,13 @@ from berth.compute.cells import CellRegistry
 from berth.compute.clients.network import BindingRefused, NetworkClient, NetworkError
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.conductor import ports
-from berth.compute.db import build_requests, instances, request_specs, server_groups
+from berth.compute.db import (
+    build_requests,
+    group_placements,
+    instances,
+    request_specs,
+    server_groups,
+)
 from berth.compute.db import cells as cell_store
 from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
 from berth.compute.objects.request_spec import PortRequest, RequestSpec
@@ -131,7 +137,9 @@ class SuperConductor:
         """Bind (trying alternates), create the Instance in its cell, cast the build to the host."""
         uuid, instance, made = build.uuid, build.instance, build.made
         attempts: list[BuildAttempt] = []
-        chosen = bind_first(self.placement, self.network, instance, made, selections, attempts)
+        chosen = bind_first(
+            self.api_db, self.placement, self.network, instance, made, selections, attempts
+        )
         if chosen is None:
             self._bury(uuid, failed_everywhere(attempts), made)
             return
@@ -233,6 +241,7 @@ def _for_ports(
 
 
 def bind_first(
+    api_db: Database,
     placement: PlacementClient,
     network: NetworkClient,
     instance: Mapping[str, Any],
@@ -241,23 +250,37 @@ def bind_first(
     attempts: list[BuildAttempt],
     first_claimed: bool = True,
 ) -> int | None:
-    """The index of the first selection whose host takes every port. The scheduler claimed the
-    first of its selections (``first_claimed``); any other is claimed here before binding. A
-    refused binding releases that claim. ``attempts`` collects each host that failed and why."""
+    """The index of the first selection whose host takes the server and every port. The
+    scheduler claimed the first of its selections (``first_claimed``); any other is claimed here.
+    The server's group must admit it on the host (decided in the API database, where concurrent
+    builds of one group cannot race), then every port must bind; a refusal releases the claim.
+    ``attempts`` collects each host that failed and why."""
+    uuid = instance["uuid"]
     for index, selection in enumerate(selections):
         host = selection.host
         if (index > 0 or not first_claimed) and not placement.claim(
-            instance["uuid"], selection.allocations, instance["project_id"], instance["user_id"]
+            uuid, selection.allocations, instance["project_id"], instance["user_id"]
         ):
             attempts.append(BuildAttempt(host, "its resources were claimed by another server"))
+            continue
+        if not group_placements.admit(api_db, uuid, host):
+            attempts.append(BuildAttempt(host, group_placements.REFUSED))
+            placement.release(uuid)
             continue
         try:
             ports.bind_all(network, made, host, selection.port_allocations)
             return index
         except BindingRefused as exc:
             attempts.append(BuildAttempt(host, str(exc)))
-            placement.release(instance["uuid"])
+            placement.release(uuid)
+    forget_admission(api_db, uuid)
     return None
+
+
+def forget_admission(api_db: Database, instance_uuid: str) -> None:
+    """The server has no host after all: its group stops counting it anywhere."""
+    with api_db.write() as conn:
+        group_placements.release(conn, instance_uuid)
 
 
 def _instance_row(

@@ -33,12 +33,14 @@ class CellConductor:
         self,
         cell: Cell,
         db: Database,
+        api_db: Database,
         placement: PlacementClient,
         network: NetworkClient,
         cell_rpc: CellRPC,
     ) -> None:
         self.cell = cell
         self.db = db
+        self.api_db = api_db
         self.placement = placement
         self.network = network
         self.cell_rpc = cell_rpc
@@ -71,8 +73,9 @@ class CellConductor:
             "user_id": instance["user_id"],
         }
         chosen = bind_first(
-            self.placement, self.network, owner, made, alternates, attempts, first_claimed=False
-        )
+            self.api_db, self.placement, self.network, owner, made, alternates, attempts,
+            first_claimed=False,
+        )  # fmt: skip
         if chosen is None:
             self._fail(instance_uuid, failed_host, failed_everywhere(attempts), made)
             return

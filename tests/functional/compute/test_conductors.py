@@ -233,7 +233,9 @@ def test_the_cell_conductor_claims_binds_and_casts_to_the_next_alternate(
     entry = PortEntry(PORT, "net", "fa:16:3e:00:00:01")
     cell = _building(world, "h1", [entry.to_json()])
     placement, network, sent = FakePlacement(refuse={"rp-h2"}), FakeNetwork(), Sent()
-    conductor = CellConductor(cell, world.cells.database(cell), placement, network, sent)  # type: ignore[arg-type]
+    conductor = CellConductor(
+        cell, world.cells.database(cell), world.api_db, placement, network, sent
+    )  # type: ignore[arg-type]
     conductor.reschedule(SERVER, "h1", "spawn failed", [selection("h2"), selection("h3")], [])
     assert placement.claims == {SERVER: selection("h3").allocations}
     ((where, _, (_, alternates, attempts)),) = sent.messages
@@ -249,7 +251,9 @@ def test_when_no_alternate_is_left_the_server_gives_everything_back(world: Compu
     cell = _building(world, "h1", [made.to_json()])
     placement, network, sent = FakePlacement(), FakeNetwork(), Sent()
     placement.claim(SERVER, selection("h1").allocations, "p", "u")
-    conductor = CellConductor(cell, world.cells.database(cell), placement, network, sent)  # type: ignore[arg-type]
+    conductor = CellConductor(
+        cell, world.cells.database(cell), world.api_db, placement, network, sent
+    )  # type: ignore[arg-type]
     conductor.reschedule(SERVER, "h1", "spawn failed", [], [BuildAttempt("h0", "no room")])
     row, fault = _instance(world, CELL1_UUID)
     assert (row["vm_state"], row["host"], row["network_info"]) == ("error", None, [])
