@@ -2,15 +2,18 @@
 
 Every allocation in Placement must belong to a live server on the host that holds it; every port
 the compute service owns (``device_owner`` ``compute:*``) must belong to a live server and be
-bound to its host; no provider may be used past its capacity. The audit reads all three services
-and reports each leak as a line an operator can act on.
+bound to its host; no provider may be used past its capacity; no build may stay stuck (nothing
+happened to it for ``stuck_after``: see ``stuck``). The audit reads all three services and
+reports each leak as a line an operator can act on, a stuck build with what it holds.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from berth.compute import stuck
 from berth.compute.cells import CellRegistry
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
@@ -23,6 +26,7 @@ class AuditReport:
     orphan_ports: list[str] = field(default_factory=list)
     wrong_bindings: list[str] = field(default_factory=list)
     over_capacity: list[str] = field(default_factory=list)
+    stuck_builds: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -31,6 +35,7 @@ class AuditReport:
             or self.orphan_ports
             or self.wrong_bindings
             or self.over_capacity
+            or self.stuck_builds
         )
 
     def lines(self) -> list[str]:
@@ -39,10 +44,17 @@ class AuditReport:
             *(f"orphan port: {x}" for x in self.orphan_ports),
             *(f"wrong binding: {x}" for x in self.wrong_bindings),
             *(f"over capacity: {x}" for x in self.over_capacity),
+            *(f"stuck build: {x}" for x in self.stuck_builds),
         ]
 
 
-def audit(cells: CellRegistry, placement: PlacementClient, network: NetworkClient) -> AuditReport:
+def audit(
+    cells: CellRegistry,
+    placement: PlacementClient,
+    network: NetworkClient,
+    stuck_after: dt.timedelta = stuck.STUCK_AFTER,
+    now: dt.datetime | None = None,
+) -> AuditReport:
     report = AuditReport()
     live, hosts = _live_servers(cells)
     providers = placement.client.get("/resource_providers").json()["resource_providers"]
@@ -74,6 +86,11 @@ def audit(cells: CellRegistry, placement: PlacementClient, network: NetworkClien
             report.wrong_bindings.append(
                 f"{port['id']}: bound to {port['binding:host_id']}, server on {server['host']}"
             )
+    for build in stuck.find(cells.api_db, cells, stuck_after, now):
+        held = stuck.holdings(placement, network, build.uuid).describe(root_name)
+        report.stuck_builds.append(
+            f"{build.uuid}: {build.where()} since {build.since:%Y-%m-%d %H:%M:%S}, holds {held}"
+        )
     return report
 
 

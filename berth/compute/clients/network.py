@@ -1,7 +1,9 @@
 """What the compute service asks of the network service: ports before scheduling, bindings after.
 
 The compute service acts as a service (admin) on the user's behalf: it creates ports in the
-user's project, and only it sets ``binding:*``.
+user's project, and only it sets ``binding:*``. The ports it creates say so in their
+description, so whoever finds a server's ports by ``device_id`` (after the conductor that made
+them died with its list) knows which to delete and which to hand back to the user.
 """
 
 from __future__ import annotations
@@ -12,6 +14,14 @@ from typing import Any
 import httpx
 
 from berth.compute.clients.http import call
+
+# The description of every port the compute service creates (``created_by_compute``).
+CREATED_BY_COMPUTE = "Created by the compute service for its server; deleted with it."
+
+
+def created_by_compute(port: Mapping[str, Any]) -> bool:
+    """Whether the compute service made this port (as the network service answered for it)."""
+    return port.get("description") == CREATED_BY_COMPUTE
 
 
 class NetworkError(Exception):
@@ -62,7 +72,12 @@ class NetworkClient:
         return self._answer(call(self.client, "GET", "/v2.0/ports", params=filters), "ports")  # type: ignore[no-any-return]
 
     def create_port(self, network_id: str, project_id: str, **attributes: Any) -> dict[str, Any]:
-        body = {"network_id": network_id, "project_id": project_id, **attributes}
+        body = {
+            "network_id": network_id,
+            "project_id": project_id,
+            "description": CREATED_BY_COMPUTE,
+            **attributes,
+        }
         return self._answer(call(self.client, "POST", "/v2.0/ports", json={"port": body}), "port")  # type: ignore[no-any-return]
 
     def update_port(self, port_id: str, **attributes: Any) -> dict[str, Any]:
@@ -80,6 +95,23 @@ class NetworkClient:
         """Forget the binding (a deferred address goes back); a port gone already is fine."""
         try:
             self.update_port(port_id, **{"binding:host_id": "", "binding:profile": {}})
+        except NetworkError as exc:
+            if exc.status != 404:
+                raise
+
+    def hand_back(self, port_id: str) -> None:
+        """Unbind a user's port and detach it from its server, for the user to use again; a port
+        gone already is fine."""
+        try:
+            self.update_port(
+                port_id,
+                **{
+                    "binding:host_id": "",
+                    "binding:profile": {},
+                    "device_id": "",
+                    "device_owner": "",
+                },
+            )
         except NetworkError as exc:
             if exc.status != 404:
                 raise

@@ -80,16 +80,20 @@ def update(
     uuid: str,
     values: Mapping[str, Any],
     expected_task_states: Collection[str | None] | None = None,
+    expected_vm_states: Collection[str] | None = None,
 ) -> bool:
     """Change a live instance's columns. With ``expected_task_states`` (``None`` in it standing
-    for no task), only when its task state is one of them. False when nothing changed: the
-    instance is gone or deleted, or another writer moved its task state first."""
+    for no task), only when its task state is one of them; with ``expected_vm_states``, only in
+    one of those. False when nothing changed: the instance is gone or deleted, or another writer
+    moved its state first."""
     fixed = set(values) & _FIXED
     if fixed:
         raise ValueError(f"instances' {sorted(fixed)} do not change through update()")
     query = instances.update().where(instances.c.uuid == uuid, instances.c.deleted == sa.false())
     if expected_task_states is not None:
         query = query.where(_task_state_in(expected_task_states))
+    if expected_vm_states is not None:
+        query = query.where(instances.c.vm_state.in_(list(expected_vm_states)))
     result = conn.execute(query.values(**values))
     return result.rowcount > 0
 

@@ -118,6 +118,21 @@ def test_an_update_with_the_expected_task_state_wins_once(cell_db: Database) -> 
     assert (current["power_state"], current["updated_at"] is not None) == (4, True)
 
 
+def test_an_update_may_also_expect_a_vm_state(cell_db: Database) -> None:
+    """A build ended as stuck must not turn a server that became ACTIVE meanwhile (with no task,
+    as the stuck one may have) into ERROR."""
+    _create(cell_db, "a" * 36)
+    error = {"vm_state": "error", "task_state": None}
+    with cell_db.write() as conn:
+        instances.update(conn, "a" * 36, {"vm_state": "active", "task_state": None})
+        assert not instances.update(
+            conn, "a" * 36, error, expected_task_states=[None], expected_vm_states=["building"]
+        )
+        assert instances.update(
+            conn, "a" * 36, error, expected_task_states=[None], expected_vm_states=["active"]
+        )
+
+
 def test_of_writers_racing_on_the_task_state_exactly_one_wins(cell_db: Database) -> None:
     _create(cell_db, "a" * 36)
 

@@ -1,0 +1,1 @@
+"""Builds that stopped half way: found by the audit, ended by the recovery."""
