@@ -25,6 +25,8 @@ Version history (bump the minor for an added argument, the major for anything el
 from __future__ import annotations
 
 import logging
+import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -71,6 +73,10 @@ class ServiceUnreachable(Exception):
     """A call got no answer in time, or nobody serves its topic (the message says which)."""
 
 
+class Expired(Exception):
+    """A call reached its receiver only after the caller's deadline; nothing was done."""
+
+
 # -- the receivers' interfaces -------------------------------------------------------------------
 
 
@@ -81,10 +87,13 @@ class SuperConductorAPI(Protocol):
 
 
 class SchedulerAPI(Protocol):
-    def select_destinations(self, spec: RequestSpec) -> list[list[Selection]]:
+    def select_destinations(
+        self, spec: RequestSpec, deadline: float | None = None
+    ) -> list[list[Selection]]:
         """Per instance of ``spec``: the claimed selection, then its alternates (same cell).
 
-        Raises ``NoValidHost`` when an instance fits nowhere (nothing stays claimed then)."""
+        Raises ``NoValidHost`` when an instance fits nowhere, and ``Expired`` once the wall
+        clock passes ``deadline`` (the caller gave up); nothing stays claimed then."""
         ...
 
 
@@ -140,11 +149,15 @@ class SchedulerClient:
         self._bus = bus
         self.timeout = timeout
 
-    def select_destinations(self, spec: RequestSpec) -> list[list[Selection]]:
+    def select_destinations(
+        self, spec: RequestSpec, deadline: float | None = None
+    ) -> list[list[Selection]]:
+        # The scheduler drops what it claimed once we stop waiting (clocks kept by NTP).
+        deadline = min(deadline or math.inf, time.time() + self.timeout)
         try:
             answer = self._bus.call(
                 SCHEDULER, "select_destinations", timeout=self.timeout,
-                version=str(SCHEDULER_VERSION), spec=spec.to_json(),
+                version=str(SCHEDULER_VERSION), spec=spec.to_json(), deadline=deadline,
             )  # fmt: skip
         except CallTimeout:
             raise ServiceUnreachable(
@@ -152,6 +165,8 @@ class SchedulerClient:
             ) from None
         except NoServer:
             raise ServiceUnreachable("No scheduler is running.") from None
+        if answer.get("expired"):
+            raise ServiceUnreachable(f"The scheduler did not answer within {self.timeout:g} s.")
         refused = answer.get("no_valid_host")
         if refused is not None:
             diagnosis = refused.get("diagnosis")
@@ -242,11 +257,14 @@ class SchedulerEndpoint:
         self._impl = implementation
 
     def select_destinations(
-        self, version: str, spec: dict[str, Any], **newer: Any
+        self, version: str, spec: dict[str, Any], deadline: float | None = None, **newer: Any
     ) -> dict[str, Any]:
         _accept(SCHEDULER, SCHEDULER_VERSION, version, newer)
+        if deadline is not None and time.time() > deadline:
+            LOG.info("dropping a select_destinations that waited past its deadline")
+            return {"expired": True}
         try:
-            chosen = self._impl.select_destinations(RequestSpec.from_json(spec))
+            chosen = self._impl.select_destinations(RequestSpec.from_json(spec), deadline)
         except NoValidHost as exc:
             # An answer, not an error: the diagnosis must reach the caller as data.
             return {
@@ -255,6 +273,8 @@ class SchedulerEndpoint:
                     "diagnosis": None if exc.diagnosis is None else exc.diagnosis.to_json(),
                 }
             }
+        except Expired:
+            return {"expired": True}
         return {"selections": [[s.to_json() for s in per_instance] for per_instance in chosen]}
 
 

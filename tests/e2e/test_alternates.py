@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
+import time
+from typing import Any
 
 from berth.common.timeutils import utcnow
 from berth.compute.db import instances
@@ -90,3 +93,35 @@ def test_alternates_stay_in_the_chosen_hosts_cell(start_stack: StackFactory) -> 
             assert "b1" not in server["fault"]["message"] and "b2" not in server["fault"]["message"]
         outcomes.add(server["status"])
     assert "ACTIVE" in outcomes
+
+
+def test_a_scheduler_too_slow_to_answer_leaves_the_server_in_error_holding_nothing(
+    start_stack: StackFactory,
+) -> None:
+    stack, client = start_stack(
+        {"cells": ["cell1"], "hosts": [{"name": "cn", "count": 2, **HOST}]},
+        rpc_response_timeout=0.5,
+    )
+    flavor, image = w.flavor_and_image(stack)
+    net = w.network(client)
+    slow = stack.placement_client.allocation_candidates
+    finished = threading.Event()
+
+    def after_the_deadline(params: Any) -> dict[str, Any]:
+        time.sleep(1.0)
+        try:
+            return slow(params)
+        finally:
+            finished.set()
+
+    stack.placement_client.allocation_candidates = after_the_deadline  # type: ignore[method-assign]
+    server_id = w.boot(client, flavor, image, [{"uuid": net}])
+    server = w.wait(client, server_id)
+    assert server["status"] == "ERROR"
+    assert "did not answer within 0.5 s" in server["fault"]["message"]
+    # The scheduler finishes late: it claims nothing, and nothing the build had is left.
+    assert finished.wait(5)
+    time.sleep(0.2)
+    assert w.allocations(client, server_id) == {}
+    ports = w.ok(client.get("/networking/v2.0/ports", params={"device_id": server_id}))["ports"]
+    assert ports == []

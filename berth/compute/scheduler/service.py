@@ -39,6 +39,10 @@ FAILURE_MEMORY = dt.timedelta(minutes=30)
 SRIOV_VNIC_TYPES = ("direct", "macvtap", "direct-physical")
 
 
+class _TooLate(Exception):
+    """The request's deadline passed while it was being scheduled."""
+
+
 class SchedulerService:
     def __init__(
         self,
@@ -58,15 +62,30 @@ class SchedulerService:
         # Seconds each recent select_destinations took (for operators and the benchmark).
         self.latencies: deque[float] = deque(maxlen=10_000)
 
-    def select_destinations(self, spec: RequestSpec) -> list[list[Selection]]:
-        """Per instance of the spec: the claimed selection, then its alternates (same cell)."""
+    def select_destinations(
+        self, spec: RequestSpec, deadline: float | None = None
+    ) -> list[list[Selection]]:
+        """Per instance of the spec: the claimed selection, then its alternates (same cell).
+
+        Past ``deadline`` (a wall-clock time) the caller has stopped waiting and will give the
+        servers up: nothing more is claimed, what was claimed is released, and ``Expired`` is
+        raised, so a late answer leaves no claim behind."""
         started = time.perf_counter()
         try:
-            return self._select(spec)
+            chosen = self._select(spec, deadline)
+            if deadline is not None and time.time() > deadline:
+                raise _TooLate
+            return chosen
+        except _TooLate:
+            for uuid in spec.instance_uuids:
+                self.placement.release(uuid)
+            raise rpc.Expired(
+                f"select_destinations for {','.join(spec.instance_uuids)} ended past its deadline"
+            ) from None
         finally:
             self.latencies.append(time.perf_counter() - started)
 
-    def _select(self, request: RequestSpec) -> list[list[Selection]]:
+    def _select(self, request: RequestSpec, deadline: float | None) -> list[list[Selection]]:
         zones = self._zone_aggregates(request.availability_zone)
         query = build_query(request, az_aggregates=zones, limit=self.config.max_placement_results)
         LOG.info("placement query for %s: %s", ",".join(request.instance_uuids), query)
@@ -77,6 +96,8 @@ class SchedulerService:
             hosts = [dataclasses.replace(h, pf_providers=self._pf_providers(h)) for h in hosts]
 
         def claim(selection: Selection) -> bool:
+            if deadline is not None and time.time() > deadline:
+                raise _TooLate
             return self.placement.claim(
                 selection.instance_uuid, selection.allocations, request.project_id, request.user_id
             )

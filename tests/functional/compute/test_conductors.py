@@ -97,7 +97,9 @@ class FakeNetwork:
 class FakeScheduler:
     answer: list[list[Selection]] | Exception
 
-    def select_destinations(self, spec: RequestSpec) -> list[list[Selection]]:
+    def select_destinations(
+        self, spec: RequestSpec, deadline: float | None = None
+    ) -> list[list[Selection]]:
         if isinstance(self.answer, Exception):
             raise self.answer
         return self.answer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -58,7 +59,9 @@ class Recorder:
     def build_instances(self, instance_uuids: Sequence[str], request_id: str) -> None:
         self._note("build_instances", list(instance_uuids), request_id)
 
-    def select_destinations(self, spec: RequestSpec) -> list[list[Selection]]:
+    def select_destinations(
+        self, spec: RequestSpec, deadline: float | None = None
+    ) -> list[list[Selection]]:
         return self._note("select_destinations", spec)  # type: ignore[no-any-return]
 
     def reschedule(self, *args: Any) -> None:
@@ -100,7 +103,9 @@ def test_a_scheduler_that_does_not_answer_in_time_is_unreachable(wiring: Wiring)
     held = threading.Event()
 
     class Stuck(Recorder):
-        def select_destinations(self, spec: RequestSpec) -> list[list[Selection]]:
+        def select_destinations(
+            self, spec: RequestSpec, deadline: float | None = None
+        ) -> list[list[Selection]]:
             held.wait(5)
             return []
 
@@ -109,6 +114,19 @@ def test_a_scheduler_that_does_not_answer_in_time_is_unreachable(wiring: Wiring)
     with pytest.raises(rpc.ServiceUnreachable, match=r"did not answer within 0\.2 s"):
         wiring.scheduler().select_destinations(spec())
     held.set()
+
+
+def test_a_request_that_reaches_the_scheduler_past_its_deadline_is_dropped(
+    wiring: Wiring,
+) -> None:
+    scheduler = Recorder(answer=[[selection("h1")]])
+    wiring.serve_scheduler(scheduler)
+    client = wiring.runtime.client("memory://")
+    late = time.time() - 1
+    answer = client.call(
+        rpc.SCHEDULER, "select_destinations", version="1.0", spec=spec().to_json(), deadline=late
+    )
+    assert answer == {"expired": True} and scheduler.received == []
 
 
 def test_no_scheduler_at_all_is_unreachable_at_once(wiring: Wiring) -> None:
@@ -142,7 +160,7 @@ def test_a_newer_minor_version_with_unknown_arguments_is_served(wiring: Wiring) 
     client = wiring.runtime.client("memory://")
     document = {**spec().to_json(), "v": "1.7", "priority": "high"}
     answer = client.call(
-        rpc.SCHEDULER, "select_destinations", version="1.3", spec=document, deadline=12.5
+        rpc.SCHEDULER, "select_destinations", version="1.3", spec=document, priority="high"
     )
     assert [[Selection.from_json(s) for s in answer["selections"][0]]] == [[selection("h1")]]
 
