@@ -61,16 +61,14 @@ def find(
     every_cell = cells.cells()
     for cell in every_cell:
         with cells.database(cell).read() as conn:
-            for row in instances.list_instances(conn, vm_state="building"):
-                since = row["updated_at"] or row["created_at"]
-                if since < cutoff:
-                    found[row["uuid"]] = StuckBuild(row["uuid"], since, None, cell, row)
+            rows = instances.list_instances(conn, vm_state="building", changed_before=cutoff)
+        for row in rows:
+            since = row["updated_at"] or row["created_at"]
+            found[row["uuid"]] = StuckBuild(row["uuid"], since, None, cell, row)
     with api_db.read() as conn:
-        requests = build_requests.list_build_requests(conn)
+        requests = build_requests.list_build_requests(conn, created_before=cutoff)
     for request in requests:
         uuid = request["instance_uuid"]
-        if request["created_at"] >= cutoff:
-            continue
         known = found.get(uuid)
         cell, row = (known.cell, known.instance) if known else _building(cells, every_cell, uuid)
         found[uuid] = StuckBuild(uuid, request["created_at"], request, cell, row)

@@ -56,9 +56,14 @@ def delete(conn: Connection, instance_uuid: str) -> bool:
     return result.rowcount > 0
 
 
-def list_build_requests(conn: Connection, project_id: str | None = None) -> list[RowMapping]:
-    """The BuildRequests of a project (all when None), oldest first."""
+def list_build_requests(
+    conn: Connection, project_id: str | None = None, created_before: dt.datetime | None = None
+) -> list[RowMapping]:
+    """The BuildRequests of a project (all when None), oldest first; only those made before
+    ``created_before`` when given (stuck ones)."""
     query = sa.select(build_requests).order_by(build_requests.c.created_at, build_requests.c.id)
     if project_id is not None:
         query = query.where(build_requests.c.project_id == project_id)
+    if created_before is not None:
+        query = query.where(build_requests.c.created_at < created_before)
     return list(conn.execute(query).mappings())

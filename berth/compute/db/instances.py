@@ -54,9 +54,11 @@ def list_instances(
     name: str | None = None,
     uuids: Collection[str] | None = None,
     include_deleted: bool = False,
+    changed_before: dt.datetime | None = None,
 ) -> list[RowMapping]:
     """Instances, newest first, narrowed by project, host, state(s), a substring of the display
-    name (case-insensitive) and a set of uuids."""
+    name (case-insensitive), a set of uuids, and a time their row last changed before (its
+    update, else its creation)."""
     query = sa.select(instances).order_by(instances.c.created_at.desc(), instances.c.id.desc())
     if project_id is not None:
         query = query.where(instances.c.project_id == project_id)
@@ -70,6 +72,9 @@ def list_instances(
         query = query.where(display_name.contains(name.lower(), autoescape=True))
     if uuids is not None:
         query = query.where(instances.c.uuid.in_(list(uuids)))
+    if changed_before is not None:
+        changed = sa.func.coalesce(instances.c.updated_at, instances.c.created_at)
+        query = query.where(changed < changed_before)
     if not include_deleted:
         query = query.where(instances.c.deleted == sa.false())
     return list(conn.execute(query).mappings())

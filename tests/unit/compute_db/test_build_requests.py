@@ -39,6 +39,16 @@ def test_build_requests_are_listed_by_project(api_db: Database) -> None:
     assert len(every) == 3
 
 
+def test_build_requests_made_before_a_time_are_listed_alone(api_db: Database) -> None:
+    old, new = dt.datetime(2026, 1, 1, 10, 0), dt.datetime(2026, 1, 1, 10, 30)
+    with api_db.write() as conn:
+        build_requests.create(conn, "o" * 36, "proj", "user", SERVER, old)
+        build_requests.create(conn, "n" * 36, "proj", "user", SERVER, new)
+    with api_db.read() as conn:
+        stale = build_requests.list_build_requests(conn, created_before=new)
+    assert [b["instance_uuid"] for b in stale] == ["o" * 36]
+
+
 def test_the_second_delete_of_a_build_request_learns_it_was_gone(api_db: Database) -> None:
     with api_db.write() as conn:
         build_requests.create(conn, "a" * 36, "proj", "user", SERVER)

@@ -118,6 +118,17 @@ def test_an_update_with_the_expected_task_state_wins_once(cell_db: Database) -> 
     assert (current["power_state"], current["updated_at"] is not None) == (4, True)
 
 
+def test_instances_are_listed_by_when_their_row_last_changed(cell_db: Database) -> None:
+    """The last change is the update when there was one, else the creation."""
+    old, new = dt.datetime(2026, 1, 1, 10, 0), dt.datetime(2026, 1, 1, 10, 30)
+    _create(cell_db, "o" * 36, created_at=old)
+    _create(cell_db, "n" * 36, created_at=new)
+    _create(cell_db, "u" * 36, created_at=old)
+    with cell_db.write() as conn:
+        instances.update(conn, "u" * 36, {"task_state": "spawning"})
+        assert [i["uuid"][0] for i in instances.list_instances(conn, changed_before=new)] == ["o"]
+
+
 def test_an_update_may_also_expect_a_vm_state(cell_db: Database) -> None:
     """A build ended as stuck must not turn a server that became ACTIVE meanwhile (with no task,
     as the stuck one may have) into ERROR."""
