@@ -241,6 +241,12 @@ class ComputeSettings(BaseModel):
     report_interval: float = Field(
         10.0, gt=0, description="Seconds between a compute host's heartbeats."
     )
+    stuck_build_timeout: float = Field(
+        600.0,
+        gt=0,
+        description="Seconds after which a build that nothing happened to is ended in ERROR "
+        "(and gives back what it held) by the super-conductors' recovery.",
+    )
     graceful_shutdown_timeout: float = Field(
         30.0,
         ge=0,

@@ -9,9 +9,11 @@ handlers and bus endpoints run in worker threads and reach the bus through ``Bus
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import threading
 import uuid
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from berth.compute.cells import Cell
 from berth.compute.clients.http import in_process_client
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
+from berth.compute.conductor import recovery
 from berth.compute.conductor.build import SuperConductor
 from berth.compute.conductor.cell import CellConductor
 from berth.compute.db import cells as cell_store
@@ -135,6 +138,12 @@ class Stack:
         compute_migrate.sync_api(self.api_db)
         cells = self._ensure_cells()
         self._ensure_catalog()
+        # Nothing else works on this stack's builds: any left in BUILD stopped with the last run.
+        for line in recovery.end_stuck_builds(
+            self.api_db, self.compute.cells, self.placement_client, self.network_client,
+            dt.timedelta(0),
+        ):  # fmt: skip
+            LOG.info("ended at start: %s", line)
         self._start_hosts(cells)
         self._report_network_agents()
         self.reporter.run_once()
@@ -251,15 +260,23 @@ class Stack:
             db.dispose()
 
 
-def write_clouds_yaml(path: Path, base_url: str) -> None:
-    """A clouds.yaml whose cloud ``berth`` points every service at this stack."""
+def write_clouds_yaml(path: Path, endpoints: Mapping[str, str]) -> None:
+    """A clouds.yaml whose cloud ``berth`` reaches each service at its endpoint (service type ->
+    URL: compute, network, placement, image)."""
     cloud = {
         "auth_type": "admin_token",
-        "auth": {"token": TOKEN, "endpoint": f"{base_url}/compute/v2.1"},
-        "compute_endpoint_override": f"{base_url}/compute/v2.1",
-        "network_endpoint_override": f"{base_url}/networking",
-        "placement_endpoint_override": f"{base_url}/placement",
-        "image_endpoint_override": f"{base_url}/image",
+        "auth": {"token": TOKEN, "endpoint": endpoints["compute"]},
+        **{f"{service}_endpoint_override": url for service, url in endpoints.items()},
         "region_name": "RegionOne",
     }
     path.write_text(yaml.safe_dump({"clouds": {"berth": cloud}}, sort_keys=False))
+
+
+def endpoints(base_url: str) -> dict[str, str]:
+    """Every service's endpoint behind one base URL (the all-in-one stack's prefixes)."""
+    return {
+        "compute": f"{base_url}/compute/v2.1",
+        "network": f"{base_url}/networking",
+        "placement": f"{base_url}/placement",
+        "image": f"{base_url}/image",
+    }

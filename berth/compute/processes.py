@@ -10,6 +10,7 @@ once: they share their topics' queues as competing consumers.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import signal
 import threading
@@ -31,6 +32,7 @@ from berth.compute.cells import Cell, CellRegistry
 from berth.compute.clients.http import http_client
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
+from berth.compute.conductor import recovery
 from berth.compute.conductor.build import SuperConductor
 from berth.compute.conductor.cell import CellConductor
 from berth.compute.db import cells as cell_store
@@ -150,13 +152,21 @@ def run_scheduler(settings: Settings) -> int:
 
 
 def run_super_conductor(settings: Settings) -> int:
+    """The super-conductor, which also ends the builds that stopped half way, in every cell."""
+    stuck_after = dt.timedelta(seconds=settings.compute.stuck_build_timeout)
     with _common(settings) as common:
+        placement, network = common.placement(), common.network()
         conductor = SuperConductor(
-            common.api_db, common.cells, common.placement(), common.network(),
+            common.api_db, common.cells, placement, network,
             common.wiring.scheduler(), common.wiring.cells(),
         )  # fmt: skip
+
+        def recover() -> None:
+            recovery.end_stuck_builds(common.api_db, common.cells, placement, network, stuck_after)
+
+        recover()
         common.wiring.serve_super_conductor(conductor)
-        _until_stopped(common, "super-conductor")
+        _until_stopped(common, "super-conductor", every=recover)
     return 0
 
 
