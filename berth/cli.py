@@ -46,6 +46,26 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument(
         "--cells", type=int, default=1, help="with --hosts: spread over this many cells"
     )
+    up.add_argument(
+        "--distributed",
+        action="store_true",
+        help="every service its own process, on --transport-url and --database-url",
+    )
+    up.add_argument("--transport-url", help="with --distributed: rabbit://user:pass@host:5672/")
+    up.add_argument(
+        "--database-url",
+        help="with --distributed: the database server (postgresql://..., mysql://...); "
+        "one database per service is made there",
+    )
+    up.add_argument(
+        "--agents", type=int, default=2, help="with --distributed: compute-agent processes"
+    )
+    up.add_argument(
+        "--base-port",
+        type=int,
+        default=8000,
+        help="with --distributed: placement on +1, network on +2, compute on +3",
+    )
     up.set_defaults(run=_up)
 
     serve = commands.add_parser("serve", help="run one service")
@@ -226,7 +246,29 @@ def _up(args: argparse.Namespace) -> int:
         overrides["data_dir"] = args.data_dir
     settings = config.load(**overrides)
     _configure_logging(settings.log_level)
+    if args.distributed:
+        return _up_distributed(args, settings)
     return up.run(settings, args.host, args.port, args.fleet, args.hosts, args.cells)
+
+
+def _up_distributed(args: argparse.Namespace, settings: config.Settings) -> int:
+    from pathlib import Path
+
+    import yaml
+
+    from berth.allinone import distributed, up
+    from berth.compute.host import fleet as fleets
+
+    if not args.transport_url or not args.database_url:
+        print("error: --distributed needs --transport-url and --database-url", file=sys.stderr)
+        return 2
+    if args.hosts:
+        fleet = fleets.of_size(args.hosts, args.cells)
+    else:
+        fleet = yaml.safe_load(Path(args.fleet or up.EXAMPLE_FLEET).read_text()) or {}
+    return distributed.run(
+        settings, args.database_url, args.transport_url, fleet, args.agents, args.base_port
+    )
 
 
 def _api_db() -> Database:

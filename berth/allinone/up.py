@@ -10,7 +10,7 @@ from types import FrameType
 
 import uvicorn
 
-from berth.allinone.stack import Stack, write_clouds_yaml
+from berth.allinone.stack import Stack, endpoints, write_clouds_yaml
 from berth.common import logs
 from berth.compute.host import fleet as fleets
 from berth.config import Settings
@@ -37,7 +37,7 @@ def run(
     stack.start()
     base = f"http://{host}:{port}"
     clouds = settings.data_dir / "clouds.yaml"
-    write_clouds_yaml(clouds, base)
+    write_clouds_yaml(clouds, endpoints(base))
     LOG.info(
         "every API on %s (/placement, /networking, /compute, /image); clouds.yaml: %s", base, clouds
     )

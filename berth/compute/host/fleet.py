@@ -80,6 +80,18 @@ def of_size(hosts: int, cells: int = 1) -> dict[str, Any]:
     return {"cells": names, "hosts": entries}
 
 
+def split(document: Mapping[str, Any], parts: int) -> list[dict[str, Any]]:
+    """The fleet as ``parts`` fleets of about as many hosts each (every one with all the cells),
+    for as many agent processes; a part may be empty when there are fewer hosts than parts."""
+    hosts: list[dict[str, Any]] = []
+    for entry in document.get("hosts") or ():
+        count = int(entry.get("count") or 0)
+        names = [f"{entry['name']}{i}" for i in range(1, count + 1)] if count else [entry["name"]]
+        hosts += [{**entry, "name": name, "count": 0} for name in names]
+    cells = list(document.get("cells") or ["cell1"])
+    return [{"cells": cells, "hosts": hosts[part::parts]} for part in range(parts)]
+
+
 def parse(document: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> Fleet:
     """``defaults`` are host keys (allocation ratios, reservations) a host does not give."""
     cells = tuple(str(c) for c in document.get("cells") or ["cell1"])
