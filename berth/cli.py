@@ -136,6 +136,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     audit.add_argument("--network-url", required=True, help="e.g. http://127.0.0.1:8000/networking")
     audit.add_argument("--token", default="admin", help="X-Auth-Token for both (noauth2)")
+    audit.add_argument(
+        "--stuck-after-minutes",
+        type=float,
+        default=10.0,
+        help="a build that nothing happened to for this long is stuck",
+    )
     audit.set_defaults(run=_audit)
     sync = db_commands.add_parser("sync", help="create or upgrade the placement schema")
     sync.add_argument("--database-url")
@@ -319,6 +325,8 @@ def _cell_list(_args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
+    import datetime as dt
+
     from berth.compute.audit import audit
     from berth.compute.cells import CellRegistry
     from berth.compute.clients.http import http_client
@@ -329,6 +337,7 @@ def _audit(args: argparse.Namespace) -> int:
         CellRegistry(_api_db()),
         PlacementClient(http_client(args.placement_url, args.token)),
         NetworkClient(http_client(args.network_url, args.token)),
+        stuck_after=dt.timedelta(minutes=args.stuck_after_minutes),
     )
     for line in report.lines():
         print(line)

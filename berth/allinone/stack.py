@@ -64,6 +64,10 @@ STARTER_FLAVORS = (
     ("4", "m1.large", 4, 8192, 80),
 )
 STARTER_IMAGE = "8b2d4e07-6c5f-4d3a-9e6b-2f3c1a0d9e11"
+RESTART_FAULT = (
+    "Build failed: Berth stopped while the server was being built, so it was ended at the next "
+    "start and everything it held was given back."
+)
 PREFIXES = {"placement": "/placement", "network": "/networking", "compute": "/compute"}
 
 
@@ -141,7 +145,7 @@ class Stack:
         # Nothing else works on this stack's builds: any left in BUILD stopped with the last run.
         for line in recovery.end_stuck_builds(
             self.api_db, self.compute.cells, self.placement_client, self.network_client,
-            dt.timedelta(0),
+            dt.timedelta(0), fault=RESTART_FAULT,
         ):  # fmt: skip
             LOG.info("ended at start: %s", line)
         self._start_hosts(cells)

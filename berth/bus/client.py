@@ -30,6 +30,10 @@ class BusClient:
         """``Bus.cast``: returns once the message is queued."""
         self._run(self.bus.cast(topic, method, **kwargs))
 
+    def fanout(self, topic: str, method: str, /, **kwargs: Any) -> None:
+        """``Bus.fanout``: returns once every server's copy is queued."""
+        self._run(self.bus.fanout(topic, method, **kwargs))
+
     def call(self, topic: str, method: str, /, timeout: float | None = None, **kwargs: Any) -> Any:
         """``Bus.call``: blocks this thread until the reply, or the call's timeout."""
         return self._run(self.bus.call(topic, method, timeout=timeout, **kwargs))

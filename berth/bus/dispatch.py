@@ -1,6 +1,8 @@
 """Serving one message: find the endpoint's method, run it, and put the outcome into a reply.
 
-Every backend serves messages this way, so a method behaves the same whatever carried its request.
+Every backend serves messages this way, so a method behaves the same whatever carried its request:
+``handle`` for a backend that serves on the event loop, ``handle_in_thread`` for one whose messages
+arrive in worker threads of their own.
 """
 
 from __future__ import annotations
@@ -8,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from berth.bus.errors import NoSuchMethod
 from berth.bus.message import (
+    Request,
     decode_request,
     encode_error,
     encode_no_such_method,
@@ -20,6 +23,11 @@ from berth.bus.message import (
 )
 
 LOG = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Waits, in a worker thread, for an awaitable run on the bus's event loop.
+RunOnLoop = Callable[[Awaitable[T]], T]
 
 
 def find_method(endpoint: object, name: str) -> Callable[..., Any]:
@@ -43,6 +51,18 @@ async def invoke(method: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     return result
 
 
+def invoke_in_thread(
+    method: Callable[..., Any], kwargs: dict[str, Any], run_on_loop: RunOnLoop[Any]
+) -> Any:
+    """``invoke`` from a worker thread: an ``async def`` runs on the loop, anything else right here."""
+    if inspect.iscoroutinefunction(method):
+        return run_on_loop(method(**kwargs))
+    result = method(**kwargs)
+    if inspect.isawaitable(result):
+        result = run_on_loop(result)
+    return result
+
+
 async def handle(endpoint: object, topic: str, body: str, *, wants_reply: bool) -> str | None:
     """Serve one request; the reply's JSON for a call, None for a cast.
 
@@ -50,31 +70,60 @@ async def handle(endpoint: object, topic: str, body: str, *, wants_reply: bool) 
     with its traceback, never dropped silently.
     """
     request = decode_request(body)
-    kind = "call" if wants_reply else "cast"
-    try:
-        method = find_method(endpoint, request.method)
-    except NoSuchMethod:
-        # Usually a sender newer than its server; the caller of a call hears of it, so only a
-        # cast, which nobody will ever answer, is worth an error here.
-        level = logging.WARNING if wants_reply else logging.ERROR
-        LOG.log(
-            level,
-            "%s to %r: %s has no public method %r",
-            kind,
-            topic,
-            type(endpoint).__name__,
-            request.method,
-        )
+    method = _method(endpoint, topic, request, wants_reply)
+    if method is None:
         return encode_no_such_method(request.method) if wants_reply else None
     try:
         result = await invoke(method, request.kwargs)
     except Exception as exc:
-        if not wants_reply:
-            LOG.exception("cast %r to %r failed", request.method, topic)
-            return None
-        # The caller gets the error and decides how bad it is; the traceback stays here.
-        LOG.debug("call %r to %r raised", request.method, topic, exc_info=True)
-        return encode_error(exc)
+        return _failed(topic, request, exc, wants_reply)
+    return _returned(topic, request, result, wants_reply)
+
+
+def handle_in_thread(
+    endpoint: object, topic: str, body: str, *, wants_reply: bool, run_on_loop: RunOnLoop[Any]
+) -> str | None:
+    """``handle`` for a worker thread: ``async def`` methods go to the loop through ``run_on_loop``."""
+    request = decode_request(body)
+    method = _method(endpoint, topic, request, wants_reply)
+    if method is None:
+        return encode_no_such_method(request.method) if wants_reply else None
+    try:
+        result = invoke_in_thread(method, request.kwargs, run_on_loop)
+    except Exception as exc:
+        return _failed(topic, request, exc, wants_reply)
+    return _returned(topic, request, result, wants_reply)
+
+
+def _method(
+    endpoint: object, topic: str, request: Request, wants_reply: bool
+) -> Callable[..., Any] | None:
+    try:
+        return find_method(endpoint, request.method)
+    except NoSuchMethod:
+        # Usually a sender newer than its server; the caller of a call hears of it, so only a
+        # cast, which nobody will ever answer, is worth an error here.
+        LOG.log(
+            logging.WARNING if wants_reply else logging.ERROR,
+            "%s to %r: %s has no public method %r",
+            "call" if wants_reply else "cast",
+            topic,
+            type(endpoint).__name__,
+            request.method,
+        )
+        return None
+
+
+def _failed(topic: str, request: Request, exc: Exception, wants_reply: bool) -> str | None:
+    if not wants_reply:
+        LOG.error("cast %r to %r failed", request.method, topic, exc_info=exc)
+        return None
+    # The caller gets the error and decides how bad it is; the traceback stays here.
+    LOG.debug("call %r to %r raised", request.method, topic, exc_info=exc)
+    return encode_error(exc)
+
+
+def _returned(topic: str, request: Request, result: Any, wants_reply: bool) -> str | None:
     if not wants_reply:
         return None
     try:

@@ -27,6 +27,13 @@ class Server(Protocol):
 
 
 class Bus(Protocol):
+    """What every backend promises; ``InMemoryBus`` keeps each promise exactly.
+
+    ``RabbitBus`` keeps them through a broker, with the differences its docstring lists: there a
+    server takes every message the broker delivers to it at once, so "queued" and "taken" are
+    not the same, and ``NoServer`` needs a topic the broker has never had a queue for.
+    """
+
     async def cast(self, topic: str, method: str, /, **kwargs: Any) -> None:
         """Send ``method(**kwargs)`` to one server of ``topic``, and wait for nothing.
 
@@ -49,6 +56,18 @@ class Bus(Protocol):
         Raises ``NoServer`` at once if nobody serves the topic, ``CallTimeout`` if no reply comes in
         time (the method may still run), ``NoSuchMethod`` if the server has no such public method,
         ``RemoteError`` if the method raised, and TypeError for an argument that is not JSON.
+        """
+        ...
+
+    async def fanout(self, topic: str, method: str, /, **kwargs: Any) -> None:
+        """Send ``method(**kwargs)`` to every server of ``topic``, each its own copy; wait for nothing.
+
+        Returns once the copies are queued. Only the servers serving the topic at that moment get
+        one: unlike a cast, a fan-out to a topic nobody serves is dropped, and a server that stops
+        before it runs its copy drops it. A server runs its copy as it runs a cast (within its
+        concurrency, failures logged); there is no order between fan-outs and casts.
+
+        Raises TypeError (ValueError for NaN or a cycle) at once if an argument is not JSON.
         """
         ...
 

@@ -2,7 +2,7 @@
 
 For the all-in-one mode and for tests. It keeps the promises of a broker-backed bus and no more:
 messages are JSON text (see ``message``), casts wait in their topic's queue for a server, servers
-of one topic compete for its messages. Everything happens on the loop that first used the bus;
+of one topic compete for its messages, and each has an inbox of its own for fan-outs. Everything happens on the loop that first used the bus;
 other threads reach it through a ``BusClient``.
 """
 
@@ -17,7 +17,7 @@ from typing import Any, Self
 
 from berth.bus.dispatch import handle
 from berth.bus.errors import BusClosed, CallTimeout, NoServer
-from berth.bus.fairqueue import FairQueue
+from berth.bus.fairqueue import FairQueue, first_of
 from berth.bus.message import check_topic, decode_reply, encode_request
 
 LOG = logging.getLogger(__name__)
@@ -45,12 +45,19 @@ class _Topic:
 
 
 class InMemoryServer:
-    """An endpoint serving one topic with ``concurrency`` worker tasks."""
+    """An endpoint serving one topic with ``concurrency`` worker tasks.
+
+    The workers take the topic's messages and the server's own copies of fan-outs (its inbox),
+    so a fan-out counts against the same concurrency as any other message.
+    """
 
     def __init__(self, bus: InMemoryBus, topic: _Topic, endpoint: object, concurrency: int) -> None:
         self.bus = bus
         self.endpoint = endpoint
         self._topic = topic
+        # Copies of fan-outs to this server; dropped if it stops first, as a broker drops the
+        # queue a stopped server had for them.
+        self._inbox: FairQueue[_Message] = FairQueue()
         self._stopping = False
         # Workers waiting for a message: the only ones a graceful stop may cancel.
         self._idle: set[asyncio.Task[None]] = set()
@@ -87,12 +94,11 @@ class InMemoryServer:
     async def _work(self) -> None:
         me = asyncio.current_task()
         assert me is not None
-        queue = self._topic.queue
         while not self._stopping:
-            # Cancelled while waiting, get gives back any message it was handed: none is lost.
+            # Cancelled while waiting, first_of gives back any message it was handed: none is lost.
             self._idle.add(me)
             try:
-                message = await queue.get()
+                queue, message = await first_of(self._inbox, self._topic.queue)
             finally:
                 self._idle.discard(me)
             try:
@@ -192,6 +198,16 @@ class InMemoryBus:
             self._calls.discard(reply)
         return decode_reply(answer)
 
+    async def fanout(self, topic: str, method: str, /, **kwargs: Any) -> None:
+        body = encode_request(method, kwargs)
+        self._bind()
+        self._check_open()
+        check_topic(topic)
+        queue = self._topics.get(topic)
+        for server in queue.servers if queue is not None else ():
+            server._inbox.put(_Message(body))
+            self._sent += 1
+
     def serve(self, topic: str, endpoint: object, *, concurrency: int = 1) -> InMemoryServer:
         if concurrency < 1:
             raise ValueError(f"a server's concurrency is at least 1, not {concurrency!r}")
@@ -270,7 +286,8 @@ class InMemoryBus:
         # drain until a whole pass sends nothing new. A topic nobody serves can never drain.
         while True:
             sent = self._sent
+            servers = [server for queue in self._topics.values() for server in queue.servers]
             served = [queue.queue.join() for queue in self._topics.values() if queue.servers]
-            await asyncio.gather(*served)
+            await asyncio.gather(*served, *(server._inbox.join() for server in servers))
             if self._sent == sent:
                 return

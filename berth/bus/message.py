@@ -18,8 +18,10 @@ from typing import Any
 
 from berth.bus.errors import NoSuchMethod, RemoteError
 
-# An AMQP routing key is at most 255 bytes; a topic longer than that could not be routed there.
-MAX_TOPIC_BYTES = 255
+# An AMQP name is at most 255 bytes, and a broker-backed bus puts a topic inside longer names (a
+# namespace before it, a fan-out queue's 41 bytes after it: see berth.bus.oslo); every backend
+# refuses what one of them could not carry.
+MAX_TOPIC_BYTES = 192
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from berth.compute.db import (
     server_groups,
 )
 from berth.compute.db import cells as cell_store
+from berth.compute.db.errors import Duplicate
 from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
 from berth.compute.objects.request_spec import PortRequest, RequestSpec
 from berth.compute.objects.selection import Selection
@@ -150,8 +151,11 @@ class SuperConductor:
         with self.cells.database(cell).write() as conn:
             instances.create(conn, _instance_row(instance, selection, network_info))
         with self.api_db.write() as conn:
-            cell_store.set_instance_cell(conn, uuid, cell.id)
+            # Deleting the BuildRequest is the compare-and-set every writer takes (the API's
+            # delete, the recovery): only its winner moves the mapping.
             still_wanted = build_requests.delete(conn, uuid)
+            if still_wanted:
+                cell_store.set_instance_cell(conn, uuid, cell.id)
         if not still_wanted:
             # The user deleted the server while we built it: give everything back.
             LOG.info("server %s was deleted while it was scheduled; releasing it", uuid)
@@ -204,13 +208,23 @@ class SuperConductor:
         if request is None:
             return
         cell0 = self.cells.cell0()
-        with self.cells.database(cell0).write() as conn:
-            row = _instance_row(dict(request["instance"]), None, [])
-            instances.create(conn, {**row, "vm_state": "error", "task_state": None})
-            instances.add_fault(conn, uuid, 500, message, details=message)
+        try:
+            with self.cells.database(cell0).write() as conn:
+                row = _instance_row(dict(request["instance"]), None, [])
+                instances.create(conn, {**row, "vm_state": "error", "task_state": None})
+                instances.add_fault(conn, uuid, 500, message, details=message)
+        except Duplicate:
+            LOG.info("server %s was ended already (by the recovery)", uuid)
+            return
         with self.api_db.write() as conn:
-            cell_store.set_instance_cell(conn, uuid, cell0.id)
-            build_requests.delete(conn, uuid)
+            buried = build_requests.delete(conn, uuid)
+            if buried:
+                cell_store.set_instance_cell(conn, uuid, cell0.id)
+                group_placements.release(conn, uuid)
+        if not buried:
+            # Deleted by the user (or ended by the recovery) meanwhile: this row must not show.
+            with self.cells.database(cell0).write() as conn:
+                instances.mark_deleted(conn, uuid)
 
 
 @dataclass(frozen=True)

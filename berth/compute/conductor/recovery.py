@@ -48,10 +48,12 @@ def end_stuck_builds(
     network: NetworkClient,
     older_than: dt.timedelta = stuck.STUCK_AFTER,
     now: dt.datetime | None = None,
+    fault: str | None = None,
 ) -> list[str]:
-    """End every build that nothing has happened to for ``older_than``. Returns one line per
-    server this call ended, for the log. Servers another caller ended are left out."""
-    sweep = _Sweep(api_db, cells, placement, network, _fault(older_than))
+    """End every build that nothing has happened to for ``older_than`` (``fault`` says why
+    in each server's fault; by default, that time). Returns one line per server this call
+    ended, for the log. Servers another caller ended are left out."""
+    sweep = _Sweep(api_db, cells, placement, network, fault or _fault(older_than))
     lines = []
     for build in stuck.find(api_db, cells, older_than, now):
         try:

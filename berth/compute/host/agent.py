@@ -143,8 +143,17 @@ class HostAgent:
                 expected_task_states=["spawning"],
             )
         if not done:
-            # Deleted while it spawned: the delete already gave back what it knew of.
-            self.terminate_instance(instance_uuid)
+            self._lost_while_spawning(instance_uuid)
+
+    def _lost_while_spawning(self, instance_uuid: str) -> None:
+        """The server changed under the spawn: deleted (finish the delete), or ended in ERROR by
+        the recovery, which gave back everything but what this host holds."""
+        with self.db.read() as conn:
+            instance = instances.get(conn, instance_uuid, include_deleted=False)
+        if instance is not None and instance["vm_state"] == "error":
+            self._give_back_here(instance_uuid)
+            return
+        self.terminate_instance(instance_uuid)
 
     def _claim_vfs(self, instance: Mapping[str, Any]) -> None:
         """One virtual function per SR-IOV port, on the physical function that holds the port's
