@@ -174,6 +174,17 @@ class Database:
         self.engine.dispose()
 
 
+# What a request is answered when its database cannot be reached (every API says it alike).
+UNAVAILABLE = "The database is unavailable for the moment; try again."
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """True when the database could not be reached or dropped the connection (a restart, a
+    failover, a full pool): nothing was changed, and the same request may work in a moment."""
+    return isinstance(exc, OperationalError | DisconnectionError | sa.exc.InterfaceError
+                      | sa.exc.TimeoutError)  # fmt: skip
+
+
 def is_deadlock(exc: DBAPIError) -> bool:
     """True for the errors a database raises when two transactions lock in opposite orders."""
     text = str(exc.orig).lower() if exc.orig is not None else str(exc).lower()

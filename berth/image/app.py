@@ -12,7 +12,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from berth.common import asgi, auth, routing
-from berth.common.db import Database
+from berth.common.db import UNAVAILABLE, Database, is_unavailable
 from berth.image import errors
 from berth.image.api import JSON, ROUTES, Handler, ImageRequest, dumps
 
@@ -76,6 +76,9 @@ def _as_refusal(exc: Exception) -> errors.ImageError:
     if isinstance(exc, DataError):
         LOG.info("refused a value the database cannot store: %s", exc.orig)
         return errors.BadRequest("The request holds a value the database cannot store.")
+    if is_unavailable(exc):
+        LOG.warning("database unavailable: %s", exc)
+        return errors.ServiceUnavailable(UNAVAILABLE)
     LOG.exception("unexpected error while serving a request")
     return errors.ImageError("An unexpected error occurred; the server log has the details.")
 

@@ -20,6 +20,11 @@ class BadRequest(ImageError):
     title = "Bad Request"
 
 
+class ServiceUnavailable(ImageError):
+    status = 503
+    title = "Service Unavailable"
+
+
 class Unauthorized(ImageError):
     status = 401
     title = "Unauthorized"

@@ -18,6 +18,12 @@ class BadRequest(NetworkServiceError):
     status = 400
 
 
+class ServiceUnavailable(NetworkServiceError):
+    """The service's database cannot be reached for the moment (503); retrying may work."""
+
+    status = 503
+
+
 class InvalidInput(BadRequest):
     pass
 

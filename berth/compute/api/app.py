@@ -12,6 +12,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from berth.common import asgi, auth, routing
+from berth.common.db import UNAVAILABLE, is_unavailable
 from berth.compute import exceptions
 from berth.compute.api import microversion
 from berth.compute.api.request import JSON, ComputeRequest, dumps, error_document
@@ -85,6 +86,9 @@ def _as_refusal(exc: Exception) -> exceptions.ComputeError:
     if isinstance(exc, DataError):
         LOG.info("refused a value the database cannot store: %s", exc.orig)
         return exceptions.BadRequest("The request holds a value the database cannot store.")
+    if is_unavailable(exc):
+        LOG.warning("database unavailable: %s", exc)
+        return exceptions.ServiceUnavailable(UNAVAILABLE)
     LOG.exception("unexpected error while serving a request")
     return exceptions.ComputeError("An unexpected error occurred; the server log has the details.")
 

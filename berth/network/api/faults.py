@@ -11,6 +11,7 @@ import logging
 from sqlalchemy.exc import DataError
 from starlette.responses import Response
 
+from berth.common.db import UNAVAILABLE, is_unavailable
 from berth.network import exceptions
 from berth.network.api.request import JSON, dumps, refusal_document
 
@@ -20,6 +21,9 @@ LOG = logging.getLogger(__name__)
 def as_refusal(exc: Exception) -> exceptions.NetworkServiceError:
     if isinstance(exc, exceptions.NetworkServiceError):
         return exc
+    if is_unavailable(exc):
+        LOG.warning("database unavailable: %s", exc)
+        return exceptions.ServiceUnavailable(UNAVAILABLE)
     if isinstance(exc, DataError):
         # A value the database cannot hold is the request's fault, whatever validation let by.
         LOG.info("refused a value the database cannot store: %s", exc.orig)

@@ -16,6 +16,7 @@ import orjson
 from sqlalchemy.exc import DataError
 from starlette.responses import Response
 
+from berth.common.db import UNAVAILABLE, is_unavailable
 from berth.placement import errors, exceptions
 from berth.placement.api.request import JSON, HTTPError, accepts_json
 from berth.placement.microversion import Version
@@ -39,6 +40,9 @@ def from_exception(exc: Exception) -> HTTPError:
         # of its column's range) is the request's fault, whatever validation let through.
         LOG.info("refused a value the database cannot store: %s", exc.orig)
         return HTTPError(400, "The request holds a value the database cannot store.")
+    if is_unavailable(exc):
+        LOG.warning("database unavailable: %s", exc)
+        return HTTPError(503, UNAVAILABLE)
     if isinstance(exc, exceptions.PlacementError):
         for cls, status in STATUS_OF:
             if isinstance(exc, cls):
