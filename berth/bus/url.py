@@ -59,7 +59,10 @@ def parse_bus_url(url: str) -> BusURL:
         return MemoryURL(unquote(parts.netloc) or DEFAULT_MEMORY_NAME)
     if parts.scheme == "rabbit":
         return _parse_rabbit(url, parts.netloc, parts.path)
-    raise ValueError(f"bus URL {_redact(url)!r}: the scheme is memory:// or rabbit://")
+    raise ValueError(
+        f"bus URL {_redact(url)!r}: unknown scheme {parts.scheme!r}; "
+        "use memory://<name> or rabbit://<user>:<password>@<host>:<port>/<virtual host>"
+    )
 
 
 def _parse_rabbit(url: str, netloc: str, path: str) -> RabbitURL:

@@ -1,4 +1,4 @@
-"""Only what JSON can carry goes on the bus, in-process too: the sender hears of it at once."""
+"""Only what JSON can carry goes on the bus, whatever the backend: the sender hears of it at once."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from berth.bus import InMemoryBus
 from berth.bus.message import decode_reply, encode_request, encode_result
+from tests.unit.bus.conftest import NewBus
 from tests.unit.bus.endpoints import Recorder
 
 
@@ -33,9 +33,9 @@ NOT_JSON: list[tuple[str, dict[str, Any], type[Exception], str]] = [
     ids=[case[0] for case in NOT_JSON],
 )
 async def test_a_cast_or_call_with_what_json_cannot_carry_fails_at_the_caller(
-    kwargs: dict[str, Any], error: type[Exception], words: str
+    new_bus: NewBus, kwargs: dict[str, Any], error: type[Exception], words: str
 ) -> None:
-    async with InMemoryBus() as bus:
+    async with new_bus() as bus:
         recorder = Recorder()
         bus.serve("conductor", recorder)
         with pytest.raises(error, match=words.replace("[", r"\[")):
@@ -47,8 +47,8 @@ async def test_a_cast_or_call_with_what_json_cannot_carry_fails_at_the_caller(
         assert recorder.received.entries == [{"marker": True}]
 
 
-async def test_a_cast_with_bad_arguments_fails_even_with_no_server() -> None:
-    async with InMemoryBus() as bus:
+async def test_a_cast_with_bad_arguments_fails_even_with_no_server(new_bus: NewBus) -> None:
+    async with new_bus() as bus:
         with pytest.raises(TypeError):
             await bus.cast("compute.host1", "note", hosts={"host1"})
 

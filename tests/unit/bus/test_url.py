@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from berth.bus import Buses, BusUnavailable, InMemoryBus, MemoryURL, RabbitURL, parse_bus_url
+from berth.bus import BusClosed, Buses, InMemoryBus, MemoryURL, RabbitURL, parse_bus_url
+from berth.bus.rabbit import RabbitBus
 
 
 @pytest.mark.parametrize(
@@ -75,14 +76,23 @@ async def test_one_memory_name_is_one_bus() -> None:
 async def test_buses_close_every_bus_they_gave_out() -> None:
     buses = Buses()
     cell1 = buses.connect("memory://cell1")
-    assert isinstance(cell1, InMemoryBus)
+    cell2 = buses.connect("rabbit://u:p@broker.invalid:5672/cell2")
     await buses.close()
-    from berth.bus import BusClosed
+    for bus in (cell1, cell2):
+        with pytest.raises(BusClosed):
+            await bus.cast("conductor", "note")
 
-    with pytest.raises(BusClosed):
-        await cell1.cast("conductor", "note")
+
+def test_one_rabbit_url_is_one_bus_and_nothing_connects_yet() -> None:
+    buses = Buses()
+    cell1 = buses.connect("rabbit://berth:hunter2@broker.invalid:5672/cell1")
+    assert isinstance(cell1, RabbitBus)
+    assert buses.connect(RabbitURL("broker.invalid", 5672, "berth", "hunter2", "cell1")) is cell1
+    assert buses.connect("rabbit://berth:hunter2@broker.invalid:5672/cell2") is not cell1
+    assert buses.connect("rabbit://berth:other@broker.invalid:5672/cell1") is not cell1
+    assert "hunter2" not in repr(cell1)
 
 
-def test_the_rabbit_backend_says_it_is_not_built() -> None:
-    with pytest.raises(BusUnavailable, match="RabbitMQ backend is not built yet"):
-        Buses().connect("rabbit://u:p@broker:5672/cell1")
+def test_an_unknown_scheme_names_the_known_ones() -> None:
+    with pytest.raises(ValueError, match=r"unknown scheme 'kafka'; use memory://.* or rabbit://"):
+        Buses().connect("kafka://broker")
