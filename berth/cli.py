@@ -61,6 +61,11 @@ def _parser() -> argparse.ArgumentParser:
         "--agents", type=int, default=2, help="with --distributed: compute-agent processes"
     )
     up.add_argument(
+        "--db-prefix",
+        default="berth_",
+        help="with --distributed: the databases' (and cells' vhosts') name prefix",
+    )
+    up.add_argument(
         "--base-port",
         type=int,
         default=8000,
@@ -273,8 +278,9 @@ def _up_distributed(args: argparse.Namespace, settings: config.Settings) -> int:
     else:
         fleet = yaml.safe_load(Path(args.fleet or up.EXAMPLE_FLEET).read_text()) or {}
     return distributed.run(
-        settings, args.database_url, args.transport_url, fleet, args.agents, args.base_port
-    )
+        settings, args.database_url, args.transport_url, fleet, args.agents, args.base_port,
+        args.db_prefix,
+    )  # fmt: skip
 
 
 def _api_db() -> Database:

@@ -7,7 +7,8 @@ bus at ``--transport-url``, and each cell on its own virtual host of that broker
 ``rabbitmqctl`` can make one (else on the same one: topics name their cell, so cells do not cross).
 Then the processes, each with its log in ``<data dir>/logs``: placement, network, compute-api,
 scheduler, super-conductor, one conductor per cell, and the fleet's hosts over ``--agents``
-compute-agent processes. Ctrl-C or SIGTERM stops them together, gracefully.
+compute-agent processes. A child that dies is started again; Ctrl-C or SIGTERM stops them
+together, gracefully.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import httpx
 import sqlalchemy as sa
 import yaml
 
+from berth.allinone.stack import ensure_catalog, write_clouds_yaml
 from berth.bus.url import RabbitURL, parse_bus_url
 from berth.common.db import Database, normalise_url
 from berth.compute.db import cells as cell_store
@@ -38,11 +40,14 @@ from berth.compute.host import fleet as fleets
 from berth.config import Settings
 from berth.network.store import migrate as network_migrate
 from berth.placement.store import migrate as placement_migrate
+from berth.placement.store.database import open_database as open_placement_database
 
 LOG = logging.getLogger(__name__)
 
 # How long each service has to answer on its port or register its hosts.
 START_TIMEOUT = 120.0
+# How often the launcher looks for a child that died.
+RESTART_CHECK_SECONDS = 1.0
 
 
 @dataclass
@@ -97,13 +102,17 @@ def plan(
 
 
 def prepare(layout: Layout) -> None:
-    """Every database created and migrated, every cell mapped (idempotent)."""
+    """Every database created and migrated, every cell mapped, the starter flavors and image
+    there (idempotent)."""
     for url in layout.database_urls.values():
         _create_database(url)
-    placement_migrate.sync(_open(layout.database_urls["placement"]))
+    placement_db = open_placement_database(layout.database_urls["placement"])
+    placement_migrate.sync(placement_db)
+    placement_db.dispose()
     network_migrate.sync(_open(layout.database_urls["network"]))
     api_db = _open(layout.database_urls["api"])
     compute_migrate.sync_api(api_db)
+    ensure_catalog(api_db)
     with api_db.write() as conn:
         if cell_store.get_cell(conn, cell_store.CELL0_UUID) is None:
             cell_store.create_cell(
@@ -171,6 +180,8 @@ def children(layout: Layout) -> list[Child]:
 
 
 def start(layout: Layout, child: Child) -> None:
+    if child.log is not None:
+        child.log.close()
     child.log = child.log_path.open("a")
     child.process = subprocess.Popen(
         child.args,
@@ -343,11 +354,10 @@ def run(
     fleet: Mapping[str, Any],
     agents: int,
     base_port: int,
+    prefix: str = "berth_",
 ) -> int:
     """Prepare, start every process, wait until every host is up, then until Ctrl-C/SIGTERM."""
-    from berth.allinone.stack import write_clouds_yaml
-
-    layout = plan(settings, database_url, transport_url, fleet, agents, base_port)
+    layout = plan(settings, database_url, transport_url, fleet, agents, base_port, prefix)
     prepare(layout)
     running = children(layout)
     hosts = len(fleets.parse(layout.fleet).hosts)
@@ -381,16 +391,17 @@ def run(
         print(describe(layout, running))
         print(f"berth is up, distributed: {hosts} host(s)\nexport OS_CLIENT_CONFIG_FILE={clouds}")
         sys.stdout.flush()
-        reported: set[str] = set()
         while not stopped:
-            # A service that dies is reported, not fatal: the rest carries on, as it would on
-            # other machines (a dead agent's hosts go down; a dead conductor's work waits).
+            # A service that dies is started again, as systemd's Restart=on-failure would; the
+            # rest carries on meanwhile, as it would on other machines.
             for child in running:
-                ended = child.process is not None and child.process.poll() is not None
-                if ended and child.name not in reported:
-                    LOG.error("%s exited; see %s", child.name, child.log_path)
-                    reported.add(child.name)
-            time.sleep(0.5)
+                if child.process is not None and child.process.poll() is not None:
+                    LOG.error(
+                        "%s exited with %s; starting it again (log: %s)",
+                        child.name, child.process.returncode, child.log_path,
+                    )  # fmt: skip
+                    start(layout, child)
+            time.sleep(RESTART_CHECK_SECONDS)
     except RuntimeError as exc:
         LOG.error("%s", exc)
         return 1

@@ -141,7 +141,7 @@ class Stack:
         network_migrate.sync(self.network.db)
         compute_migrate.sync_api(self.api_db)
         cells = self._ensure_cells()
-        self._ensure_catalog()
+        ensure_catalog(self.api_db)
         # Nothing else works on this stack's builds: any left in BUILD stopped with the last run.
         for line in recovery.end_stuck_builds(
             self.api_db, self.compute.cells, self.placement_client, self.network_client,
@@ -204,16 +204,6 @@ class Stack:
             c for c in self.compute.cells.cells(include_cell0=False) if c.name in self.fleet.cells
         ]
 
-    def _ensure_catalog(self) -> None:
-        """A few flavors and an image on a fresh stack, so a first server can be booted at once
-        (the openstack CLI cannot create flavors without an identity service)."""
-        with self.api_db.write() as conn:
-            if flavors.list_flavors(conn, include_disabled=True):
-                return
-            for flavorid, name, vcpus, ram, disk in STARTER_FLAVORS:
-                flavors.create(conn, flavorid, name, vcpus, ram, disk)
-            images.create(conn, STARTER_IMAGE, {"name": "cirros", "min_disk": 1, "min_ram": 64})
-
     def _start_hosts(self, cells: list[Cell]) -> None:
         by_name = {c.name: c for c in cells}
         for host in self.fleet.hosts:
@@ -262,6 +252,17 @@ class Stack:
         self.compute.cells.dispose()
         for db in (self.api_db, self.network.db, self.placement.db):
             db.dispose()
+
+
+def ensure_catalog(api_db: Database) -> None:
+    """A few flavors and an image on a fresh cloud, so a first server can be booted at once
+    (the openstack CLI cannot create flavors without an identity service)."""
+    with api_db.write() as conn:
+        if flavors.list_flavors(conn, include_disabled=True):
+            return
+        for flavorid, name, vcpus, ram, disk in STARTER_FLAVORS:
+            flavors.create(conn, flavorid, name, vcpus, ram, disk)
+        images.create(conn, STARTER_IMAGE, {"name": "cirros", "min_disk": 1, "min_ram": 64})
 
 
 def write_clouds_yaml(path: Path, endpoints: Mapping[str, str]) -> None:

@@ -8,9 +8,18 @@ from typing import Any
 LOG_FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
 
 
+# Libraries whose every request would be an INFO line: the services' calls to each other over
+# HTTP (httpx) and the bus's connection chatter. Their lines are wanted only at DEBUG.
+CHATTY = ("httpx", "httpcore", "oslo_messaging", "kombu", "amqp")
+
+
 def configure(level: str) -> None:
     """The log of a process that is not served by uvicorn (commands, the parent of workers)."""
     logging.basicConfig(level=level.upper(), format=LOG_FORMAT)
+    # Internal HTTP and bus traffic at DEBUG only; warnings and errors always.
+    if level.upper() != "DEBUG":
+        for name in CHATTY:
+            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def uvicorn_config(level: str) -> dict[str, Any]:
@@ -30,4 +39,7 @@ def uvicorn_config(level: str) -> dict[str, Any]:
             }
         },
         "root": {"handlers": ["stderr"], "level": level.upper()},
+        "loggers": {
+            name: {"level": "DEBUG" if level.upper() == "DEBUG" else "WARNING"} for name in CHATTY
+        },
     }
