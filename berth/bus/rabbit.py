@@ -214,7 +214,12 @@ class RabbitBus:
         self._closed = asyncio.Event()
 
     def __repr__(self) -> str:
-        return f"RabbitBus({self.name!r}, namespace={self._names.namespace!r})"
+        return f"RabbitBus({self.name!r}, namespace={self.namespace!r})"
+
+    @property
+    def namespace(self) -> str:
+        """The bus's exchange, and the first part of its queues' names."""
+        return self._names.namespace
 
     async def __aenter__(self) -> Self:
         return self
