@@ -27,11 +27,12 @@ class Server(Protocol):
 
 
 class Bus(Protocol):
-    """What every backend promises; ``InMemoryBus`` keeps each promise exactly.
+    """What every backend promises.
 
-    ``RabbitBus`` keeps them through a broker, with the differences its docstring lists: there a
-    server takes every message the broker delivers to it at once, so "queued" and "taken" are
-    not the same, and ``NoServer`` needs a topic the broker has never had a queue for.
+    ``InMemoryBus`` keeps each promise as written. ``RabbitBus`` keeps them through a broker,
+    with the differences its docstring lists; the main ones: a server there takes every message
+    the broker delivers to it, before a worker is free for it, so a stopping server serves more
+    and leaves less queued; and ``NoServer`` comes only for a topic with no queue on the broker.
     """
 
     async def cast(self, topic: str, method: str, /, **kwargs: Any) -> None:
@@ -64,7 +65,7 @@ class Bus(Protocol):
 
         Returns once the copies are queued. Only the servers serving the topic at that moment get
         one: unlike a cast, a fan-out to a topic nobody serves is dropped, and a server that stops
-        before it runs its copy drops it. A server runs its copy as it runs a cast (within its
+        before it runs its copy may drop it. A server runs its copy as it runs a cast (within its
         concurrency, failures logged); there is no order between fan-outs and casts.
 
         Raises TypeError (ValueError for NaN or a cycle) at once if an argument is not JSON.

@@ -17,6 +17,7 @@ from contextvars import ContextVar
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
+import amqp.exceptions
 import kombu.exceptions
 
 from berth.bus.dispatch import handle_in_thread
@@ -37,14 +38,24 @@ DEFAULT_CLOSE_TIMEOUT = 10.0
 # own second each time) before it fails with BusUnavailable, rather than waiting for the broker
 # for as long as it is away.
 SEND_RETRIES = 3
+# How long a cast or fan-out waits for this bus's servers to start listening: no longer than a
+# send waits for the broker, since without a broker they never start.
+SERVERS_START_WAIT = 10.0
 
 # oslo bounds a call's publish, and the request's life in the queue, by the call's timeout; below
 # a second, a slow publish would be taken for a dead connection and sent again. The caller still
 # gets CallTimeout at its own timeout.
 SHORTEST_BROKER_TIMEOUT = 1.0
 
-# What oslo and the client library raise when the broker cannot be reached or refuses.
-BROKER_ERRORS = (oslo_messaging.MessagingException, kombu.exceptions.KombuError, OSError)
+# What oslo and the client libraries raise when the broker cannot be reached, refuses a request,
+# or returns a message no queue takes (the mandatory flag).
+BROKER_ERRORS = (
+    oslo_messaging.MessagingException,
+    oslo_messaging.MessageUndeliverable,
+    kombu.exceptions.KombuError,
+    amqp.exceptions.AMQPError,
+    OSError,
+)
 
 # The server whose handler is running in this context (an oslo worker thread, and the coroutines
 # and threads it starts): a closing bus still takes its handlers' messages.
@@ -54,8 +65,8 @@ _SERVING: ContextVar[RabbitServer | None] = ContextVar("berth_rabbit_serving", d
 class RabbitServer:
     """An endpoint serving one topic through an oslo RPC server with ``concurrency`` threads.
 
-    It starts in a thread: ``serve`` returns at once, and the bus's own messages wait until it
-    listens.
+    It starts in a thread (it connects, and declares its queues): ``serve`` returns at once, and
+    the bus's own messages wait until it listens.
     """
 
     def __init__(
@@ -70,9 +81,8 @@ class RabbitServer:
         self.endpoint = endpoint
         self._loop = loop
         self._topic = topic
-        self._oslo = oslo_messaging.get_rpc_server(
-            bus._transport, bus._names.target(topic, server=True), [_OsloEndpoint(self)]
-        )
+        self._oslo: oslo_messaging.MessageHandlingServer | None = None
+        self._stopping = False
         self.started: asyncio.Future[None] = loop.create_task(self._start(concurrency))
 
     @property
@@ -87,20 +97,37 @@ class RabbitServer:
         if _SERVING.get() is self:
             # Waiting for its own handlers would have this handler wait for itself.
             raise RuntimeError("a handler cannot wait for its own server to stop")
+        self._stopping = True
         self.bus._servers.discard(self)
         await self.started
         await in_thread(self._stop_now)
 
     async def _start(self, concurrency: int) -> None:
         try:
-            await in_thread(self._oslo.start, concurrency)
+            await in_thread(self._start_now, concurrency)
         except BROKER_ERRORS:
             LOG.exception("bus %r: serving %r failed to start", self.bus.name, self.topic)
             self.bus._servers.discard(self)
 
+    def _start_now(self, concurrency: int) -> None:
+        # oslo picks its threading executor by itself (eventlet is not in use); naming it, as
+        # older releases wanted, is deprecated.
+        server = oslo_messaging.get_rpc_server(
+            self.bus._transport,
+            self.bus._names.target(self.topic, server=True),
+            [_OsloEndpoint(self)],
+        )
+        server.start(override_pool_size=concurrency)
+        self._oslo = server
+        if self._stopping:
+            # Stopped while it started: without a broker, starting can outlast the stop (and
+            # the bus's close), and must not begin to take messages after it.
+            self._stop_now()
+
     def _stop_now(self) -> None:
-        self._oslo.stop()
-        self._oslo.wait()
+        if self._oslo is not None:
+            self._oslo.stop()
+            self._oslo.wait()
 
     def _handle(self, body: str, *, wants_reply: bool) -> str | None:
         # In an oslo worker thread.
@@ -176,6 +203,8 @@ class RabbitBus:
       it and nobody has cast to it since the broker started. A topic's queue outlives its
       servers, so a call to a topic whose servers have all stopped waits for the next server,
       and times out if none comes.
+    - Queues are not durable (as oslo's and OpenStack's defaults): a broker restart loses the
+      messages waiting in them.
     - Closing stops this process's servers and leaves the broker's messages to other servers;
       what a handler sends while the bus closes goes to the broker, perhaps after this bus's own
       servers of its topic have stopped.
@@ -234,12 +263,14 @@ class RabbitBus:
 
     async def cast(self, topic: str, method: str, /, **kwargs: Any) -> None:
         body = encode_request(method, kwargs)
-        await self._ready_to_send(topic)
+        self._check_sendable(topic)
+        await self._servers_started(SERVERS_START_WAIT)
         await in_thread(self._cast_now, topic, body)
 
     async def fanout(self, topic: str, method: str, /, **kwargs: Any) -> None:
         body = encode_request(method, kwargs)
-        await self._ready_to_send(topic)
+        self._check_sendable(topic)
+        await self._servers_started(SERVERS_START_WAIT)
         await in_thread(self._fanout_now, topic, body)
 
     async def call(
@@ -249,18 +280,13 @@ class RabbitBus:
         limit = self.call_timeout if timeout is None else timeout
         if not limit > 0:
             raise ValueError(f"a call's timeout is a positive number of seconds, not {limit!r}")
-        await self._ready_to_send(topic)
-        reply = in_thread(self._call_now, topic, method, body, limit)
-        self._calls.add(reply)
+        self._check_sendable(topic)
         try:
-            # On timeout the wait is cancelled, and with it the reply: the thread's answer, if
-            # it ever comes, goes nowhere.
             async with asyncio.timeout(limit):
-                answer = await reply
+                await self._servers_started(limit)
+                answer = await self._call(topic, method, body, limit)
         except TimeoutError:
             raise CallTimeout(topic, method, limit) from None
-        finally:
-            self._calls.discard(reply)
         return decode_reply(answer)
 
     def serve(self, topic: str, endpoint: object, *, concurrency: int = 1) -> RabbitServer:
@@ -316,22 +342,31 @@ class RabbitBus:
             )
         return loop
 
-    def _check_open(self) -> None:
+    def _check_sendable(self, topic: str) -> None:
+        self._bind()
         serving = _SERVING.get()
         if self._closed.is_set() or (
             self._closing and (serving is None or serving.bus is not self)
         ):
             raise BusClosed(f"bus {self.name!r} is closed")
-
-    async def _ready_to_send(self, topic: str) -> None:
-        self._bind()
-        self._check_open()
         check_topic(topic)
+
+    async def _servers_started(self, patience: float) -> None:
         # A message sent after serve() returned must find the server listening, as on the
         # in-process bus; the servers of other processes are their own business.
         starting = [server.started for server in self._servers if not server.started.done()]
         if starting:
-            await asyncio.wait(starting)
+            await asyncio.wait(starting, timeout=patience)
+
+    async def _call(self, topic: str, method: str, body: str, limit: float) -> str:
+        reply = in_thread(self._call_now, topic, method, body, limit)
+        self._calls.add(reply)
+        try:
+            # Cancelled at the call's timeout: the thread's answer, if it ever comes, goes
+            # nowhere.
+            return await reply
+        finally:
+            self._calls.discard(reply)
 
     def _fail_calls(self) -> None:
         for reply in self._calls:

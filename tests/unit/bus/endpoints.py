@@ -9,7 +9,7 @@ from typing import Any
 from berth.bus import Bus, BusClient
 
 # Long enough never to fire on a working bus; it only turns a hang into a failure.
-PATIENCE = 5.0
+PATIENCE = 10.0
 
 
 class FlavorNotFound(Exception):

@@ -197,7 +197,8 @@ async def test_a_call_nobody_serves_fails_at_once(new_bus: NewBus) -> None:
         with pytest.raises(NoServer) as caught:
             await bus.call("scheduler", "select_destinations")
         assert caught.value.topic == "scheduler"
-        assert time.monotonic() - started < 1
+        # Far below the bus's timeout, though a broker's first call opens its connections.
+        assert time.monotonic() - started < 5
 
 
 async def test_messages_sent_after_the_last_server_stopped_wait_for_the_next(
