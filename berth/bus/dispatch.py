@@ -54,7 +54,7 @@ async def invoke(method: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
 def invoke_in_thread(
     method: Callable[..., Any], kwargs: dict[str, Any], run_on_loop: RunOnLoop[Any]
 ) -> Any:
-    """``invoke`` from a worker thread: an ``async def`` runs on the loop, anything else right here."""
+    """``invoke`` from a worker thread: an ``async def`` runs on the loop, the rest right here."""
     if inspect.iscoroutinefunction(method):
         return run_on_loop(method(**kwargs))
     result = method(**kwargs)
@@ -83,7 +83,7 @@ async def handle(endpoint: object, topic: str, body: str, *, wants_reply: bool) 
 def handle_in_thread(
     endpoint: object, topic: str, body: str, *, wants_reply: bool, run_on_loop: RunOnLoop[Any]
 ) -> str | None:
-    """``handle`` for a worker thread: ``async def`` methods go to the loop through ``run_on_loop``."""
+    """``handle`` in a worker thread; ``async def`` methods go to the loop by ``run_on_loop``."""
     request = decode_request(body)
     method = _method(endpoint, topic, request, wants_reply)
     if method is None:

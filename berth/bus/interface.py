@@ -61,7 +61,7 @@ class Bus(Protocol):
         ...
 
     async def fanout(self, topic: str, method: str, /, **kwargs: Any) -> None:
-        """Send ``method(**kwargs)`` to every server of ``topic``, each its own copy; wait for nothing.
+        """Send ``method(**kwargs)`` to every server of ``topic``, a copy each; wait for nothing.
 
         Returns once the copies are queued. Only the servers serving the topic at that moment get
         one: unlike a cast, a fan-out to a topic nobody serves is dropped, and a server that stops

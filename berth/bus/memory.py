@@ -2,8 +2,9 @@
 
 For the all-in-one mode and for tests. It keeps the promises of a broker-backed bus and no more:
 messages are JSON text (see ``message``), casts wait in their topic's queue for a server, servers
-of one topic compete for its messages, and each has an inbox of its own for fan-outs. Everything happens on the loop that first used the bus;
-other threads reach it through a ``BusClient``.
+of one topic compete for its messages, and each server has an inbox of its own for fan-outs.
+Everything happens on the loop that first used the bus; other threads reach it through a
+``BusClient``.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class InMemoryServer:
         me = asyncio.current_task()
         assert me is not None
         while not self._stopping:
-            # Cancelled while waiting, first_of gives back any message it was handed: none is lost.
+            # Cancelled while waiting, first_of gives back what it was handed: no message is lost.
             self._idle.add(me)
             try:
                 queue, message = await first_of(self._inbox, self._topic.queue)

@@ -18,9 +18,9 @@ from typing import Any
 
 from berth.bus.errors import NoSuchMethod, RemoteError
 
-# An AMQP name is at most 255 bytes, and a broker-backed bus puts a topic inside longer names (a
-# namespace before it, a fan-out queue's 41 bytes after it: see berth.bus.oslo); every backend
-# refuses what one of them could not carry.
+# An AMQP name is at most 255 bytes, and the RabbitMQ bus puts a topic inside longer names (its
+# namespace and a dot before it, a fan-out queue's 40-byte suffix after it: see berth.bus.oslo);
+# every backend refuses a topic one of them could not carry.
 MAX_TOPIC_BYTES = 192
 
 

@@ -13,17 +13,16 @@ import inspect
 import os
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from berth.bus import Bus, InMemoryBus, RabbitURL, parse_bus_url
+from tests.unit.bus.broker import TracedRabbitBus, delete_namespace
 
 RABBIT_ENV = "BERTH_TEST_RABBIT_URL"
-needs_rabbit = pytest.mark.skipif(
-    not os.environ.get(RABBIT_ENV),
-    reason=f"no RabbitMQ: set {RABBIT_ENV}, e.g. rabbit://guest:guest@127.0.0.1:5672/%2F",
-)
+NO_RABBIT = f"no RabbitMQ: set {RABBIT_ENV}, e.g. rabbit://guest:guest@127.0.0.1:5672/%2F"
+needs_rabbit = pytest.mark.skipif(not os.environ.get(RABBIT_ENV), reason=NO_RABBIT)
 
 NewBus = Callable[..., Bus]
 
@@ -42,7 +41,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 def rabbit_url() -> RabbitURL:
     url = os.environ.get(RABBIT_ENV)
     if not url:
-        pytest.skip(f"no RabbitMQ: set {RABBIT_ENV}, e.g. rabbit://guest:guest@127.0.0.1:5672/%2F")
+        pytest.skip(NO_RABBIT)
     parsed = parse_bus_url(url)
     assert isinstance(parsed, RabbitURL), f"{RABBIT_ENV} is not a rabbit:// URL"
     return parsed
@@ -51,8 +50,6 @@ def rabbit_url() -> RabbitURL:
 @pytest.fixture
 def new_rabbit_bus(rabbit_url: RabbitURL) -> Iterator[NewBus]:
     """Makes RabbitBuses on one namespace of the test's own: several act as several processes."""
-    from tests.unit.bus.broker import TracedRabbitBus, delete_namespace
-
     namespace = f"berth-t-{uuid.uuid4().hex[:12]}"
     made: list[TracedRabbitBus] = []
 
@@ -70,4 +67,4 @@ def new_bus(request: pytest.FixtureRequest) -> NewBus:
     """Makes buses of one backend: ``new_bus(call_timeout=…, close_timeout=…)``."""
     if request.param == "memory":
         return InMemoryBus
-    return request.getfixturevalue("new_rabbit_bus")  # type: ignore[no-any-return]
+    return cast(NewBus, request.getfixturevalue("new_rabbit_bus"))

@@ -1,4 +1,4 @@
-"""Only what JSON can carry goes on the bus, whatever the backend: the sender hears of it at once."""
+"""Only what JSON can carry goes on any bus: the sender hears of it at once."""
 
 from __future__ import annotations
 
