@@ -39,12 +39,17 @@ def normalise_url(url: str) -> str:
     return url
 
 
-def create_engine(url: str) -> Engine:
+# Connections a pool keeps open while idle, and how many more it may open for a burst.
+POOL_SIZE = 10
+MAX_OVERFLOW = 20
+
+
+def create_engine(url: str, pool_size: int = POOL_SIZE) -> Engine:
     url = normalise_url(url)
     parsed = sa.make_url(url)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(parsed)
-    kwargs: dict[str, Any] = {"pool_size": 10, "max_overflow": 20}
+    kwargs: dict[str, Any] = {"pool_size": pool_size, "max_overflow": MAX_OVERFLOW}
     if parsed.get_backend_name() == "mysql":
         kwargs["isolation_level"] = "READ COMMITTED"
         parsed = parsed.update_query_dict({"charset": "utf8mb4"})
@@ -114,9 +119,14 @@ class WriteHook(Protocol):
 class Database:
     """A service's database: short read transactions and serialisable-enough write transactions."""
 
-    def __init__(self, url: str, write_hooks: Sequence[WriteHook] = ()) -> None:
+    def __init__(
+        self, url: str, write_hooks: Sequence[WriteHook] = (), pool_size: int = POOL_SIZE
+    ) -> None:
+        """``pool_size``: connections kept open while idle (a burst may open ``MAX_OVERFLOW``
+        more, closed after use). Processes with many databases keep fewer, so that a cloud's
+        processes together stay within the server's connection limit."""
         self.url = normalise_url(url)
-        self.engine = create_engine(self.url)
+        self.engine = create_engine(self.url, pool_size)
         self.backend = self.engine.dialect.name
         self.write_hooks = tuple(write_hooks)
 

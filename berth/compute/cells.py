@@ -16,6 +16,11 @@ from berth.common.db import Database
 from berth.compute.db import cells as store
 from berth.compute.db import migrate
 
+# Idle connections a compute process keeps per database. Every compute process opens the API
+# database and several cells', and a cloud runs many such processes: with the usual ten each,
+# a two-cell rehearsal on one machine already passed PostgreSQL's default of 100 connections.
+COMPUTE_POOL_SIZE = 2
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -67,7 +72,7 @@ class CellRegistry:
         with self._lock:
             found = self._databases.get(cell.uuid)
             if found is None:
-                found = Database(cell.database_url)
+                found = Database(cell.database_url, pool_size=COMPUTE_POOL_SIZE)
                 migrate.sync_cell(found)
                 self._databases[cell.uuid] = found
             return found

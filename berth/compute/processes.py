@@ -14,6 +14,7 @@ import datetime as dt
 import logging
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -28,8 +29,8 @@ from berth.common.db import Database
 from berth.common.dispatch import PrefixDispatcher
 from berth.common.timeutils import utcnow
 from berth.compute.api.app import build_app as build_compute_app
-from berth.compute.cells import Cell, CellRegistry
-from berth.compute.clients.http import http_client
+from berth.compute.cells import COMPUTE_POOL_SIZE, Cell, CellRegistry
+from berth.compute.clients.http import ServiceUnavailable, http_client
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.conductor import recovery
@@ -49,6 +50,10 @@ from berth.image.app import build_app as build_image_app
 from berth.network.sim_agent import SimulatedAgent
 
 LOG = logging.getLogger(__name__)
+
+
+# How long a host keeps trying to register before its agent gives up.
+START_PATIENCE_SECONDS = 300.0
 
 
 class NotConfigured(Exception):
@@ -87,7 +92,7 @@ class _Common:
 @contextmanager
 def _common(settings: Settings) -> Iterator[_Common]:
     compute = settings.compute
-    api_db = Database(settings.compute_api_database_url())
+    api_db = Database(settings.compute_api_database_url(), pool_size=COMPUTE_POOL_SIZE)
     migrate.sync_api(api_db)
     runtime = BusRuntime()
     cells = CellRegistry(api_db)
@@ -182,6 +187,23 @@ def run_cell_conductor(settings: Settings, cell_name: str) -> int:
     return 0
 
 
+def _start_patiently(agent: HostAgent) -> None:
+    """Register the host, waiting out a Placement or network service that is starting or busy
+    (a thousand hosts register at once) instead of dying with the first 503."""
+    delay = 0.5
+    deadline = time.monotonic() + START_PATIENCE_SECONDS
+    while True:
+        try:
+            agent.start()
+            return
+        except ServiceUnavailable as exc:
+            if time.monotonic() > deadline:
+                raise
+            LOG.info("%s: registration deferred (%s); again in %g s", agent.host, exc, delay)
+            time.sleep(delay)
+            delay = min(delay * 2, 10.0)
+
+
 def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
     """Every host of a fleet of simulated hosts, each on its own topic in its own cell."""
     fleet = fleets.load(fleet_path, fleets.host_defaults(settings.compute))
@@ -202,7 +224,7 @@ def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
         }
         # Compute nodes first: the network service hangs its providers under them.
         with ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda agent: agent.start(), agents.values()))
+            list(pool.map(_start_patiently, agents.values()))
         with common.api_db.write() as conn:
             for host in fleet.hosts:
                 cell_store.map_host(conn, host.name, cells[host.cell].id)

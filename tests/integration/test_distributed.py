@@ -1,0 +1,154 @@
+"""The distributed layout end to end: a QoS-port boot that reschedules to an alternate, a boot in
+each of two cells, deletes, and the failures it must survive (a scheduler that does not answer,
+a super-conductor killed in the middle of builds, a compute agent that dies), each ending with a
+clean audit. See ``tests/integration/cloud.py`` for the layout.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+
+import pytest
+import yaml
+
+from tests.integration.cloud import (
+    ADMIN,
+    COMPUTE,
+    Cloud,
+    distributed_cloud,
+    make_public_network,
+    needs_servers,
+)
+
+pytestmark = needs_servers
+
+
+@pytest.fixture(scope="module")
+def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cloud]:
+    with distributed_cloud(tmp_path_factory.mktemp("distributed")) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def public(cloud: Cloud) -> str:
+    return make_public_network(cloud)
+
+
+def test_a_qos_port_boot_reschedules_within_its_cell_and_holds_its_bandwidth(
+    cloud: Cloud, public: str
+) -> None:
+    policy = cloud.client.post(f"{cloud.network}/v2.0/qos/policies", headers=ADMIN,
+                               json={"policy": {"name": "bw", "shared": True}}).json()["policy"]  # fmt: skip
+    cloud.client.post(
+        f"{cloud.network}/v2.0/qos/policies/{policy['id']}/minimum_bandwidth_rules", headers=ADMIN,
+        json={"minimum_bandwidth_rule": {"min_kbps": 1000, "direction": "egress"}},
+    ).raise_for_status()  # fmt: skip
+    port = cloud.client.post(f"{cloud.network}/v2.0/ports", headers=ADMIN, json={"port": {
+        "network_id": public, "qos_policy_id": policy["id"], "name": "qos"}}).json()["port"]  # fmt: skip
+    server_id = cloud.boot("qos", [{"port": port["id"]}])
+    server = cloud.wait(server_id)
+    assert server["status"] == "ACTIVE", server.get("fault")
+    # Tried on "bad" first (most memory), failed there, rescheduled to an alternate of cell1.
+    assert server["OS-EXT-SRV-ATTR:host"] in {"c1-1", "c1-2"}
+    held = cloud.allocations(server_id)
+    bandwidth = [rp for rp, a in held.items() if "NET_BW_EGR_KILOBIT_PER_SEC" in a["resources"]]
+    assert len(bandwidth) == 1
+    (bound,) = cloud.ports_of(server_id)
+    assert bound["binding:host_id"] == server["OS-EXT-SRV-ATTR:host"]
+    assert list(bound["binding:profile"]["allocation"].values()) == bandwidth
+    cloud.delete(server_id)
+    assert cloud.allocations(server_id) == {}
+    left = cloud.client.get(f"{cloud.network}/v2.0/ports/{port['id']}", headers=ADMIN).json()[
+        "port"
+    ]
+    assert (left["device_id"], left["binding:host_id"]) == ("", "")
+    cloud.audit()
+
+
+def test_a_boot_in_each_cell(cloud: Cloud, public: str) -> None:
+    # A zone per cell, so that each boot has one cell to go to.
+    for zone, hosts in (("az1", ("c1-1", "c1-2")), ("az2", ("c2-1", "c2-2"))):
+        aggregate = cloud.client.post(f"{cloud.compute}/os-aggregates", headers=COMPUTE, json={
+            "aggregate": {"name": zone, "availability_zone": zone}}).json()["aggregate"]  # fmt: skip
+        for host in hosts:
+            cloud.client.post(f"{cloud.compute}/os-aggregates/{aggregate['id']}/action",
+                              headers=COMPUTE, json={"add_host": {"host": host}}).raise_for_status()  # fmt: skip
+    in_cell1 = cloud.boot("one", [{"uuid": public}], availability_zone="az1")
+    in_cell2 = cloud.boot("two", [{"uuid": public}], availability_zone="az2")
+    first, second = cloud.wait(in_cell1), cloud.wait(in_cell2)
+    assert first["status"] == second["status"] == "ACTIVE", (
+        first.get("fault"),
+        second.get("fault"),
+    )
+    assert first["OS-EXT-SRV-ATTR:host"] in {"c1-1", "c1-2"}
+    assert second["OS-EXT-SRV-ATTR:host"] in {"c2-1", "c2-2"}
+    for server_id in (in_cell1, in_cell2):
+        cloud.delete(server_id)
+        assert cloud.allocations(server_id) == {} and cloud.ports_of(server_id) == []
+    cloud.audit()
+
+
+def test_a_scheduler_that_does_not_answer_ends_the_build_holding_nothing(
+    cloud: Cloud, public: str
+) -> None:
+    scheduler = cloud.pid("serve", "scheduler")
+    os.kill(scheduler, signal.SIGSTOP)
+    try:
+        server_id = cloud.boot("late", [{"uuid": public}])
+        server = cloud.wait(server_id)
+    finally:
+        os.kill(scheduler, signal.SIGCONT)
+    assert server["status"] == "ERROR"
+    assert "did not answer within 5 s" in server["fault"]["message"]
+    # The scheduler takes the request after its deadline: it drops it, claims nothing.
+    time.sleep(3)
+    assert cloud.allocations(server_id) == {} and cloud.ports_of(server_id) == []
+    cloud.delete(server_id)
+    cloud.audit()
+
+
+def test_a_killed_super_conductor_leaves_no_server_in_build(cloud: Cloud, public: str) -> None:
+    servers = [cloud.boot(f"k{i}", [{"uuid": public}]) for i in range(6)]
+    os.kill(cloud.pid("serve", "super-conductor"), signal.SIGKILL)
+    # The launcher starts it again; its recovery ends what the dead one left half done.
+    ended = [cloud.wait(server_id, timeout=90) for server_id in servers]
+    assert {s["status"] for s in ended} <= {"ACTIVE", "ERROR"}
+    for server_id in servers:
+        cloud.delete(server_id)
+    cloud.audit()
+
+
+def test_hosts_of_a_dead_agent_go_down_and_are_skipped(cloud: Cloud, public: str) -> None:
+    before = cloud.boot("kept", [{"uuid": public}])
+    kept = cloud.wait(before)
+    assert kept["status"] == "ACTIVE"
+    agent = cloud.pid("--fleet", str(cloud.data / "fleet-agent1.yaml"))
+    hosts = {
+        h["name"] for h in yaml.safe_load((cloud.data / "fleet-agent1.yaml").read_text())["hosts"]
+    }
+    os.kill(agent, signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            services = cloud.client.get(f"{cloud.compute}/os-services", headers=COMPUTE).json()[
+                "services"
+            ]
+            down = {s["host"] for s in services if s["state"] == "down"}
+            if hosts <= down or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert hosts <= down, (hosts, down)
+        placed = [cloud.wait(cloud.boot(f"after{i}", [{"uuid": public}])) for i in range(3)]
+        assert all(s["status"] == "ACTIVE" for s in placed), [s.get("fault") for s in placed]
+        assert not {s["OS-EXT-SRV-ATTR:host"] for s in placed} & hosts
+        again = cloud.client.get(f"{cloud.compute}/servers/{before}", headers=COMPUTE).json()
+        assert again["server"]["status"] == "ACTIVE"
+    finally:
+        os.kill(agent, signal.SIGCONT)
+    for server in placed:
+        cloud.delete(server["id"])
+    cloud.delete(before)
+    cloud.audit()
