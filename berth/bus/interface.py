@@ -18,6 +18,11 @@ class Server(Protocol):
     @property
     def topic(self) -> str: ...
 
+    async def ready(self) -> None:
+        """Return once the server takes messages (a broker's server connects first); a server
+        that could not start returns too, having logged why."""
+        ...
+
     async def stop(self) -> None:
         """Take no more messages, and return once the ones already taken are served.
 

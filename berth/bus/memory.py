@@ -71,6 +71,9 @@ class InMemoryServer:
     def topic(self) -> str:
         return self._topic.name
 
+    async def ready(self) -> None:
+        """An in-process server takes messages from the start."""
+
     async def stop(self) -> None:
         self._leave()
         for worker in self._idle:

@@ -89,6 +89,9 @@ class RabbitServer:
     def topic(self) -> str:
         return self._topic
 
+    async def ready(self) -> None:
+        await self.started
+
     async def stop(self) -> None:
         """Take no more messages, and return once the ones already taken are served.
 

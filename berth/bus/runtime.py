@@ -53,7 +53,11 @@ class BusRuntime:
         """Serve ``topic`` on the bus at ``url`` with ``endpoint``'s public methods."""
 
         async def serve() -> Server:
-            return self._buses.connect(url).serve(topic, endpoint, concurrency=concurrency)
+            server = self._buses.connect(url).serve(topic, endpoint, concurrency=concurrency)
+            # One server connected at a time: a process serving a thousand hosts' topics at
+            # once would open a thousand broker connections in the same second.
+            await server.ready()
+            return server
 
         server = self._run(serve())
         with self._lock:
