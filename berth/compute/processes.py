@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import uvicorn
@@ -69,6 +69,12 @@ class _Common:
     cells: CellRegistry
     runtime: BusRuntime
     wiring: Wiring
+    # Set by SIGTERM or SIGINT.
+    stopped: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        for number in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(number, lambda *_: self.stopped.set())
 
     def placement(self) -> PlacementClient:
         url = self.settings.compute.placement_url
@@ -107,19 +113,26 @@ def _common(settings: Settings) -> Iterator[_Common]:
         api_db.dispose()
 
 
-def _until_stopped(common: _Common, name: str, every: Callable[[], None] | None = None) -> None:
-    """Serve until SIGTERM/SIGINT (running ``every`` each report interval), then stop gracefully."""
-    stopped = threading.Event()
-    for number in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(number, lambda *_: stopped.set())
-    LOG.info("%s is serving", name)
+def _every_interval(common: _Common, name: str, *tasks: Callable[[], None]) -> None:
+    """Run each task every report interval, in a thread of its own, until the process stops: a
+    slow one (a thousand agents' state reports) never delays another (the heartbeats)."""
     interval = common.settings.compute.report_interval
-    while not stopped.wait(interval if every else None):
-        if every is not None:
+
+    def repeat(task: Callable[[], None]) -> None:
+        while not common.stopped.wait(interval):
             try:
-                every()
+                task()
             except Exception:
                 LOG.exception("%s: periodic task failed; trying again in %g s", name, interval)
+
+    for task in tasks:
+        threading.Thread(target=repeat, args=(task,), name=f"{name} periodic", daemon=True).start()
+
+
+def _until_stopped(common: _Common, name: str) -> None:
+    """Serve until SIGTERM/SIGINT, then stop gracefully."""
+    LOG.info("%s is serving", name)
+    common.stopped.wait()
     grace = common.settings.compute.graceful_shutdown_timeout
     LOG.info("%s stopping: no new messages; up to %g s for the ones taken", name, grace)
     common.runtime.stop_serving(grace)
@@ -171,7 +184,8 @@ def run_super_conductor(settings: Settings) -> int:
 
         recover()
         common.wiring.serve_super_conductor(conductor)
-        _until_stopped(common, "super-conductor", every=recover)
+        _every_interval(common, "super-conductor", recover)
+        _until_stopped(common, "super-conductor")
     return 0
 
 
@@ -235,14 +249,19 @@ def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
             for kind, configurations in host.agents.items()
         ]
 
-        def report() -> None:
+        def heartbeats() -> None:
             beat(agents.values(), utcnow())
+
+        def network_reports() -> None:
             for agent in network_agents:
                 agent.report()
 
-        report()
+        heartbeats()
+        network_reports()
+        # Heartbeats go on while the hosts' topics are served, which takes a while for many.
+        _every_interval(common, "compute agent", heartbeats, network_reports)
         for host in fleet.hosts:
             common.wiring.serve_host(cells[host.cell], host.name, agents[host.name])
         LOG.info("%d simulated host(s) in %d cell(s)", len(agents), len(cells))
-        _until_stopped(common, "compute agent", every=report)
+        _until_stopped(common, "compute agent")
     return 0

@@ -66,9 +66,13 @@ class Cloud:
     placement: str
     client: httpx.Client
 
-    def boot(self, name: str, networks: Any, **extra: Any) -> str:
-        body = {"server": {"name": name, "flavorRef": "1", "networks": networks,
+    def boot(
+        self, name: str, networks: Any, hints: dict[str, Any] | None = None, **extra: Any
+    ) -> str:
+        body: dict[str, Any] = {"server": {"name": name, "flavorRef": "1", "networks": networks,
                            "imageRef": "8b2d4e07-6c5f-4d3a-9e6b-2f3c1a0d9e11", **extra}}  # fmt: skip
+        if hints:
+            body["os:scheduler_hints"] = hints
         answer = self.client.post(f"{self.compute}/servers", json=body, headers=COMPUTE)
         assert answer.status_code == 202, answer.text
         return str(answer.json()["server"]["id"])

@@ -37,6 +37,17 @@ def public(cloud: Cloud) -> str:
     return make_public_network(cloud)
 
 
+@pytest.fixture(scope="module")
+def zones(cloud: Cloud) -> None:
+    """A zone per cell (az1: c1-1, c1-2; az2: c2-1, c2-2), so a boot can choose its cell."""
+    for zone, hosts in (("az1", ("c1-1", "c1-2")), ("az2", ("c2-1", "c2-2"))):
+        aggregate = cloud.client.post(f"{cloud.compute}/os-aggregates", headers=COMPUTE, json={
+            "aggregate": {"name": zone, "availability_zone": zone}}).json()["aggregate"]  # fmt: skip
+        for host in hosts:
+            cloud.client.post(f"{cloud.compute}/os-aggregates/{aggregate['id']}/action",
+                              headers=COMPUTE, json={"add_host": {"host": host}}).raise_for_status()  # fmt: skip
+
+
 def test_a_qos_port_boot_reschedules_within_its_cell_and_holds_its_bandwidth(
     cloud: Cloud, public: str
 ) -> None:
@@ -68,14 +79,7 @@ def test_a_qos_port_boot_reschedules_within_its_cell_and_holds_its_bandwidth(
     cloud.audit()
 
 
-def test_a_boot_in_each_cell(cloud: Cloud, public: str) -> None:
-    # A zone per cell, so that each boot has one cell to go to.
-    for zone, hosts in (("az1", ("c1-1", "c1-2")), ("az2", ("c2-1", "c2-2"))):
-        aggregate = cloud.client.post(f"{cloud.compute}/os-aggregates", headers=COMPUTE, json={
-            "aggregate": {"name": zone, "availability_zone": zone}}).json()["aggregate"]  # fmt: skip
-        for host in hosts:
-            cloud.client.post(f"{cloud.compute}/os-aggregates/{aggregate['id']}/action",
-                              headers=COMPUTE, json={"add_host": {"host": host}}).raise_for_status()  # fmt: skip
+def test_a_boot_in_each_cell(cloud: Cloud, public: str, zones: None) -> None:
     in_cell1 = cloud.boot("one", [{"uuid": public}], availability_zone="az1")
     in_cell2 = cloud.boot("two", [{"uuid": public}], availability_zone="az2")
     first, second = cloud.wait(in_cell1), cloud.wait(in_cell2)
@@ -151,4 +155,48 @@ def test_hosts_of_a_dead_agent_go_down_and_are_skipped(cloud: Cloud, public: str
     for server in placed:
         cloud.delete(server["id"])
     cloud.delete(before)
+    cloud.audit()
+
+
+def test_a_build_that_fails_on_every_host_gives_back_its_port_and_address(
+    cloud: Cloud, public: str
+) -> None:
+    # A zone of the one host whose spawns always fail: every host tried fails.
+    aggregate = cloud.client.post(f"{cloud.compute}/os-aggregates", headers=COMPUTE, json={
+        "aggregate": {"name": "broken", "availability_zone": "broken"}}).json()["aggregate"]  # fmt: skip
+    cloud.client.post(f"{cloud.compute}/os-aggregates/{aggregate['id']}/action",
+                      headers=COMPUTE, json={"add_host": {"host": "bad"}}).raise_for_status()  # fmt: skip
+    server_id = cloud.boot("doomed", [{"uuid": public}], availability_zone="broken")
+    server = cloud.wait(server_id)
+    assert server["status"] == "ERROR"
+    assert "failed on every host tried" in server["fault"]["message"]
+    assert cloud.allocations(server_id) == {} and cloud.ports_of(server_id) == []
+    used = cloud.client.get(
+        f"{cloud.network}/v2.0/network-ip-availabilities/{public}", headers=ADMIN
+    ).json()["network_ip_availability"]["used_ips"]
+    cloud.delete(server_id)
+    after = cloud.client.get(
+        f"{cloud.network}/v2.0/network-ip-availabilities/{public}", headers=ADMIN
+    ).json()["network_ip_availability"]["used_ips"]
+    assert used == after  # the failed build held no address even before its delete
+    cloud.audit()
+
+
+def test_simultaneous_boots_of_an_anti_affinity_group_never_share_a_host(
+    cloud: Cloud, public: str, zones: None
+) -> None:
+    group = cloud.client.post(f"{cloud.compute}/os-server-groups", headers=COMPUTE, json={
+        "server_group": {"name": "spread", "policy": "anti-affinity"}}).json()["server_group"]  # fmt: skip
+    # Three at once into zone az2, which has two hosts: two land apart, the third has none.
+    servers = [
+        cloud.boot(
+            f"spread{i}", [{"uuid": public}], {"group": group["id"]}, availability_zone="az2"
+        )
+        for i in range(3)
+    ]
+    ended = [cloud.wait(server_id) for server_id in servers]
+    hosts = sorted(s["OS-EXT-SRV-ATTR:host"] for s in ended if s["status"] == "ACTIVE")
+    assert hosts == ["c2-1", "c2-2"], [s.get("fault") for s in ended]
+    for server_id in servers:
+        cloud.delete(server_id)
     cloud.audit()
