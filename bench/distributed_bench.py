@@ -23,12 +23,11 @@ import uuid
 from pathlib import Path
 
 import httpx
-import sqlalchemy as sa
 import yaml
 
 from bench.boots import boot_all, make_network, print_boots
+from berth.allinone import distributed
 from berth.allinone.stack import STARTER_IMAGE
-from berth.common.db import normalise_url
 
 ADMIN = {"x-auth-token": "admin"}
 
@@ -90,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             [sys.executable, "-m", "berth.cli", "manage", "audit",
              "--placement-url", f"http://127.0.0.1:{args.base_port + 1}", "--network-url", network],
             capture_output=True, text=True, check=False,
-            env={**os.environ, "BERTH_COMPUTE__API_DATABASE_URL": _database(args.database_url, f"{prefix}api")},
+            env={**os.environ, "BERTH_COMPUTE__API_DATABASE_URL": distributed.database_on(args.database_url, f"{prefix}api")},
         )  # fmt: skip
         print("audit:", audit.stdout.strip()[-2000:])
         return 0 if audit.returncode == 0 and not boots.failed else 1
@@ -98,25 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         launcher.send_signal(signal.SIGTERM)
         launcher.wait(120)
         log.close()
-        _drop(args.database_url, prefix, cells)
-
-
-def _database(server: str, name: str) -> str:
-    return (
-        sa.make_url(normalise_url(server)).set(database=name).render_as_string(hide_password=False)
-    )
-
-
-def _drop(server: str, prefix: str, cells: list[str]) -> None:
-    url = sa.make_url(normalise_url(server))
-    engine = sa.create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with engine.connect() as conn:
-        for name in ["placement", "network", "api", "cell0", *cells]:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{prefix}{name}" WITH (FORCE)')
-    engine.dispose()
-    for cell in cells:
-        subprocess.run(["rabbitmqctl", "-q", "delete_vhost", f"{prefix}{cell}"],
-                       capture_output=True, check=False)  # fmt: skip
+        distributed.drop(args.database_url, prefix, cells)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -90,7 +90,7 @@ def plan(
     names = ["placement", "network", "api", "cell0", *cells]
     return Layout(
         data_dir=settings.data_dir,
-        database_urls={name: _database(database_url, f"{prefix}{name}") for name in names},
+        database_urls={name: database_on(database_url, f"{prefix}{name}") for name in names},
         transport_url=transport_url,
         cell_transport_urls={
             cell: _cell_transport(transport_url, f"{prefix}{cell}") for cell in cells
@@ -270,12 +270,39 @@ def describe(layout: Layout, running: list[Child]) -> str:
 # -- databases and vhosts ------------------------------------------------------------------------
 
 
-def _database(server_url: str, name: str) -> str:
+def database_on(server_url: str, name: str) -> str:
+    """The URL of the database ``name`` on the server of ``server_url``."""
     url = sa.make_url(normalise_url(server_url))
     if url.get_backend_name() == "sqlite":
         base = Path(url.database or ".").expanduser()
         return f"sqlite:///{base / f'{name}.db'}"
     return url.set(database=name).render_as_string(hide_password=False)
+
+
+def drop(server_url: str, prefix: str, cells: Sequence[str]) -> None:
+    """Every database and cell virtual host a layout made with ``prefix``: a rehearsal's end."""
+    names = [f"{prefix}{name}" for name in ["placement", "network", "api", "cell0", *cells]]
+    server = sa.make_url(normalise_url(server_url))
+    if server.get_backend_name() == "sqlite":
+        for name in names:
+            Path(sa.make_url(database_on(server_url, name)).database or "").unlink(missing_ok=True)
+    else:
+        postgresql = server.get_backend_name() == "postgresql"
+        engine = sa.create_engine(
+            server.set(database="postgres" if postgresql else None), isolation_level="AUTOCOMMIT"
+        )
+        with engine.connect() as conn:
+            for name in names:
+                conn.exec_driver_sql(
+                    f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'
+                    if postgresql
+                    else f"DROP DATABASE IF EXISTS `{name}`"
+                )
+        engine.dispose()
+    if shutil.which("rabbitmqctl") is not None:
+        for cell in cells:
+            subprocess.run(["rabbitmqctl", "-q", "delete_vhost", f"{prefix}{cell}"],
+                           capture_output=True, check=False)  # fmt: skip
 
 
 def _create_database(url: str) -> None:

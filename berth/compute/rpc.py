@@ -241,6 +241,15 @@ def _accept(receiver: str, understood: Version, version: str, newer: Mapping[str
         )
 
 
+def _build_state(
+    alternates: list[dict[str, Any]], attempts: list[dict[str, Any]]
+) -> tuple[list[Selection], list[BuildAttempt]]:
+    """What a build carries from host to host, decoded."""
+    return [Selection.from_json(s) for s in alternates], [
+        BuildAttempt.from_json(a) for a in attempts
+    ]
+
+
 class SuperConductorEndpoint:
     def __init__(self, implementation: SuperConductorAPI) -> None:
         self._impl = implementation
@@ -294,10 +303,8 @@ class CellConductorEndpoint:
     ) -> None:
         _accept("cell conductor", CELL_CONDUCTOR_VERSION, version, newer)
         self._impl.reschedule(
-            instance_uuid, failed_host, reason,
-            [Selection.from_json(s) for s in alternates],
-            [BuildAttempt.from_json(a) for a in attempts],
-        )  # fmt: skip
+            instance_uuid, failed_host, reason, *_build_state(alternates, attempts)
+        )
 
 
 class ComputeHostEndpoint:
@@ -313,11 +320,7 @@ class ComputeHostEndpoint:
         **newer: Any,
     ) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
-        self._impl.build_and_run_instance(
-            instance_uuid,
-            [Selection.from_json(s) for s in alternates],
-            [BuildAttempt.from_json(a) for a in attempts],
-        )
+        self._impl.build_and_run_instance(instance_uuid, *_build_state(alternates, attempts))
 
     def terminate_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)

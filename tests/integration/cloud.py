@@ -24,6 +24,7 @@ import pytest
 import sqlalchemy as sa
 import yaml
 
+from berth.allinone import distributed
 from berth.common.db import normalise_url
 
 RABBIT = os.environ.get("BERTH_TEST_RABBIT_URL")
@@ -141,16 +142,7 @@ class Cloud:
 
 def _environment(data: Path, prefix: str) -> dict[str, str]:
     return {"BERTH_DATA_DIR": str(data),
-            "BERTH_COMPUTE__API_DATABASE_URL": _database(f"{prefix}api"), **SETTINGS}  # fmt: skip
-
-
-def _database(name: str) -> str:
-    """The URL of database ``name`` on the test server."""
-    return (
-        sa.make_url(normalise_url(str(POSTGRESQL)))
-        .set(database=name)
-        .render_as_string(hide_password=False)
-    )
+            "BERTH_COMPUTE__API_DATABASE_URL": distributed.database_on(str(POSTGRESQL), f"{prefix}api"), **SETTINGS}  # fmt: skip
 
 
 def _base_port() -> int:
@@ -210,25 +202,11 @@ def distributed_cloud(data: Path) -> Iterator[Cloud]:
         except subprocess.TimeoutExpired:
             os.killpg(launcher.pid, signal.SIGKILL)
         out.close()
-        _drop(prefix, FLEET["cells"])
+        distributed.drop(str(POSTGRESQL), prefix, FLEET["cells"])
 
 
 def _logs(data: Path) -> str:
     return "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in sorted(data.rglob("*.log")))
-
-
-def _drop(prefix: str, cells: list[str]) -> None:
-    engine = sa.create_engine(
-        sa.make_url(normalise_url(str(POSTGRESQL))).set(database="postgres"),
-        isolation_level="AUTOCOMMIT",
-    )
-    with engine.connect() as conn:
-        for name in ["placement", "network", "api", "cell0", *cells]:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{prefix}{name}" WITH (FORCE)')
-    engine.dispose()
-    for cell in cells:
-        subprocess.run(["rabbitmqctl", "-q", "delete_vhost", f"{prefix}{cell}"],
-                       capture_output=True, check=False)  # fmt: skip
 
 
 def make_public_network(cloud: Cloud) -> str:
