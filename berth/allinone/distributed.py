@@ -289,7 +289,7 @@ def drop(server_url: str, prefix: str, cells: Sequence[str]) -> None:
     else:
         postgresql = server.get_backend_name() == "postgresql"
         engine = sa.create_engine(
-            server.set(database="postgres" if postgresql else None), isolation_level="AUTOCOMMIT"
+            server.set(database="postgres" if postgresql else ""), isolation_level="AUTOCOMMIT"
         )
         with engine.connect() as conn:
             for name in names:
@@ -311,7 +311,7 @@ def _create_database(url: str) -> None:
     if backend == "sqlite":
         Path(parsed.database or "").parent.mkdir(parents=True, exist_ok=True)
         return
-    server = parsed.set(database="postgres" if backend == "postgresql" else None)
+    server = parsed.set(database="postgres" if backend == "postgresql" else "")
     engine = sa.create_engine(server, isolation_level="AUTOCOMMIT")
     try:
         with engine.connect() as conn:
