@@ -72,6 +72,11 @@ def test_cells_are_created_listed_and_their_hosts_discovered(tmp_path: Path) -> 
     assert cell0.stdout.strip() == "00000000-0000-0000-0000-000000000000"
     assert berth("manage", "cell", "create", "--name", "cell1", "--database-url", cell1_url,
                  "--transport-url", "memory://cell1").returncode == 0  # fmt: skip
+    # A bus nothing could use is refused before the cell is mapped.
+    kafka = berth("manage", "cell", "create", "--name", "cell2", "--database-url", cell1_url,
+                  "--transport-url", "kafka://broker:9092")  # fmt: skip
+    assert kafka.returncode == 2
+    assert "bus URL 'kafka://broker:9092': unknown scheme 'kafka'" in kafka.stderr
     twice = berth("manage", "cell", "create", "--name", "cell1", "--database-url", cell1_url)
     assert (twice.returncode, twice.stderr.strip()) == (
         1,
