@@ -61,6 +61,12 @@ def _parser() -> argparse.ArgumentParser:
         "--agents", type=int, default=2, help="with --distributed: compute-agent processes"
     )
     up.add_argument(
+        "--copies",
+        type=int,
+        default=1,
+        help="with --distributed: copies of the scheduler and of each conductor",
+    )
+    up.add_argument(
         "--db-prefix",
         default="berth_",
         help="with --distributed: the databases' (and cells' vhosts') name prefix",
@@ -279,7 +285,7 @@ def _up_distributed(args: argparse.Namespace, settings: config.Settings) -> int:
         fleet = yaml.safe_load(Path(args.fleet or up.EXAMPLE_FLEET).read_text()) or {}
     return distributed.run(
         settings, args.database_url, args.transport_url, fleet, args.agents, args.base_port,
-        args.db_prefix,
+        args.db_prefix, args.copies,
     )  # fmt: skip
 
 

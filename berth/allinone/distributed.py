@@ -61,6 +61,9 @@ class Layout:
     ports: dict[str, int]
     fleet: dict[str, Any]
     agents: int
+    # Copies of the scheduler, the super-conductor and each cell's conductor (they share their
+    # topics' queues).
+    copies: int = 1
     host: str = "127.0.0.1"
 
     def url(self, service: str) -> str:
@@ -85,6 +88,7 @@ def plan(
     agents: int,
     base_port: int,
     prefix: str = "berth_",
+    copies: int = 1,
 ) -> Layout:
     cells = [str(c) for c in fleet.get("cells") or ["cell1"]]
     names = ["placement", "network", "api", "cell0", *cells]
@@ -98,6 +102,7 @@ def plan(
         ports={"placement": base_port + 1, "network": base_port + 2, "compute": base_port + 3},
         fleet=dict(fleet),
         agents=max(1, agents),
+        copies=max(1, copies),
     )
 
 
@@ -163,13 +168,15 @@ def children(layout: Layout) -> list[Child]:
             "compute-api", "compute-api", "--host", layout.host,
             "--port", str(layout.ports["compute"]),
         ),
-        child("scheduler", "scheduler"),
-        child("super-conductor", "super-conductor"),
     ]  # fmt: skip
-    found += [
-        child(f"conductor-{cell}", "conductor", "--cell", cell)
-        for cell in layout.cell_transport_urls
-    ]
+    for copy in range(1, layout.copies + 1):
+        suffix = "" if layout.copies == 1 else f"-{copy}"
+        found += [child(f"scheduler{suffix}", "scheduler"),
+                  child(f"super-conductor{suffix}", "super-conductor")]  # fmt: skip
+        found += [
+            child(f"conductor-{cell}{suffix}", "conductor", "--cell", cell)
+            for cell in layout.cell_transport_urls
+        ]
     for index, part in enumerate(fleets.split(layout.fleet, layout.agents), start=1):
         if not part["hosts"]:
             continue
@@ -259,7 +266,9 @@ def describe(layout: Layout, running: list[Child]) -> str:
         where[f"conductor-{cell}"] = f"cell {cell}: {_shown(transport)}"
     for child in running:
         pid = child.process.pid if child.process is not None else 0
-        shown = where.get(child.name, f"hosts of {child.args[-1]}")
+        shown = where.get(child.name) or where.get(
+            child.name.rsplit("-", 1)[0], f"hosts of {child.args[-1]}"
+        )
         lines.append(f"{child.name:<18} {pid:>7}  {shown}  (log: {child.log_path})")
     lines.append(
         "databases: " + ", ".join(f"{n}={_shown_db(u)}" for n, u in layout.database_urls.items())
@@ -382,9 +391,10 @@ def run(
     agents: int,
     base_port: int,
     prefix: str = "berth_",
+    copies: int = 1,
 ) -> int:
     """Prepare, start every process, wait until every host is up, then until Ctrl-C/SIGTERM."""
-    layout = plan(settings, database_url, transport_url, fleet, agents, base_port, prefix)
+    layout = plan(settings, database_url, transport_url, fleet, agents, base_port, prefix, copies)
     prepare(layout)
     running = children(layout)
     hosts = len(fleets.parse(layout.fleet).hosts)

@@ -1,7 +1,8 @@
 """A distributed Berth for tests: ``berth up --distributed`` on the machine's RabbitMQ and
 PostgreSQL (``BERTH_TEST_RABBIT_URL``, ``BERTH_TEST_POSTGRESQL_URL``), every service its own
-process, two cells, hosts over two agent processes, with short timeouts. Each start has its own
-databases and virtual hosts, dropped when it stops.
+process (two copies of the scheduler and of each conductor), two cells, hosts over two agent
+processes, with short timeouts. Each start has its own databases and virtual hosts, dropped when
+it stops.
 """
 
 from __future__ import annotations
@@ -123,6 +124,11 @@ class Cloud:
 
     def pid(self, *service: str) -> int:
         """The running process of this cloud whose command line ends with ``service``."""
+        return self.pids(*service)[0]
+
+    def pids(self, *service: str) -> list[int]:
+        """Every running process of this cloud whose command line ends with ``service``."""
+        found = []
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
                 continue
@@ -136,8 +142,9 @@ class Cloud:
                 words[-len(service) :] == list(service)
                 and f"BERTH_DATA_DIR={self.data}".encode() in environ
             ):
-                return int(entry.name)
-        raise AssertionError(f"no process for {' '.join(service)}")
+                found.append(int(entry.name))
+        assert found, f"no process for {' '.join(service)}"
+        return found
 
 
 def _environment(data: Path, prefix: str) -> dict[str, str]:
@@ -181,7 +188,7 @@ def distributed_cloud(data: Path) -> Iterator[Cloud]:
     launcher = subprocess.Popen(
         [sys.executable, "-m", "berth.cli", "up", "--distributed", "--transport-url", str(RABBIT),
          "--database-url", server, "--fleet", str(fleet), "--agents", "2",
-         "--base-port", str(base), "--db-prefix", prefix],
+         "--base-port", str(base), "--db-prefix", prefix, "--copies", "2"],
         env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     try:

@@ -49,8 +49,8 @@ def public(cloud: Cloud) -> str:
     return make_public_network(cloud)
 
 
-def _pids(cloud: Cloud) -> dict[str, int]:
-    return {name: cloud.pid("serve", *name.split(" ")) for name in ("scheduler", "super-conductor")}
+def _pids(cloud: Cloud) -> dict[str, list[int]]:
+    return {name: sorted(cloud.pids("serve", name)) for name in ("scheduler", "super-conductor")}
 
 
 def _ended(cloud: Cloud, servers: list[str]) -> list[str]:

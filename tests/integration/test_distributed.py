@@ -98,13 +98,16 @@ def test_a_boot_in_each_cell(cloud: Cloud, public: str, zones: None) -> None:
 def test_a_scheduler_that_does_not_answer_ends_the_build_holding_nothing(
     cloud: Cloud, public: str
 ) -> None:
-    scheduler = cloud.pid("serve", "scheduler")
-    os.kill(scheduler, signal.SIGSTOP)
+    schedulers = cloud.pids("serve", "scheduler")
+    assert len(schedulers) == 2  # the layout runs two copies; neither answers now
+    for scheduler in schedulers:
+        os.kill(scheduler, signal.SIGSTOP)
     try:
         server_id = cloud.boot("late", [{"uuid": public}])
         server = cloud.wait(server_id)
     finally:
-        os.kill(scheduler, signal.SIGCONT)
+        for scheduler in schedulers:
+            os.kill(scheduler, signal.SIGCONT)
     assert server["status"] == "ERROR"
     assert "did not answer within 5 s" in server["fault"]["message"]
     # The scheduler takes the request after its deadline: it drops it, claims nothing.
@@ -117,7 +120,8 @@ def test_a_scheduler_that_does_not_answer_ends_the_build_holding_nothing(
 def test_a_killed_super_conductor_leaves_no_server_in_build(cloud: Cloud, public: str) -> None:
     servers = [cloud.boot(f"k{i}", [{"uuid": public}]) for i in range(6)]
     os.kill(cloud.pid("serve", "super-conductor"), signal.SIGKILL)
-    # The launcher starts it again; its recovery ends what the dead one left half done.
+    # The other copy goes on with what the broker had not given the dead one yet; the launcher
+    # starts the dead one again; recovery ends what it had taken and left half done.
     ended = [cloud.wait(server_id, timeout=90) for server_id in servers]
     assert {s["status"] for s in ended} <= {"ACTIVE", "ERROR"}
     for server_id in servers:
