@@ -96,7 +96,9 @@ def all_nodes(cells: CellRegistry) -> list[CellNode]:
     """Every compute node of every cell with hosts, cell by cell, each with its service."""
     found = []
     for cell in cells.cells(include_cell0=False):
-        with cells.database(cell).read() as conn:
+        # One snapshot: a host registering between two reads (its service and node are
+        # committed together) would otherwise show a node without its service.
+        with cells.database(cell).snapshot() as conn:
             by_id = {row["id"]: row for row in services.list_services(conn)}
             nodes = compute_nodes.list_nodes(conn)
         found += [CellNode(cell, node, by_id[node["service_id"]]) for node in nodes]

@@ -236,7 +236,12 @@ def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
             )
             for host in fleet.hosts
         }
-        # Compute nodes first: the network service hangs its providers under them.
+        # Every host's topic is served before the host registers: once it is in Placement and
+        # up, the scheduler may choose it, and the build cast to it must find a consumer.
+        for host in fleet.hosts:
+            common.wiring.serve_host(cells[host.cell], host.name, agents[host.name])
+        # Compute nodes before the network agents: the network service hangs their providers
+        # under them.
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(_start_patiently, agents.values()))
         with common.api_db.write() as conn:
@@ -256,12 +261,8 @@ def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
             for agent in network_agents:
                 agent.report()
 
-        heartbeats()
         network_reports()
-        # Heartbeats go on while the hosts' topics are served, which takes a while for many.
         _every_interval(common, "compute agent", heartbeats, network_reports)
-        for host in fleet.hosts:
-            common.wiring.serve_host(cells[host.cell], host.name, agents[host.name])
         LOG.info("%d simulated host(s) in %d cell(s)", len(agents), len(cells))
         _until_stopped(common, "compute agent")
     return 0
