@@ -44,8 +44,9 @@ from berth.placement.store.database import open_database as open_placement_datab
 
 LOG = logging.getLogger(__name__)
 
-# How long each service has to answer on its port or register its hosts.
-START_TIMEOUT = 120.0
+# How long each service has to answer on its port or register its hosts (a thousand hosts'
+# topics and registrations take minutes on a small machine).
+START_TIMEOUT = 600.0
 # How often the launcher looks for a child that died.
 RESTART_CHECK_SECONDS = 1.0
 

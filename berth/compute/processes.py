@@ -52,6 +52,9 @@ from berth.network.sim_agent import SimulatedAgent
 LOG = logging.getLogger(__name__)
 
 
+# Hosts whose topics connect to the broker at once: one at a time takes minutes for hundreds of
+# hosts, all at once is a connection storm the broker answers with time-outs.
+SERVING_AT_ONCE = 8
 # How long a host keeps trying to register before its agent gives up.
 START_PATIENCE_SECONDS = 300.0
 
@@ -238,8 +241,15 @@ def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
         }
         # Every host's topic is served before the host registers: once it is in Placement and
         # up, the scheduler may choose it, and the build cast to it must find a consumer.
-        for host in fleet.hosts:
-            common.wiring.serve_host(cells[host.cell], host.name, agents[host.name])
+        with ThreadPoolExecutor(SERVING_AT_ONCE) as pool:
+            list(
+                pool.map(
+                    lambda host: common.wiring.serve_host(
+                        cells[host.cell], host.name, agents[host.name]
+                    ),
+                    fleet.hosts,
+                )
+            )
         # Compute nodes before the network agents: the network service hangs their providers
         # under them.
         with ThreadPoolExecutor(8) as pool:
