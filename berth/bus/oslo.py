@@ -30,6 +30,10 @@ with warnings.catch_warnings():
     import oslo_messaging
     from oslo_messaging import opts as oslo_opts
 
+    # The rabbit driver's parts that ``listener`` builds on: below oslo's public API.
+    from oslo_messaging._drivers import amqpdriver as amqpdriver
+    from oslo_messaging._drivers import common as rpc_common  # noqa: F401
+
 RABBIT = "oslo_messaging_rabbit"
 
 # oslo reads these groups from the conf it is given but registers them only on the global CONF

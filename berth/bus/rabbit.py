@@ -1,10 +1,13 @@
 """The bus over RabbitMQ, through oslo.messaging's rabbit driver.
 
-oslo.messaging blocks: its client waits for the broker, and its servers call endpoints in worker
-threads. Here every blocking step runs in a thread (see ``threads``) that the event loop awaits.
-A server's endpoint, as oslo sees it, has two methods, ``cast`` and ``call``, each taking one
-Berth request as JSON text: the very text the in-process bus carries, checked and served by the
-same code (``message``, ``dispatch``), so a message that works on one backend works on the other.
+oslo.messaging blocks: its client waits for the broker. Here every blocking step runs in a thread
+(see ``threads``) that the event loop awaits. oslo sends every message; the bus receives through
+one listening connection for all the topics it serves (see ``listener``, which says why), and
+each server runs its messages in threads of its own (``workers``), as many as its concurrency.
+A message, as oslo carries it, names one of two methods, ``cast`` and ``call``, with one argument:
+the Berth request as JSON text, the very text the in-process bus carries, checked and served by
+the same code (``message``, ``dispatch``), so a message that works on one backend works on the
+other.
 """
 
 from __future__ import annotations
@@ -12,8 +15,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import sys
 from collections.abc import Awaitable
+from contextlib import suppress
 from contextvars import ContextVar
+from functools import partial
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -22,10 +28,12 @@ import kombu.exceptions
 
 from berth.bus.dispatch import handle_in_thread
 from berth.bus.errors import BusClosed, BusUnavailable, CallTimeout, NoServer
+from berth.bus.listener import Incoming, SharedListener
 from berth.bus.message import check_topic, decode_reply, encode_request
 from berth.bus.oslo import Names, declare_topic_queue, oslo_messaging, transport
 from berth.bus.threads import in_thread
 from berth.bus.url import RabbitURL
+from berth.bus.workers import Workers
 
 LOG = logging.getLogger(__name__)
 
@@ -63,10 +71,11 @@ _SERVING: ContextVar[RabbitServer | None] = ContextVar("berth_rabbit_serving", d
 
 
 class RabbitServer:
-    """An endpoint serving one topic through an oslo RPC server with ``concurrency`` threads.
+    """An endpoint serving one topic with up to ``concurrency`` threads of its own.
 
-    It starts in a thread (it connects, and declares its queues): ``serve`` returns at once, and
-    the bus's own messages wait until it listens.
+    Its messages come through the bus's one listening connection (see ``listener``), which
+    starts consuming the topic's queues in its own thread: ``serve`` returns at once, and the
+    bus's own messages wait until the topic is consumed.
     """
 
     def __init__(
@@ -81,9 +90,8 @@ class RabbitServer:
         self.endpoint = endpoint
         self._loop = loop
         self._topic = topic
-        self._oslo: oslo_messaging.MessageHandlingServer | None = None
-        self._stopping = False
-        self.started: asyncio.Future[None] = loop.create_task(self._start(concurrency))
+        self._workers = Workers(concurrency, f"berth-bus {topic}")
+        self.started: asyncio.Future[None] = loop.create_task(self._start())
 
     @property
     def topic(self) -> str:
@@ -100,40 +108,48 @@ class RabbitServer:
         if _SERVING.get() is self:
             # Waiting for its own handlers would have this handler wait for itself.
             raise RuntimeError("a handler cannot wait for its own server to stop")
-        self._stopping = True
         self.bus._servers.discard(self)
         await self.started
-        await in_thread(self._stop_now)
+        with suppress(BusClosed):
+            await asyncio.wrap_future(self.bus._listening().remove(self))
+        await in_thread(self._workers.shutdown)
 
-    async def _start(self, concurrency: int) -> None:
+    def take(self, message: Incoming) -> None:
+        # In the listener's thread.
+        self._workers.submit(partial(self._serve, message))
+
+    async def _start(self) -> None:
         try:
-            await in_thread(self._start_now, concurrency)
-        except BROKER_ERRORS:
+            await asyncio.wrap_future(self.bus._listening().add(self))
+        except (*BROKER_ERRORS, BusClosed, RuntimeError):
             LOG.exception("bus %r: serving %r failed to start", self.bus.name, self.topic)
             self.bus._servers.discard(self)
 
-    def _start_now(self, concurrency: int) -> None:
-        # oslo picks its threading executor by itself (eventlet is not in use); naming it, as
-        # older releases wanted, is deprecated.
-        server = oslo_messaging.get_rpc_server(
-            self.bus._transport,
-            self.bus._names.target(self.topic, server=True),
-            [_OsloEndpoint(self)],
-        )
-        server.start(override_pool_size=concurrency)
-        self._oslo = server
-        if self._stopping:
-            # Stopped while it started: without a broker, starting can outlast the stop (and
-            # the bus's close), and must not begin to take messages after it.
-            self._stop_now()
+    def _serve(self, message: Incoming) -> None:
+        # In one of the server's threads. oslo's request is Berth's: a method "cast" or "call"
+        # (whether anyone waits for the outcome) and one argument, the request's JSON text.
+        kind = message.message.get("method")
+        wants_reply = kind == "call"
+        try:
+            request = message.message["args"]["request"]
+            if kind not in ("cast", "call") or not isinstance(request, str):
+                raise ValueError(f"not a Berth request: {kind!r}")
+            answer = self._handle(request, wants_reply=wants_reply)
+        except Exception:
+            LOG.exception("bus %r: a message to %r could not be served", self.bus.name, self.topic)
+            if wants_reply:
+                self._reply(message, failure=sys.exc_info())
+            return
+        if wants_reply:
+            self._reply(message, answer=answer)
 
-    def _stop_now(self) -> None:
-        if self._oslo is not None:
-            self._oslo.stop()
-            self._oslo.wait()
+    def _reply(self, message: Incoming, *, answer: str | None = None, failure: Any = None) -> None:
+        try:
+            message.reply(answer, failure)
+        except BROKER_ERRORS:
+            LOG.exception("bus %r: the reply from %r was lost", self.bus.name, self.topic)
 
     def _handle(self, body: str, *, wants_reply: bool) -> str | None:
-        # In an oslo worker thread.
         token = _SERVING.set(self)
         try:
             return handle_in_thread(
@@ -166,23 +182,6 @@ class RabbitServer:
             return await work
         finally:
             self.bus._handlers.discard(task)
-
-
-class _OsloEndpoint:
-    """A server's endpoint as oslo's dispatcher calls it: ``method(ctxt, **kwargs)``.
-
-    Two methods, so the server knows whether anyone waits for the outcome; the request names
-    the endpoint's method and its arguments. oslo's request context is not used.
-    """
-
-    def __init__(self, server: RabbitServer) -> None:
-        self._server = server
-
-    def cast(self, ctxt: dict[str, Any], request: str) -> None:
-        self._server._handle(request, wants_reply=False)
-
-    def call(self, ctxt: dict[str, Any], request: str) -> str | None:
-        return self._server._handle(request, wants_reply=True)
 
 
 class RabbitBus:
@@ -239,6 +238,7 @@ class RabbitBus:
             transport_options=oslo_messaging.TransportOptions(at_least_once=True),
         )
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._listener: SharedListener | None = None
         self._servers: set[RabbitServer] = set()
         self._calls: set[asyncio.Future[str]] = set()
         self._handlers: set[asyncio.Task[Any]] = set()
@@ -330,9 +330,20 @@ class RabbitBus:
         self._fail_calls()
         # A call still waiting for the broker to create its reply queue holds the lock that
         # letting go of the transport needs; leave it to its thread rather than wait forever.
-        if not await _done_within(in_thread(self._transport.cleanup), limit):
+        if not await _done_within(in_thread(self._let_go, limit), limit):
             LOG.warning("bus %r: the broker connections did not close in %gs", self.name, limit)
         self._closed.set()
+
+    def _listening(self) -> SharedListener:
+        """The bus's one listening connection, for every topic it serves; made on first use."""
+        if self._listener is None:
+            self._listener = SharedListener(self._transport, self._names, self.name)
+        return self._listener
+
+    def _let_go(self, limit: float) -> None:
+        if self._listener is not None and not self._listener.close(limit):
+            LOG.warning("bus %r: the listening connection did not close in %gs", self.name, limit)
+        self._transport.cleanup()
 
     def _bind(self) -> asyncio.AbstractEventLoop:
         loop = asyncio.get_running_loop()

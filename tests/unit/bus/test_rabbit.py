@@ -253,3 +253,111 @@ async def test_the_bus_keeps_its_connections_alive_and_gets_them_back(
         assert await bus.call("scheduler", "whoami", timeout=20) == "recorder"
         await bus.cast("scheduler", "note", n=1)
         await recorder.received.reach(1)
+
+
+# --- one listening connection for every topic ---
+
+TOPICS = [f"compute.host{n}" for n in range(8)]
+
+
+def needs_rabbitmqctl(url: RabbitURL) -> None:
+    if shutil.which("rabbitmqctl") is None or url.host not in ("127.0.0.1", "localhost"):
+        pytest.skip("needs rabbitmqctl for a broker on this machine")
+
+
+def queue_counts(url: RabbitURL, bus: Bus, topic: str) -> tuple[int, int]:
+    """The messages waiting in ``topic``'s queue, and its consumers."""
+    assert isinstance(bus, RabbitBus)
+    with connection(url) as broker:
+        queue = broker.default_channel.queue_declare(
+            Names(bus.namespace).topic(topic), passive=True
+        )
+    return queue.message_count, queue.consumer_count
+
+
+async def test_the_topics_of_a_bus_share_one_listening_connection(
+    new_rabbit_bus: NewBus, rabbit_url: RabbitURL
+) -> None:
+    needs_rabbitmqctl(rabbit_url)
+    async with new_rabbit_bus() as bus:
+        recorders = {topic: Recorder(topic) for topic in TOPICS}
+        bus.serve(TOPICS[0], recorders[TOPICS[0]])
+        assert await bus.call(TOPICS[0], "whoami") == TOPICS[0]
+        # Sending, replies, and listening for the first topic.
+        before = await asyncio.to_thread(my_connections)
+        for topic in TOPICS[1:]:
+            bus.serve(topic, recorders[topic])
+        for topic in TOPICS:
+            assert await bus.call(topic, "whoami") == topic
+            await bus.cast(topic, "note", to=topic)
+        assert len(await asyncio.to_thread(my_connections)) == len(before)
+        # Each topic still has a queue of its own, and hears only what was sent to it.
+        for topic, recorder in recorders.items():
+            await recorder.received.reach(1)
+            assert recorder.received.entries == [{"to": topic}]
+            assert queue_counts(rabbit_url, bus, topic) == (0, 1)
+
+
+async def test_a_busy_topic_does_not_hold_up_another(new_rabbit_bus: NewBus) -> None:
+    async with new_rabbit_bus() as bus:
+        gate = Gate()
+        bus.serve("compute.host1", gate)
+        bus.serve("compute.host2", Recorder("host2"))
+        await bus.cast("compute.host1", "hold", item=1)
+        await bus.cast("compute.host1", "hold", item=2)
+        await gate.started.reach(1)
+        # host1's one thread is busy and its second message waits for it; host2 answers.
+        assert await bus.call("compute.host2", "whoami", timeout=5) == "host2"
+        assert gate.started.entries == [1]
+        gate.opened.set()
+        await gate.finished.reach(2)
+
+
+async def test_a_stopped_topic_stops_while_the_others_go_on(
+    new_rabbit_bus: NewBus, rabbit_url: RabbitURL
+) -> None:
+    async with new_rabbit_bus() as bus:
+        gate = Gate()
+        stopping = bus.serve("compute.host1", gate)
+        others = {topic: Recorder(topic) for topic in ("compute.host2", "compute.host3")}
+        for topic, recorder in others.items():
+            bus.serve(topic, recorder)
+        await bus.cast("compute.host1", "hold", item="in flight")
+        await gate.started.reach(1)
+        stopped = asyncio.create_task(stopping.stop())
+        # Its work in flight holds up its own stop, not the other topics.
+        for topic in others:
+            assert await bus.call(topic, "whoami", timeout=5) == topic
+        assert not stopped.done()
+        gate.opened.set()
+        await stopped
+        assert gate.finished.entries == ["in flight"]
+        await bus.cast("compute.host1", "hold", item="queued")
+        assert queue_counts(rabbit_url, bus, "compute.host1") == (1, 0)
+        for topic in others:
+            assert await bus.call(topic, "whoami") == topic
+        successor = Gate()
+        successor.opened.set()
+        bus.serve("compute.host1", successor)
+        await successor.finished.reach(1)
+        assert successor.finished.entries == ["queued"]
+
+
+async def test_every_topic_comes_back_after_the_broker_drops_the_connections(
+    new_rabbit_bus: NewBus, rabbit_url: RabbitURL
+) -> None:
+    needs_rabbitmqctl(rabbit_url)
+    async with new_rabbit_bus() as bus:
+        recorders = {topic: Recorder(topic) for topic in TOPICS}
+        for topic, recorder in recorders.items():
+            bus.serve(topic, recorder)
+        for topic in TOPICS:
+            assert await bus.call(topic, "whoami") == topic
+        for pid, _ in await asyncio.to_thread(my_connections):
+            await asyncio.to_thread(rabbitmqctl, "close_connection", pid, "berth test")
+        for topic in TOPICS:
+            assert await bus.call(topic, "whoami", timeout=20) == topic
+            await bus.fanout(topic, "note", to=topic)
+        for topic, recorder in recorders.items():
+            await recorder.received.reach(1)
+            assert recorder.received.entries == [{"to": topic}]
