@@ -54,8 +54,8 @@ class BusRuntime:
 
         async def serve() -> Server:
             server = self._buses.connect(url).serve(topic, endpoint, concurrency=concurrency)
-            # One server connected at a time: a process serving a thousand hosts' topics at
-            # once would open a thousand broker connections in the same second.
+            # Returns once the topic is consumed: a caller may then announce that it serves it
+            # (a host registers), and what is sent to it from then on finds a server.
             await server.ready()
             return server
 
