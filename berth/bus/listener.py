@@ -199,16 +199,19 @@ class SharedListener:
         direct = partial(self._delivered, topic, False)
         fanout = partial(self._delivered, topic, True)
         exchange = self._names.exchange
+
+        def declared() -> list[Any]:
+            return [c for c in self._conn._consumers if c.callback in (direct, fanout)]
+
         try:
             self._conn.declare_topic_consumer(exchange, self._names.topic(topic), direct)
             self._conn.declare_topic_consumer(exchange, self._names.server_queue(topic), direct)
             self._conn.declare_fanout_consumer(self._names.topic(topic), fanout)
-        finally:
-            consumers = [c for c in self._conn._consumers if c.callback in (direct, fanout)]
-        if len(consumers) < 3:
-            self._cancel(consumers)
-            raise RuntimeError(f"bus {self._name!r}: the consumers of {topic!r} were not declared")
-        return consumers
+        except BaseException:
+            # Half a topic would take some of its messages and never serve them.
+            self._cancel(declared())
+            raise
+        return declared()
 
     def _cancel(self, consumers: list[Any]) -> None:
         """Take ``consumers`` off the connection, so a reconnect does not declare them again."""

@@ -361,3 +361,28 @@ async def test_every_topic_comes_back_after_the_broker_drops_the_connections(
         for topic, recorder in recorders.items():
             await recorder.received.reach(1)
             assert recorder.received.entries == [{"to": topic}]
+
+
+async def test_a_topic_leaves_the_broker_with_its_last_server_here(
+    new_rabbit_bus: NewBus, rabbit_url: RabbitURL
+) -> None:
+    needs_rabbitmqctl(rabbit_url)
+    async with new_rabbit_bus() as bus:
+        assert isinstance(bus, RabbitBus)
+        first = bus.serve("compute", Recorder("first"))
+        second = bus.serve("compute", Recorder("second"))
+        await bus.call("compute", "whoami")
+        await first.stop()
+        # The other server of the topic keeps the bus's one consumer of it, and every message.
+        assert {await bus.call("compute", "whoami") for _ in range(4)} == {"second"}
+        assert queue_counts(rabbit_url, bus, "compute") == (0, 1)
+        fanout_queues = f"{Names(bus.namespace).fanout_exchange('compute')}_"
+
+        def fanout_queue_count() -> int:
+            names = rabbitmqctl("list_queues", "name").splitlines()
+            return sum(name.startswith(fanout_queues) for name in names)
+
+        assert await asyncio.to_thread(fanout_queue_count) == 1
+        await second.stop()
+        assert queue_counts(rabbit_url, bus, "compute") == (0, 0)
+        assert await asyncio.to_thread(fanout_queue_count) == 0
