@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol
 
-from berth.bus.errors import BusClosed
+from berth.bus.errors import BusClosed, BusUnavailable
 from berth.bus.oslo import Names, amqpdriver, oslo_messaging, rpc_common
 
 LOG = logging.getLogger(__name__)
@@ -79,6 +79,8 @@ class SharedListener:
         self._tasks: queue.SimpleQueue[_Task] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._closing = False
+        # What ``add`` and ``remove`` fail with once the thread has ended.
+        self._ended: Exception = BusClosed(f"bus {name!r} is closed")
         self._topics: dict[str, _Topic] = {}
         # Additions whose consumers start with the next consume.
         self._confirming: list[Future[None]] = []
@@ -110,7 +112,7 @@ class SharedListener:
         done: Future[None] = Future()
         with self._lock:
             if self._closing:
-                done.set_exception(BusClosed(f"bus {self._name!r} is closed"))
+                done.set_exception(self._ended)
             else:
                 self._tasks.put((change, done, confirm))
         return done
@@ -127,11 +129,11 @@ class SharedListener:
                 self._consume()
         except Exception as exc:
             LOG.exception("bus %r: the listening connection failed", self._name)
-            self._fail_tasks(exc)
+            self._ended = BusUnavailable(f"bus {self._name!r} cannot listen: {exc}")
         finally:
             with self._lock:
                 self._closing = True
-            self._fail_tasks(BusClosed(f"bus {self._name!r} is closed"))
+            self._fail_tasks(self._ended)
             self._disconnect()
 
     def _run_tasks(self) -> None:
@@ -156,8 +158,8 @@ class SharedListener:
         except rpc_common.Timeout:
             pass
         except Exception:
-            # Not a lost broker (oslo reconnects to that by itself) but a refusal; the consumers
-            # are declared again next time.
+            # Not a lost broker (oslo reconnects to that by itself) but a refusal; oslo starts
+            # the consumers again next time.
             LOG.exception("bus %r: consuming failed; trying again in a second", self._name)
             time.sleep(1)
             return

@@ -121,7 +121,7 @@ class RabbitServer:
     async def _start(self) -> None:
         try:
             await asyncio.wrap_future(self.bus._listening().add(self))
-        except (*BROKER_ERRORS, BusClosed, RuntimeError):
+        except (*BROKER_ERRORS, BusClosed, BusUnavailable):
             LOG.exception("bus %r: serving %r failed to start", self.bus.name, self.topic)
             self.bus._servers.discard(self)
 

@@ -275,22 +275,38 @@ def queue_counts(url: RabbitURL, bus: Bus, topic: str) -> tuple[int, int]:
     return queue.message_count, queue.consumer_count
 
 
+def consuming_connections(namespace: str) -> dict[str, int]:
+    """The broker's connections consuming from ``namespace``'s queues, each with its count."""
+    channels = rabbitmqctl("list_channels", "pid", "connection").splitlines()[1:]
+    connection_of = dict(line.split("\t") for line in channels)
+    consumers = rabbitmqctl("list_consumers", "queue_name", "channel_pid").splitlines()[1:]
+    found: dict[str, int] = {}
+    for queue_name, channel in (line.split("\t") for line in consumers):
+        if queue_name.startswith(f"{namespace}."):
+            where = connection_of[channel]
+            found[where] = found.get(where, 0) + 1
+    return found
+
+
 async def test_the_topics_of_a_bus_share_one_listening_connection(
     new_rabbit_bus: NewBus, rabbit_url: RabbitURL
 ) -> None:
     needs_rabbitmqctl(rabbit_url)
     async with new_rabbit_bus() as bus:
+        assert isinstance(bus, RabbitBus)
         recorders = {topic: Recorder(topic) for topic in TOPICS}
-        bus.serve(TOPICS[0], recorders[TOPICS[0]])
-        assert await bus.call(TOPICS[0], "whoami") == TOPICS[0]
-        # Sending, replies, and listening for the first topic.
-        before = await asyncio.to_thread(my_connections)
-        for topic in TOPICS[1:]:
-            bus.serve(topic, recorders[topic])
+        for topic, recorder in recorders.items():
+            bus.serve(topic, recorder)
         for topic in TOPICS:
             assert await bus.call(topic, "whoami") == topic
             await bus.cast(topic, "note", to=topic)
-        assert len(await asyncio.to_thread(my_connections)) == len(before)
+        # Per topic its queue, its ".shared" queue and its fan-out queue: all on one connection,
+        # this process's, beside the few it sends and takes replies on.
+        consuming = await asyncio.to_thread(consuming_connections, bus.namespace)
+        assert list(consuming.values()) == [3 * len(TOPICS)]
+        mine = await asyncio.to_thread(my_connections)
+        assert set(consuming) <= {pid for pid, _ in mine}
+        assert len(mine) < len(TOPICS)
         # Each topic still has a queue of its own, and hears only what was sent to it.
         for topic, recorder in recorders.items():
             await recorder.received.reach(1)
