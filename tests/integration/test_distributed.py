@@ -129,6 +129,19 @@ def test_a_killed_super_conductor_leaves_no_server_in_build(cloud: Cloud, public
     cloud.audit()
 
 
+def test_a_super_conductor_stopped_with_sigterm_during_boots_leaves_none_in_build(
+    cloud: Cloud, public: str
+) -> None:
+    servers = [cloud.boot(f"t{i}", [{"uuid": public}]) for i in range(6)]
+    os.kill(cloud.pid("serve", "super-conductor"), signal.SIGTERM)
+    # It finishes what it took within its grace period and exits; the launcher starts it again.
+    ended = [cloud.wait(server_id, timeout=90) for server_id in servers]
+    assert {s["status"] for s in ended} <= {"ACTIVE", "ERROR"}
+    for server_id in servers:
+        cloud.delete(server_id)
+    cloud.audit()
+
+
 def test_hosts_of_a_dead_agent_go_down_and_are_skipped(cloud: Cloud, public: str) -> None:
     before = cloud.boot("kept", [{"uuid": public}])
     kept = cloud.wait(before)
