@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -115,8 +115,8 @@ def prepare(layout: Layout) -> None:
     placement_db = open_placement_database(layout.database_urls["placement"])
     placement_migrate.sync(placement_db)
     placement_db.dispose()
-    network_migrate.sync(_open(layout.database_urls["network"]))
-    api_db = _open(layout.database_urls["api"])
+    _migrated(layout.database_urls["network"], network_migrate.sync)
+    api_db = Database(layout.database_urls["api"])
     compute_migrate.sync_api(api_db)
     ensure_catalog(api_db)
     with api_db.write() as conn:
@@ -134,7 +134,7 @@ def prepare(layout: Layout) -> None:
             else:
                 cell_store.update_cell(conn, found["uuid"], {"transport_url": transport})
     for name in ["cell0", *layout.cell_transport_urls]:
-        compute_migrate.sync_cell(_open(layout.database_urls[name]))
+        _migrated(layout.database_urls[name], compute_migrate.sync_cell)
     api_db.dispose()
 
 
@@ -240,7 +240,7 @@ def wait_until_up(layout: Layout, running: list[Child], hosts: int) -> None:
                     ):
                         break
                 except httpx.HTTPError:
-                    pass
+                    pass  # not listening yet
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"{service} did not come up within {START_TIMEOUT:g} s")
                 time.sleep(0.25)
@@ -341,8 +341,14 @@ def _create_database(url: str) -> None:
         engine.dispose()
 
 
-def _open(url: str) -> Database:
-    return Database(url)
+def _migrated(url: str, sync: Callable[[Database], object]) -> None:
+    """The database at ``url`` brought to its newest schema, and its connections closed (the
+    launcher itself never uses them again)."""
+    db = Database(url)
+    try:
+        sync(db)
+    finally:
+        db.dispose()
 
 
 def _cell_transport(transport_url: str, vhost: str) -> str:

@@ -268,7 +268,8 @@ def bind_first(
     scheduler claimed the first of its selections (``first_claimed``); any other is claimed here.
     The server's group must admit it on the host (decided in the API database, where concurrent
     builds of one group cannot race), then every port must bind; a refusal releases the claim.
-    ``attempts`` collects each host that failed and why."""
+    ``attempts`` collects each host that failed and why. When none takes it, the caller ends
+    the build and its group forgets the server (``group_placements.release``)."""
     uuid = instance["uuid"]
     for index, selection in enumerate(selections):
         host = selection.host
@@ -287,14 +288,7 @@ def bind_first(
         except BindingRefused as exc:
             attempts.append(BuildAttempt(host, str(exc)))
             placement.release(uuid)
-    forget_admission(api_db, uuid)
     return None
-
-
-def forget_admission(api_db: Database, instance_uuid: str) -> None:
-    """The server has no host after all: its group stops counting it anywhere."""
-    with api_db.write() as conn:
-        group_placements.release(conn, instance_uuid)
 
 
 def _instance_row(

@@ -20,7 +20,7 @@ from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.conductor import ports
 from berth.compute.conductor.build import bind_first
-from berth.compute.db import instances
+from berth.compute.db import group_placements, instances
 from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
 from berth.compute.objects.selection import Selection
 from berth.compute.rpc import CellRPC
@@ -102,6 +102,9 @@ class CellConductor:
         """ERROR, holding nothing: no allocation, no port Berth made, no address, no binding."""
         LOG.info("server %s: %s", instance_uuid, message)
         cleanup.release_server(self.placement, self.network, instance_uuid, made)
+        with self.api_db.write() as conn:
+            # No host after all: its group stops counting it anywhere.
+            group_placements.release(conn, instance_uuid)
         with self.db.write() as conn:
             instances.update(
                 conn,
