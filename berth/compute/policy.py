@@ -21,6 +21,8 @@ ADMIN = "rule:admin_api"
 ANY = "@"
 PROJECT_MEMBER_OR_ADMIN = "rule:project_member_or_admin"
 PROJECT_READER_OR_ADMIN = "rule:project_reader_or_admin"
+# Key pairs are a user's, not a project's: upstream's default for every os-keypairs rule.
+ADMIN_OR_KEYPAIR_USER = f"({ADMIN}) or user_id:%(user_id)s"
 
 _REASON = (
     "Nova now has defaults that tell admin, project member and project reader apart; the legacy "
@@ -92,6 +94,7 @@ _F = "/flavors/{flavor_id}"
 _AGG = "/os-aggregates/{aggregate_id}"
 _HYP = "/os-hypervisors/{hypervisor_id}"
 _GRP = "/os-server-groups/{server_group_id}"
+_KP = "/os-keypairs/{keypair_name}"
 
 _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
     # servers
@@ -265,6 +268,18 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         "Delete a server group.",
         f"DELETE {_GRP}",
     ),
+    # key pairs
+    _api_rule(
+        "os-keypairs:index", ADMIN_OR_KEYPAIR_USER, "List a user's key pairs.", "GET /os-keypairs"
+    ),
+    _api_rule(
+        "os-keypairs:create",
+        ADMIN_OR_KEYPAIR_USER,
+        "Create or import a key pair.",
+        "POST /os-keypairs",
+    ),
+    _api_rule("os-keypairs:show", ADMIN_OR_KEYPAIR_USER, "Show a key pair.", f"GET {_KP}"),
+    _api_rule("os-keypairs:delete", ADMIN_OR_KEYPAIR_USER, "Delete a key pair.", f"DELETE {_KP}"),
 )
 
 

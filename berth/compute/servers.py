@@ -34,6 +34,7 @@ from berth.compute.db import (
     flavors,
     images,
     instances,
+    keypairs,
     request_specs,
     server_groups,
 )
@@ -83,6 +84,7 @@ def store_build(
     image, size = _image(conn, context, request.image_ref)
     _check_fits(image, size, flavor)
     _check_zone(conn, settings, request.availability_zone)
+    _check_key_name(conn, user_id, request.key_name)
     group = _group(conn, context, request.hints.group)
     now = utcnow()
     uuids = [str(uuidlib.uuid4()) for _ in range(request.max_count)]
@@ -224,6 +226,12 @@ def _check_zone(conn: Connection, settings: ComputeSettings, zone: str | None) -
         raise exceptions.BadRequest(
             f"Invalid availability_zone: the availability zone {zone!r} does not exist."
         )
+
+
+def _check_key_name(conn: Connection, user_id: str, key_name: str | None) -> None:
+    """The key pair is the caller's own (an admin boots with their own keys too, as upstream)."""
+    if key_name is not None and keypairs.get(conn, user_id, key_name) is None:
+        raise exceptions.BadRequest("Invalid key_name provided.")
 
 
 def _group(

@@ -12,7 +12,7 @@ from berth.compute import exceptions
 SERVICE_TYPE = "compute"
 MIN = "2.1"
 # Up to 2.64 every change that touches the resources Berth serves is implemented; the versions
-# between change resources Berth does not have (keypairs, volumes, migrations lists...).
+# between change resources Berth does not have (volumes, migrations lists...).
 MAX = "2.64"
 VERSIONS = [f"2.{minor}" for minor in range(1, 65)]
 LEGACY_HEADER = "x-openstack-nova-api-version"

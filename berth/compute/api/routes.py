@@ -11,6 +11,7 @@ from berth.compute.api import (
     availability_zones,
     flavors,
     hypervisors,
+    keypairs,
     root,
     server_groups,
     servers,
@@ -68,4 +69,6 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/os-hypervisors/{hypervisor_id}/uptime": {"GET": hypervisors.uptime},
     "/v2.1/os-availability-zone": {"GET": availability_zones.index},
     "/v2.1/os-availability-zone/detail": {"GET": availability_zones.detail},
+    "/v2.1/os-keypairs": {"GET": keypairs.index, "POST": keypairs.create},
+    "/v2.1/os-keypairs/{keypair_name}": {"GET": keypairs.show, "DELETE": keypairs.delete},
 }

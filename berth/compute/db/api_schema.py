@@ -4,7 +4,7 @@ Alembic migrations under ``api_migrations/`` build exactly this schema; a test c
 Uniqueness that must hold under concurrent writers is a constraint here, not a check in code:
 one mapping per host and per instance, one BuildRequest and one RequestSpec per instance, one
 flavor per flavor id and per name, one aggregate per name, a host at most once in an aggregate,
-one admitted host per server of a group.
+one admitted host per server of a group, one key pair per user and name.
 """
 
 from __future__ import annotations
@@ -232,5 +232,23 @@ aggregate_metadata = sa.Table(
     sa.Column("key", sa.String(NAME), nullable=False),
     sa.Column("value", sa.String(NAME), nullable=False),
     sa.UniqueConstraint("aggregate_id", "key"),
+    **MYSQL,
+)
+
+# Users' key pairs (os-keypairs): a user's, not a project's, as upstream keeps them. A server
+# records the name it was booted with; deleting the key pair leaves that record alone.
+key_pairs = sa.Table(
+    "key_pairs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("user_id", sa.String(NAME), nullable=False),
+    sa.Column("name", sa.String(NAME), nullable=False),
+    # ssh or x509
+    sa.Column("type", sa.String(8), nullable=False),
+    sa.Column("fingerprint", sa.String(NAME), nullable=False),
+    # An OpenSSH public key line, or a PEM certificate for x509.
+    sa.Column("public_key", sa.Text, nullable=False),
+    *timestamps(),
+    sa.UniqueConstraint("user_id", "name"),
     **MYSQL,
 )

@@ -30,6 +30,7 @@ from berth.compute.db import (
     flavors,
     images,
     instances,
+    keypairs,
     migrate,
     request_specs,
     server_groups,
@@ -213,6 +214,9 @@ def world(tmp_path: Path) -> Iterator[World]:
             {"max_server_per_host": 2},
         )  # fmt: skip
         server_groups.add_members(conn, group["uuid"], [MEMBER])
+        # alice's (DEMO's) key pairs, which her servers are booted with.
+        for key_name in ("mykey", "k"):
+            keypairs.create(conn, "alice", key_name, "ssh", "aa:bb", "ssh-ed25519 AAAA")
     bus = RecordingBus()
     cell_buses: dict[str, RecordingBus] = {}
     service = ComputeService(
@@ -383,6 +387,7 @@ BAD = [
     ({"metadata": {"role": 1}}, V2_1, "metadata"),
     ({"metadata": ["role"]}, V2_1, "metadata"),
     ({"key_name": 7}, V2_1, "key_name"),
+    ({"key_name": "nokey"}, V2_1, "Invalid key_name provided."),
     ({"hints": {"group": str(uuid.uuid4())}}, V2_1, "group"),
     ({"hints": {"same_host": ["host1"]}}, V2_1, "same_host"),
     ({"hints": {"different_host": {"a": 1}}}, V2_1, "different_host"),
@@ -414,6 +419,13 @@ def test_a_body_that_is_not_a_server(world: World) -> None:
     for body in ([], {"server": "web"}, {"servers": {}}):
         answer = world.client.post("/v2.1/servers", json=body, headers=DEMO)
         assert answer.status_code == 400 and "server" in answer.json()["badRequest"]["message"]
+
+
+def test_another_users_key_pair_is_an_invalid_key_name(world: World) -> None:
+    answer = world.client.post("/v2.1/servers", json=_body(key_name="mykey"), headers=OTHER)
+    assert answer.status_code == 400
+    assert answer.json()["badRequest"]["message"] == "Invalid key_name provided."
+    assert world.bus.casts == []
 
 
 def test_another_projects_group_is_not_found(world: World) -> None:
@@ -510,7 +522,7 @@ def _network_info() -> list[dict[str, Any]]:
 @pytest.fixture
 def three(world: World) -> dict[str, str]:
     """An ACTIVE server on host1 in cell1, an ERROR one in cell0, one still building."""
-    active = world.create(name="alpha", flavorRef="2")
+    active = world.create(name="alpha", flavorRef="2", key_name="mykey")
     failed = world.create(name="beta")
     building = world.create(name="gamma")
     world.place(active, CELL1_UUID, "host1", "active", _network_info())
@@ -523,7 +535,7 @@ def test_an_active_server_shows_its_host_addresses_and_zone(
 ) -> None:
     url = f"/v2.1/servers/{three['active']}"
     server = world.client.get(url, headers=DEMO).json()["server"]
-    assert (server["status"], server["name"]) == ("ACTIVE", "alpha")
+    assert (server["status"], server["name"], server["key_name"]) == ("ACTIVE", "alpha", "mykey")
     assert server["addresses"] == {
         "private": [
             {
