@@ -62,6 +62,8 @@ def show(req: ComputeRequest) -> Response:
 
 
 def create(req: ComputeRequest) -> Response:
+    # The rule's target is the user the body names, so the body is read before the policy check
+    # (upstream validates the body first too: a malformed one is a 400 before any 403).
     new = rules.parse_new(
         req.resource_body("keypair"),
         with_type=req.at_least(KEYPAIR_TYPE),
