@@ -44,6 +44,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     up.add_argument("--hosts", type=int, help="instead of a fleet file: this many alike OVS hosts")
     up.add_argument(
+        "--auth",
+        choices=["keystone", "noauth2"],
+        help="keystone (the default): a real Keystone at /identity validates every token; "
+        "noauth2: X-Auth-Token is trusted, for tests and benchmarks (the only choice with "
+        "--distributed)",
+    )
+    up.add_argument(
         "--cells", type=int, default=1, help="with --hosts: spread over this many cells"
     )
     up.add_argument(
@@ -86,10 +93,11 @@ def _parser() -> argparse.ArgumentParser:
     placement.add_argument("--port", type=int)
     placement.add_argument("--database-url")
     placement.add_argument("--workers", type=int)
-    placement.add_argument("--auth", choices=["noauth2"], dest="auth_strategy")
+    placement.add_argument("--auth", choices=AUTH_STRATEGIES, dest="auth_strategy")
     placement.add_argument("--policy-file")
-    placement.add_argument("--enforce-new-defaults", action="store_true", default=None)
-    placement.add_argument("--enforce-scope", action="store_true", default=None)
+    # Both default to true (upstream's behaviour); --no-enforce-... turns one off.
+    placement.add_argument("--enforce-new-defaults", action=argparse.BooleanOptionalAction)
+    placement.add_argument("--enforce-scope", action=argparse.BooleanOptionalAction)
     placement.add_argument(
         "--cors-allowed-origin",
         action="append",
@@ -103,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     network.add_argument("--database-url")
     network.add_argument("--workers", type=int)
     network.add_argument("--placement-url", help="publish the agents' providers to this Placement")
+    network.add_argument("--auth", choices=AUTH_STRATEGIES, dest="auth_strategy")
     network.set_defaults(run=_serve_network)
     for name, help_text in _COMPUTE_SERVICES.items():
         compute = services.add_parser(name, help=help_text)
@@ -110,6 +119,7 @@ def _parser() -> argparse.ArgumentParser:
         compute.add_argument("--transport-url", help="the API-level bus (rabbit://...)")
         compute.add_argument("--placement-url", help="e.g. http://127.0.0.1:8778")
         compute.add_argument("--network-url", help="e.g. http://127.0.0.1:9696")
+        compute.add_argument("--auth", choices=AUTH_STRATEGIES, dest="auth_strategy")
         if name == "compute-api":
             compute.add_argument("--host")
             compute.add_argument("--port", type=int)
@@ -207,7 +217,7 @@ def _serve_placement(args: argparse.Namespace) -> int:
 def _serve_network(args: argparse.Namespace) -> int:
     from berth.network import server
 
-    names = ["host", "port", "database_url", "workers", "placement_url"]
+    names = ["host", "port", "database_url", "workers", "placement_url", "auth_strategy"]
     for name in names:
         value = getattr(args, name, None)
         if value is not None:
@@ -217,6 +227,7 @@ def _serve_network(args: argparse.Namespace) -> int:
     return server.run(settings)
 
 
+AUTH_STRATEGIES = ["keystone", "noauth2"]
 _COMPUTE_SERVICES = {
     "compute-api": "the Compute API (and the image API) over the bus",
     "scheduler": "the scheduler (select_destinations)",
@@ -231,7 +242,10 @@ def _serve_compute(args: argparse.Namespace) -> int:
 
     from berth.compute import processes
 
-    names = ["api_database_url", "transport_url", "placement_url", "network_url", "host", "port"]
+    names = [
+        "api_database_url", "transport_url", "placement_url", "network_url", "host", "port",
+        "auth_strategy",
+    ]  # fmt: skip
     for name in names:
         value = getattr(args, name, None)
         if value is not None:
@@ -264,8 +278,12 @@ def _up(args: argparse.Namespace) -> int:
     settings = config.load(**overrides)
     _configure_logging(settings.log_level)
     if args.distributed:
+        if args.auth == "keystone":
+            print("error: --distributed runs with noauth2; see docs/deployment.md", file=sys.stderr)
+            return 2
         return _up_distributed(args, settings)
-    return up.run(settings, args.host, args.port, args.fleet, args.hosts, args.cells)
+    auth = args.auth or "keystone"
+    return up.run(settings, args.host, args.port, args.fleet, args.hosts, args.cells, auth)
 
 
 def _up_distributed(args: argparse.Namespace, settings: config.Settings) -> int:
@@ -344,11 +362,12 @@ def _audit(args: argparse.Namespace) -> int:
     from berth.compute.clients.http import http_client
     from berth.compute.clients.network import NetworkClient
     from berth.compute.clients.placement import PlacementClient
+    from berth.identity.service_user import StaticToken
 
     report = audit(
         CellRegistry(_api_db()),
-        PlacementClient(http_client(args.placement_url, args.token)),
-        NetworkClient(http_client(args.network_url, args.token)),
+        PlacementClient(http_client(args.placement_url, StaticToken(args.token))),
+        NetworkClient(http_client(args.network_url, StaticToken(args.token))),
         stuck_after=dt.timedelta(minutes=args.stuck_after_minutes),
     )
     for line in report.lines():

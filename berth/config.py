@@ -21,6 +21,18 @@ CONFIG_ENV = "BERTH_CONFIG"
 DEFAULT_DATA_DIR = Path("~/.local/share/berth")
 
 
+AuthStrategy = Literal["noauth2", "keystone"]
+
+
+def _auth_strategy() -> Any:
+    return Field(
+        "noauth2",
+        description="How requests are authenticated: keystone validates tokens with "
+        "keystonemiddleware against [keystone_authtoken]; noauth2 trusts X-Auth-Token "
+        "(development and benchmarks only).",
+    )
+
+
 def _keepalive_requests() -> Any:
     return Field(
         100,
@@ -28,6 +40,45 @@ def _keepalive_requests() -> Any:
         description="With several workers, close a kept-alive connection after this many "
         "requests, so that clients reconnect and spread over the workers (0: never).",
     )
+
+
+class KeystoneAuthtokenSettings(BaseModel):
+    """[keystone_authtoken]: the Keystone the APIs validate tokens with (auth_strategy =
+    "keystone"), and the service user the services call each other as. Options not listed here
+    are passed to keystonemiddleware's auth_token as they are."""
+
+    model_config = ConfigDict(extra="allow")
+
+    www_authenticate_uri: str | None = Field(
+        None, description="Public identity endpoint that a refused client is told to use."
+    )
+    auth_url: str | None = Field(
+        None, description="Identity endpoint the service user authenticates at."
+    )
+    auth_type: str = Field("password", description="keystoneauth plugin of the service user.")
+    username: str | None = Field(None, description="The service user's name.")
+    password: str | None = Field(None, description="The service user's password.")
+    project_name: str = Field("service", description="The service user's project.")
+    user_domain_name: str = Field("Default", description="The service user's domain.")
+    project_domain_name: str = Field("Default", description="Domain of the service project.")
+    region_name: str | None = Field(None, description="Region of the identity endpoint.")
+    interface: str = Field(
+        "public", description="Catalog interface used to reach the identity service."
+    )
+    service_token_roles: list[str] = Field(
+        default_factory=lambda: ["service"],
+        description="A service token (X-Service-Token) must carry one of these roles.",
+    )
+    service_token_roles_required: bool = Field(
+        True, description="Refuse service tokens without one of service_token_roles."
+    )
+    token_cache_time: int = Field(
+        300, ge=0, description="Seconds a validated token is remembered by each process."
+    )
+
+    def auth_token_options(self) -> dict[str, Any]:
+        """The options keystonemiddleware's auth_token takes, unset ones left out."""
+        return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
 class PlacementSettings(BaseModel):
@@ -43,10 +94,7 @@ class PlacementSettings(BaseModel):
         None,
         description="SQLAlchemy URL of the placement database; default: a SQLite file in data_dir.",
     )
-    auth_strategy: Literal["noauth2"] = Field(
-        "noauth2",
-        description="How requests are authenticated. noauth2 trusts X-Auth-Token (development).",
-    )
+    auth_strategy: AuthStrategy = _auth_strategy()
     policy_file: str | None = Field(
         None, description="YAML or JSON file whose rules override the default policies."
     )
@@ -103,17 +151,15 @@ class NetworkSettings(BaseModel):
     )
     placement_token: str = Field(
         "admin",
-        description="X-Auth-Token the network service sends to Placement (noauth2: an admin).",
+        description="X-Auth-Token the network service sends to Placement while its "
+        "auth_strategy is noauth2 (an admin); with keystone it calls as the service user.",
     )
     placement_sync_interval: float = Field(
         60.0,
         gt=0,
         description="Seconds between full Placement sync passes (writes also wake the sync).",
     )
-    auth_strategy: Literal["noauth2"] = Field(
-        "noauth2",
-        description="How requests are authenticated. noauth2 trusts X-Auth-Token (development).",
-    )
+    auth_strategy: AuthStrategy = _auth_strategy()
     base_mac: str = Field(
         "fa:16:3e:00:00:00",
         description="MAC addresses of new ports keep this prefix (its first three octets) and "
@@ -152,6 +198,7 @@ class ComputeSettings(BaseModel):
 
     host: str = Field("127.0.0.1", description="Address the Compute API listens on.")
     port: int = Field(8774, description="TCP port of the Compute API.")
+    auth_strategy: AuthStrategy = _auth_strategy()
     api_database_url: str | None = Field(
         None,
         description="SQLAlchemy URL of the compute API database (cells, mappings, flavors, "
@@ -233,7 +280,9 @@ class ComputeSettings(BaseModel):
         "(e.g. http://127.0.0.1:9696).",
     )
     service_token: str = Field(
-        "admin", description="X-Auth-Token the compute services send to Placement and network."
+        "admin",
+        description="X-Auth-Token the compute services send to Placement and network while "
+        "auth_strategy is noauth2; with keystone they call as the service user.",
     )
     service_down_time: float = Field(
         60.0, gt=0, description="Seconds without a heartbeat after which a compute host is down."
@@ -272,6 +321,7 @@ class Settings(BaseSettings):
     placement: PlacementSettings = Field(default_factory=PlacementSettings)
     network: NetworkSettings = Field(default_factory=NetworkSettings)
     compute: ComputeSettings = Field(default_factory=ComputeSettings)
+    keystone_authtoken: KeystoneAuthtokenSettings = Field(default_factory=KeystoneAuthtokenSettings)
 
     @field_validator("data_dir")
     @classmethod

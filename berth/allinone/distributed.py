@@ -31,7 +31,7 @@ import httpx
 import sqlalchemy as sa
 import yaml
 
-from berth.allinone.stack import ensure_catalog, write_clouds_yaml
+from berth.allinone.stack import ensure_catalog, noauth2_cloud, write_clouds_yaml
 from berth.bus.url import RabbitURL, parse_bus_url
 from berth.common.db import Database, normalise_url
 from berth.compute.db import cells as cell_store
@@ -423,15 +423,13 @@ def run(
                 start(layout, child)
         wait_until_up(layout, running, hosts)
         clouds = layout.data_dir / "clouds.yaml"
-        write_clouds_yaml(
-            clouds,
-            {
-                "compute": f"{layout.url('compute')}/compute/v2.1",
-                "network": layout.url("network"),
-                "placement": layout.url("placement"),
-                "image": f"{layout.url('compute')}/image",
-            },
-        )
+        endpoints = {
+            "compute": f"{layout.url('compute')}/compute/v2.1",
+            "network": layout.url("network"),
+            "placement": layout.url("placement"),
+            "image": f"{layout.url('compute')}/image",
+        }
+        write_clouds_yaml(clouds, {"berth": noauth2_cloud(endpoints)})
         print(describe(layout, running))
         print(f"berth is up, distributed: {hosts} host(s)\nexport OS_CLIENT_CONFIG_FILE={clouds}")
         sys.stdout.flush()

@@ -43,6 +43,8 @@ from berth.compute.scheduler.service import SchedulerService
 from berth.compute.service import ComputeService
 from berth.compute.wiring import Wiring
 from berth.config import Settings
+from berth.identity.service_user import service_auth
+from berth.identity.strategy import authenticator
 from berth.network.app import build_app as build_network_app
 from berth.network.placement_sync import PlacementSync
 from berth.network.reporter import PlacementReporter
@@ -56,7 +58,6 @@ from berth.placement.store import migrate as placement_migrate
 
 LOG = logging.getLogger(__name__)
 
-TOKEN = "admin"
 STARTER_FLAVORS = (
     ("1", "m1.tiny", 1, 512, 1),
     ("2", "m1.small", 1, 2048, 20),
@@ -85,13 +86,25 @@ class Stack:
             settings=settings.network, db=Database(settings.network_database_url())
         )
         self.api_db = Database(settings.compute_api_database_url())
-        self.placement_app = build_placement_app(self.placement)
-        self.network_app = build_network_app(self.network)
+        keystone = settings.keystone_authtoken
+        self.placement_app = build_placement_app(
+            self.placement, authenticator(settings.placement.auth_strategy, keystone)
+        )
+        self.network_app = build_network_app(
+            self.network, authenticator(settings.network.auth_strategy, keystone)
+        )
+        # How the compute services, and the network service, call the others.
+        self.compute_calls = service_auth(
+            settings.compute.auth_strategy, settings.compute.service_token, keystone
+        )
+        network_calls = service_auth(
+            settings.network.auth_strategy, settings.network.placement_token, keystone
+        )
         self.placement_client = PlacementClient(
-            in_process_client(self.placement_app, TOKEN, "http://placement")
+            in_process_client(self.placement_app, self.compute_calls, "http://placement")
         )
         self.network_client = NetworkClient(
-            in_process_client(self.network_app, TOKEN, "http://network")
+            in_process_client(self.network_app, self.compute_calls, "http://network")
         )
         self.runtime = BusRuntime()
         self.wiring = Wiring(
@@ -105,11 +118,12 @@ class Stack:
             placement=self.placement_client,
             network=self.network_client,
         )
-        self.compute_app = build_compute_app(self.compute)
+        self.compute_authenticator = authenticator(settings.compute.auth_strategy, keystone)
+        self.compute_app = build_compute_app(self.compute, self.compute_authenticator)
         self.reporter = PlacementReporter(
             self.network.db,
             PlacementSync(
-                in_process_client(self.placement_app, TOKEN, "http://placement").__enter__()
+                in_process_client(self.placement_app, network_calls, "http://placement").__enter__()
             ),
             settings.network.placement_sync_interval,
             settings.network.agent_down_time,
@@ -121,6 +135,11 @@ class Stack:
         self._heartbeat: threading.Thread | None = None
 
     def app(self) -> Any:
+        """Every service's API on one ASGI app, by path prefix."""
+        return PrefixDispatcher(self.app_routes())
+
+    def app_routes(self) -> dict[str, Any]:
+        """Each API by its path prefix."""
         apps: dict[str, Any] = {
             PREFIXES["placement"]: self.placement_app,
             PREFIXES["network"]: self.network_app,
@@ -129,10 +148,10 @@ class Stack:
         try:
             from berth.image.app import build_app as build_image_app
 
-            apps["/image"] = build_image_app(self.api_db)
+            apps["/image"] = build_image_app(self.api_db, self.compute_authenticator)
         except ImportError:
             LOG.info("no image service in this build")
-        return PrefixDispatcher(apps)
+        return apps
 
     # -- starting ----------------------------------------------------------------------------------
 
@@ -222,7 +241,7 @@ class Stack:
                 cell_store.map_host(conn, host.name, by_name[host.cell].id)
 
     def _report_network_agents(self) -> None:
-        client = in_process_client(self.network_app, TOKEN, "http://network")
+        client = in_process_client(self.network_app, self.compute_calls, "http://network")
         for host in self.fleet.hosts:
             for kind, configurations in host.agents.items():
                 SimulatedAgent(client, host.name, kind, configurations).report()
@@ -265,16 +284,39 @@ def ensure_catalog(api_db: Database) -> None:
         images.create(conn, STARTER_IMAGE, {"name": "cirros", "min_disk": 1, "min_ram": 64})
 
 
-def write_clouds_yaml(path: Path, endpoints: Mapping[str, str]) -> None:
-    """A clouds.yaml whose cloud ``berth`` reaches each service at its endpoint (service type ->
-    URL: compute, network, placement, image)."""
-    cloud = {
+def write_clouds_yaml(path: Path, clouds: Mapping[str, Mapping[str, Any]]) -> None:
+    """``clouds`` (name -> cloud) as a clouds.yaml only its owner can read: it holds passwords."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(mode=0o600)
+    path.write_text(yaml.safe_dump({"clouds": dict(clouds)}, sort_keys=False))
+
+
+def noauth2_cloud(endpoints: Mapping[str, str], token: str = "admin") -> dict[str, Any]:
+    """A cloud that reaches each service (service type -> URL) with a noauth2 token, without an
+    identity service."""
+    return {
         "auth_type": "admin_token",
-        "auth": {"token": TOKEN, "endpoint": endpoints["compute"]},
+        "auth": {"token": token, "endpoint": endpoints["compute"]},
         **{f"{service}_endpoint_override": url for service, url in endpoints.items()},
         "region_name": "RegionOne",
     }
-    path.write_text(yaml.safe_dump({"clouds": {"berth": cloud}}, sort_keys=False))
+
+
+def keystone_cloud(identity_url: str, user: str, password: str, project: str) -> dict[str, Any]:
+    """A cloud whose user logs in to Keystone and finds every service in its catalog."""
+    return {
+        "auth": {
+            "auth_url": identity_url,
+            "username": user,
+            "password": password,
+            "project_name": project,
+            "user_domain_name": "Default",
+            "project_domain_name": "Default",
+        },
+        "identity_api_version": 3,
+        "region_name": "RegionOne",
+        "interface": "public",
+    }
 
 
 def endpoints(base_url: str) -> dict[str, str]:

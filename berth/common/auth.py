@@ -1,19 +1,40 @@
 """Authentication strategies: who a request's headers say the caller is.
 
-``noauth2`` is for development and tests, with upstream's semantics: the ``X-Auth-Token`` value is
-``user[:project]`` (``admin`` is an admin), ``X-Roles`` sets the roles, ``X-Project-Id`` overrides the
-project, and ``OpenStack-System-Scope: all`` makes the request system scoped.
+Each API is given an :class:`Authenticator` when it is built: :func:`noauth2` for development,
+tests and benchmarks, or Keystone's token validation (``berth.identity.tokens``). Either returns
+the :class:`RequestContext` the API's policy is evaluated against.
+
+``noauth2`` has upstream's semantics: the ``X-Auth-Token`` value is ``user[:project]`` (``admin``
+is an admin), ``X-Roles`` sets the roles, ``X-Project-Id`` overrides the project, and
+``OpenStack-System-Scope: all`` makes the request system scoped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
+from typing import Protocol
 
 from berth.common.context import RequestContext
 
 
 class Unauthenticated(Exception):
-    """No credentials were given (401)."""
+    """No valid credentials were given (401); ``headers`` go out with the refusal."""
+
+    def __init__(self, message: str, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.headers = dict(headers or {})
+
+
+class IdentityUnavailable(Exception):
+    """The identity service could not be asked whether a token is valid (503)."""
+
+
+class Authenticator(Protocol):
+    """Turns a request's headers into its caller, or raises Unauthenticated."""
+
+    def __call__(
+        self, headers: Mapping[str, str], request_id: str
+    ) -> Awaitable[RequestContext]: ...
 
 
 def noauth2(headers: Mapping[str, str], request_id: str) -> RequestContext:
@@ -37,6 +58,11 @@ def noauth2(headers: Mapping[str, str], request_id: str) -> RequestContext:
         system_scope=system_scope,
         request_id=request_id,
     )
+
+
+async def noauth2_authenticator(headers: Mapping[str, str], request_id: str) -> RequestContext:
+    """:func:`noauth2` as an :class:`Authenticator` (it needs no I/O, so no thread)."""
+    return noauth2(headers, request_id)
 
 
 def anonymous(request_id: str) -> RequestContext:

@@ -14,11 +14,19 @@ class RequestContext:
     roles: tuple[str, ...] = ()
     system_scope: str | None = None
     request_id: str = ""
+    # Roles of the service token (X-Service-Token) that came with the request, if any.
+    service_roles: tuple[str, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_admin(self) -> bool:
-        return "admin" in self.roles
+        return self.has_role("admin")
+
+    def has_role(self, role: str) -> bool:
+        """Whether the token carries ``role``; role names compare case-insensitively, as
+        oslo.policy's ``role:`` check (and Keystone) compare them."""
+        wanted = role.lower()
+        return any(r.lower() == wanted for r in self.roles)
 
     def credentials(self) -> dict[str, object]:
         """The credentials dictionary oslo.policy evaluates check strings against."""
@@ -28,4 +36,5 @@ class RequestContext:
             "roles": list(self.roles),
             "system_scope": self.system_scope,
             "is_admin": self.is_admin,
+            "service_roles": list(self.service_roles),
         }

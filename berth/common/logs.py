@@ -15,7 +15,8 @@ CHATTY = ("httpx", "httpcore", "oslo_messaging", "kombu", "amqp")
 
 def configure(level: str) -> None:
     """The log of a process that is not served by uvicorn (commands, the parent of workers)."""
-    logging.basicConfig(level=level.upper(), format=LOG_FORMAT)
+    # force: a library that set up logging of its own (the embedded Keystone) gives way.
+    logging.basicConfig(level=level.upper(), format=LOG_FORMAT, force=True)
     # Internal HTTP and bus traffic at DEBUG only; warnings and errors always.
     if level.upper() != "DEBUG":
         for name in CHATTY:

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
 import uvicorn
 
 from berth.bus.runtime import BusRuntime
@@ -46,6 +47,8 @@ from berth.compute.scheduler.service import SchedulerService
 from berth.compute.service import ComputeService
 from berth.compute.wiring import Wiring
 from berth.config import Settings
+from berth.identity.service_user import service_auth
+from berth.identity.strategy import authenticator
 from berth.image.app import build_app as build_image_app
 from berth.network.sim_agent import SimulatedAgent
 
@@ -74,22 +77,33 @@ class _Common:
     wiring: Wiring
     # Set by SIGTERM or SIGINT.
     stopped: threading.Event = field(default_factory=threading.Event)
+    # One service user session per process: its token is fetched once and renewed.
+    _calls: httpx.Auth | None = None
 
     def __post_init__(self) -> None:
         for number in (signal.SIGTERM, signal.SIGINT):
             signal.signal(number, lambda *_: self.stopped.set())
 
+    def calls(self) -> httpx.Auth:
+        """What this process's calls to Placement and the network service carry."""
+        if self._calls is None:
+            compute = self.settings.compute
+            self._calls = service_auth(
+                compute.auth_strategy, compute.service_token, self.settings.keystone_authtoken
+            )
+        return self._calls
+
     def placement(self) -> PlacementClient:
         url = self.settings.compute.placement_url
         if not url:
             raise NotConfigured("compute.placement_url is not set (--placement-url)")
-        return PlacementClient(http_client(url, self.settings.compute.service_token))
+        return PlacementClient(http_client(url, self.calls()))
 
     def network(self) -> NetworkClient:
         url = self.settings.compute.network_url
         if not url:
             raise NotConfigured("compute.network_url is not set (--network-url)")
-        return NetworkClient(http_client(url, self.settings.compute.service_token))
+        return NetworkClient(http_client(url, self.calls()))
 
     def cell_named(self, name: str) -> Cell:
         for cell in self.cells.cells(include_cell0=False):
@@ -149,8 +163,12 @@ def run_compute_api(settings: Settings) -> int:
             compute, common.api_db, common.wiring.super_conductor(), common.wiring.cells(),
             placement=common.placement(), network=common.network(),
         )  # fmt: skip
+        authenticate = authenticator(compute.auth_strategy, settings.keystone_authtoken)
         app = PrefixDispatcher(
-            {"/compute": build_compute_app(service), "/image": build_image_app(common.api_db)}
+            {
+                "/compute": build_compute_app(service, authenticate),
+                "/image": build_image_app(common.api_db, authenticate),
+            }
         )
         uvicorn.run(
             app, host=compute.host, port=compute.port, log_level=settings.log_level.lower(),
@@ -257,7 +275,7 @@ def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
         with common.api_db.write() as conn:
             for host in fleet.hosts:
                 cell_store.map_host(conn, host.name, cells[host.cell].id)
-        client = http_client(str(settings.compute.network_url), settings.compute.service_token)
+        client = http_client(str(settings.compute.network_url), common.calls())
         network_agents = [
             SimulatedAgent(client, host.name, kind, configurations)
             for host in fleet.hosts

@@ -23,8 +23,11 @@ _ANONYMOUS = ("/", "/versions")
 class ImageApp:
     """A pure ASGI app over the compute API database; handlers run in worker threads."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(
+        self, db: Database, authenticate: auth.Authenticator = auth.noauth2_authenticator
+    ) -> None:
         self.db = db
+        self.authenticate = authenticate
         self.router: routing.Router[Handler] = routing.Router(ROUTES)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -43,7 +46,7 @@ class ImageApp:
             context = (
                 auth.anonymous(request_id)
                 if anonymous
-                else auth.noauth2(request.headers, request_id)
+                else await self.authenticate(request.headers, request_id)
             )
             handler, params = self.router.match(request.method, path)
             req = ImageRequest(
@@ -59,7 +62,7 @@ class ImageApp:
             )
             response = await run_in_threadpool(handler, req)
         except auth.Unauthenticated as exc:
-            response = _error(errors.Unauthorized(str(exc)))
+            response = _error(errors.Unauthorized(str(exc)), exc.headers)
         except routing.MethodNotAllowed as exc:
             response = _error(errors.MethodNotAllowed(str(exc)), {"allow": ", ".join(exc.allowed)})
         except routing.NoRoute:
@@ -79,6 +82,9 @@ def _as_refusal(exc: Exception) -> errors.ImageError:
     if is_unavailable(exc):
         LOG.warning("database unavailable: %s", exc)
         return errors.ServiceUnavailable(UNAVAILABLE)
+    if isinstance(exc, auth.IdentityUnavailable):
+        LOG.warning("%s", exc)
+        return errors.ServiceUnavailable(str(exc))
     LOG.exception("unexpected error while serving a request")
     return errors.ImageError("An unexpected error occurred; the server log has the details.")
 
@@ -88,6 +94,8 @@ def _error(error: errors.ImageError, headers: dict[str, str] | None = None) -> R
     return Response(dumps(body), status_code=error.status, media_type=JSON, headers=headers)
 
 
-def build_app(db: Database) -> ImageApp:
+def build_app(
+    db: Database, authenticate: auth.Authenticator = auth.noauth2_authenticator
+) -> ImageApp:
     """The image API over ``db``, the compute API database (already at its newest schema)."""
-    return ImageApp(db)
+    return ImageApp(db, authenticate)

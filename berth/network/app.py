@@ -23,8 +23,11 @@ LOG = logging.getLogger(__name__)
 class NetworkApp:
     """A pure ASGI app; handlers run in worker threads because storage is synchronous."""
 
-    def __init__(self, service: NetworkService) -> None:
+    def __init__(
+        self, service: NetworkService, authenticate: auth.Authenticator = auth.noauth2_authenticator
+    ) -> None:
         self.service = service
+        self.authenticate = authenticate
         self.router: routing.Router[Handler] = routing.Router(ROUTES)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -40,7 +43,7 @@ class NetworkApp:
         path = asgi.routed_path(scope)
         try:
             context = (
-                auth.noauth2(request.headers, request_id)
+                await self.authenticate(request.headers, request_id)
                 if path != "/"
                 else auth.anonymous(request_id)
             )
@@ -57,7 +60,7 @@ class NetworkApp:
             )
             response = await run_in_threadpool(handler, req)
         except auth.Unauthenticated as exc:
-            response = faults.error_response(exceptions.Unauthorized(str(exc)))
+            response = faults.error_response(exceptions.Unauthorized(str(exc)), exc.headers)
         except routing.MethodNotAllowed as exc:
             response = faults.error_response(
                 exceptions.MethodNotAllowed(str(exc)), headers={"allow": ", ".join(exc.allowed)}
@@ -86,5 +89,7 @@ class NetworkApp:
         await asgi.lifespan(receive, send, start, stop)
 
 
-def build_app(service: NetworkService) -> NetworkApp:
-    return NetworkApp(service)
+def build_app(
+    service: NetworkService, authenticate: auth.Authenticator = auth.noauth2_authenticator
+) -> NetworkApp:
+    return NetworkApp(service, authenticate)

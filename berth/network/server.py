@@ -15,6 +15,8 @@ from berth import config
 from berth.common import logs
 from berth.common.asgi import spread_over_workers
 from berth.common.db import Database
+from berth.identity.service_user import service_auth
+from berth.identity.strategy import authenticator
 from berth.network.app import build_app
 from berth.network.placement_sync import PlacementSync
 from berth.network.reporter import PlacementReporter
@@ -31,11 +33,10 @@ def service_from_settings(settings: config.Settings) -> NetworkService:
     network = settings.network
     service = NetworkService(settings=network, db=Database(settings.network_database_url()))
     if network.placement_url:
-        client = httpx.Client(
-            base_url=network.placement_url.rstrip("/"),
-            headers={"x-auth-token": network.placement_token},
-            timeout=30,
+        calls = service_auth(
+            network.auth_strategy, network.placement_token, settings.keystone_authtoken
         )
+        client = httpx.Client(base_url=network.placement_url.rstrip("/"), auth=calls, timeout=30)
         service.reporter = PlacementReporter(
             service.db,
             PlacementSync(client),
@@ -50,7 +51,12 @@ def create_app() -> ASGIApp:
     settings = config.load()
     network = settings.network
     return spread_over_workers(
-        build_app(service_from_settings(settings)), network.workers, network.keepalive_requests
+        build_app(
+            service_from_settings(settings),
+            authenticator(network.auth_strategy, settings.keystone_authtoken),
+        ),
+        network.workers,
+        network.keepalive_requests,
     )
 
 

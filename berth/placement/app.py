@@ -29,8 +29,13 @@ ROOT_PATHS = ("", "/")
 class PlacementApp:
     """A pure ASGI app; handlers run in worker threads because storage is synchronous."""
 
-    def __init__(self, service: PlacementService) -> None:
+    def __init__(
+        self,
+        service: PlacementService,
+        authenticate: auth.Authenticator = auth.noauth2_authenticator,
+    ) -> None:
         self.service = service
+        self.authenticate = authenticate
         self.router = Router(ROUTES)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -50,7 +55,9 @@ class PlacementApp:
             path = (
                 request.scope["path"].replace("?", "%3F").replace("#", "%23").replace("\\", "%5C")
             )
-            context = auth.noauth2(headers, request_id) if path not in ROOT_PATHS else None
+            context = (
+                await self.authenticate(headers, request_id) if path not in ROOT_PATHS else None
+            )
             version = microversion.negotiate(headers)
             handler, params = self.router.match(request.method, path)
             # Only reads are refused for their Accept header; a write is validated first.
@@ -76,7 +83,10 @@ class PlacementApp:
             response = await run_in_threadpool(handler, req)
         except auth.Unauthenticated as exc:
             response = faults.error_response(
-                HTTPError(401, str(exc)), request_id, None, headers.get("accept")
+                HTTPError(401, str(exc), headers=exc.headers),
+                request_id,
+                None,
+                headers.get("accept"),
             )
         except microversion.VersionError as exc:
             response = faults.error_response(
@@ -126,8 +136,10 @@ class _CORS(CORSMiddleware):
         return response
 
 
-def build_app(service: PlacementService) -> ASGIApp:
-    app: Any = PlacementApp(service)
+def build_app(
+    service: PlacementService, authenticate: auth.Authenticator = auth.noauth2_authenticator
+) -> ASGIApp:
+    app: Any = PlacementApp(service, authenticate)
     origins = service.settings.cors_allowed_origins
     if origins:
         app = _CORS(

@@ -12,6 +12,7 @@ from starlette.types import ASGIApp
 
 from berth import config
 from berth.common import logs
+from berth.identity.strategy import authenticator
 from berth.placement.app import build_app
 from berth.placement.service import PlacementService
 from berth.placement.store import migrate
@@ -24,7 +25,9 @@ def create_app() -> ASGIApp:
     """The app of one worker process, built from the settings in the environment."""
     settings = config.load()
     service = PlacementService.from_settings(settings.placement, settings.placement_database_url())
-    return build_app(service)
+    return build_app(
+        service, authenticator(settings.placement.auth_strategy, settings.keystone_authtoken)
+    )
 
 
 def run(settings: config.Settings) -> int:

@@ -39,12 +39,11 @@ def running_network(database_url: str, *extra: str, workers: int = 1) -> Iterato
 
 
 @contextmanager
-def running_berth_up(data_dir: str, fleet: str) -> Iterator[str]:
-    """The base URL of ``berth up`` (every service on one port) with ``fleet``."""
-    with _running(
-        "berth up",
-        lambda port: ["up", "--port", str(port), "--data-dir", data_dir, "--fleet", fleet],
-    ) as url:
+def running_berth_up(data_dir: str, fleet: str, auth: str = "noauth2") -> Iterator[str]:
+    """The base URL of ``berth up`` (every service on one port) with ``fleet``; ``auth``
+    keystone runs its Keystone and writes password clouds to clouds.yaml."""
+    arguments = ["up", "--data-dir", data_dir, "--fleet", fleet, "--auth", auth]
+    with _running("berth up", lambda port: [*arguments, "--port", str(port)]) as url:
         yield url
 
 

@@ -26,8 +26,11 @@ _ANONYMOUS = ("/", "/v2.1")
 class ComputeApp:
     """A pure ASGI app; handlers run in worker threads because storage is synchronous."""
 
-    def __init__(self, service: ComputeService) -> None:
+    def __init__(
+        self, service: ComputeService, authenticate: auth.Authenticator = auth.noauth2_authenticator
+    ) -> None:
         self.service = service
+        self.authenticate = authenticate
         self.router: routing.Router[Handler] = routing.Router(ROUTES)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -47,7 +50,7 @@ class ComputeApp:
             context = (
                 auth.anonymous(request_id)
                 if anonymous
-                else auth.noauth2(request.headers, request_id)
+                else await self.authenticate(request.headers, request_id)
             )
             version = microversion.negotiate(request.headers)
             handler, params = self.router.match(request.method, path)
@@ -64,7 +67,7 @@ class ComputeApp:
             )
             response = await run_in_threadpool(handler, req)
         except auth.Unauthenticated as exc:
-            response = _error(exceptions.Unauthorized(str(exc)))
+            response = _error(exceptions.Unauthorized(str(exc)), exc.headers)
         except routing.MethodNotAllowed as exc:
             response = _error(
                 exceptions.MethodNotAllowed(str(exc)), {"allow": ", ".join(exc.allowed)}
@@ -89,6 +92,9 @@ def _as_refusal(exc: Exception) -> exceptions.ComputeError:
     if is_unavailable(exc):
         LOG.warning("database unavailable: %s", exc)
         return exceptions.ServiceUnavailable(UNAVAILABLE)
+    if isinstance(exc, auth.IdentityUnavailable):
+        LOG.warning("%s", exc)
+        return exceptions.ServiceUnavailable(str(exc))
     LOG.exception("unexpected error while serving a request")
     return exceptions.ComputeError("An unexpected error occurred; the server log has the details.")
 
@@ -99,5 +105,7 @@ def _error(error: exceptions.ComputeError, headers: dict[str, str] | None = None
     )
 
 
-def build_app(service: ComputeService) -> ComputeApp:
-    return ComputeApp(service)
+def build_app(
+    service: ComputeService, authenticate: auth.Authenticator = auth.noauth2_authenticator
+) -> ComputeApp:
+    return ComputeApp(service, authenticate)

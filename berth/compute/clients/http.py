@@ -13,16 +13,17 @@ class ServiceUnavailable(Exception):
     """The other service did not answer, or answered with a server error."""
 
 
-def http_client(base_url: str, token: str, timeout: float = 30.0) -> httpx.Client:
-    return httpx.Client(
-        base_url=base_url.rstrip("/"), headers={"x-auth-token": token}, timeout=timeout
-    )
+def http_client(base_url: str, auth: httpx.Auth, timeout: float = 30.0) -> httpx.Client:
+    """A client of another service; ``auth`` signs each call (berth.identity.service_user)."""
+    return httpx.Client(base_url=base_url.rstrip("/"), auth=auth, timeout=timeout)
 
 
-def in_process_client(app: Any, token: str, base_url: str = "http://in-process") -> httpx.Client:
+def in_process_client(
+    app: Any, auth: httpx.Auth, base_url: str = "http://in-process"
+) -> httpx.Client:
     """A client of an ASGI app in this process; the app runs on a2wsgi's own event loop."""
     transport = httpx.WSGITransport(app=ASGIMiddleware(app))
-    return httpx.Client(transport=transport, base_url=base_url, headers={"x-auth-token": token})
+    return httpx.Client(transport=transport, base_url=base_url, auth=auth)
 
 
 def call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> httpx.Response:

@@ -11,6 +11,7 @@ import logging
 from sqlalchemy.exc import DataError
 from starlette.responses import Response
 
+from berth.common.auth import IdentityUnavailable
 from berth.common.db import UNAVAILABLE, is_unavailable
 from berth.network import exceptions
 from berth.network.api.request import JSON, dumps, refusal_document
@@ -24,6 +25,9 @@ def as_refusal(exc: Exception) -> exceptions.NetworkServiceError:
     if is_unavailable(exc):
         LOG.warning("database unavailable: %s", exc)
         return exceptions.ServiceUnavailable(UNAVAILABLE)
+    if isinstance(exc, IdentityUnavailable):
+        LOG.warning("%s", exc)
+        return exceptions.ServiceUnavailable(str(exc))
     if isinstance(exc, DataError):
         # A value the database cannot hold is the request's fault, whatever validation let by.
         LOG.info("refused a value the database cannot store: %s", exc.orig)

@@ -16,6 +16,7 @@ import orjson
 from sqlalchemy.exc import DataError
 from starlette.responses import Response
 
+from berth.common.auth import IdentityUnavailable
 from berth.common.db import UNAVAILABLE, is_unavailable
 from berth.placement import errors, exceptions
 from berth.placement.api.request import JSON, HTTPError, accepts_json
@@ -43,6 +44,9 @@ def from_exception(exc: Exception) -> HTTPError:
     if is_unavailable(exc):
         LOG.warning("database unavailable: %s", exc)
         return HTTPError(503, UNAVAILABLE)
+    if isinstance(exc, IdentityUnavailable):
+        LOG.warning("%s", exc)
+        return HTTPError(503, str(exc))
     if isinstance(exc, exceptions.PlacementError):
         for cls, status in STATUS_OF:
             if isinstance(exc, cls):

@@ -1,0 +1,151 @@
+"""The Keystone that ``berth up`` runs inside itself: the real ``keystone`` package on SQLite, its
+fernet keys in the data directory, served as a WSGI app at ``/identity`` on Berth's one port.
+
+Keystone keeps its configuration in oslo.config's process-wide object, so one process holds at
+most one embedded Keystone. Its one-time setup (schema, keys, the bootstrap admin) runs through
+``keystone-manage`` in child processes, which parse their own command lines.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+LOG = logging.getLogger(__name__)
+
+REGION = "RegionOne"
+ADMIN = "admin"
+# Who a fresh cloud has, besides the admin: name -> (project, role).
+SERVICE_USER = "berth"
+SERVICE_PROJECT = "service"
+DEMO_PROJECT = "demo"
+USERS = {
+    SERVICE_USER: (SERVICE_PROJECT, ("admin", "service")),
+    "demo": (DEMO_PROJECT, ("member",)),
+    "demo-reader": (DEMO_PROJECT, ("reader",)),
+}
+
+
+@dataclass(frozen=True)
+class KeystoneHome:
+    """Where the embedded Keystone keeps its files: ``<data_dir>/identity``."""
+
+    root: Path
+
+    @property
+    def config_file(self) -> Path:
+        return self.root / "keystone.conf"
+
+    @property
+    def passwords_file(self) -> Path:
+        return self.root / "passwords.json"
+
+    @property
+    def setup_stamp(self) -> Path:
+        # The keystone release whose schema and keys are in place.
+        return self.root / "setup-done"
+
+    def passwords(self) -> dict[str, str]:
+        """Every account's password, made once and kept (owner-readable only)."""
+        path = self.passwords_file
+        known: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
+        wanted = (ADMIN, *USERS)
+        if any(name not in known for name in wanted):
+            for name in wanted:
+                known.setdefault(name, secrets.token_urlsafe(18))
+            self.root.mkdir(parents=True, exist_ok=True)
+            path.touch(mode=0o600)
+            path.write_text(json.dumps(known, indent=2))
+        return known
+
+    def write_config(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.config_file.write_text(
+            "\n".join(
+                (
+                    "[DEFAULT]",
+                    # Records go to Python's logging, as Berth's own do (see wsgi_app).
+                    "use_stderr = true",
+                    "[database]",
+                    f"connection = sqlite:///{self.root / 'keystone.db'}",
+                    "[token]",
+                    "provider = fernet",
+                    "[fernet_tokens]",
+                    f"key_repository = {self.root / 'fernet-keys'}",
+                    "[fernet_receipts]",
+                    f"key_repository = {self.root / 'fernet-keys'}",
+                    "[credential]",
+                    f"key_repository = {self.root / 'credential-keys'}",
+                    "",
+                )
+            )
+        )
+
+
+def prepare(home: KeystoneHome, identity_url: str) -> dict[str, str]:
+    """Schema, keys and the bootstrap admin, once per data directory (and again after an
+    upgrade of the keystone package); returns every account's password."""
+    home.write_config()
+    passwords = home.passwords()
+    release = metadata.version("keystone")
+    if home.setup_stamp.exists() and home.setup_stamp.read_text() == release:
+        return passwords
+    LOG.info("setting up the identity service in %s (keystone %s)", home.root, release)
+    owner = ("--keystone-user", str(os.getuid()), "--keystone-group", str(os.getgid()))
+    steps = (("db_sync",), ("fernet_setup", *owner), ("credential_setup", *owner))
+    with ThreadPoolExecutor(len(steps)) as pool:
+        list(pool.map(lambda step: _manage(home, *step), steps))
+    _manage(
+        home, "bootstrap",
+        "--bootstrap-username", ADMIN, "--bootstrap-password", passwords[ADMIN],
+        "--bootstrap-project-name", ADMIN, "--bootstrap-role-name", "admin",
+        "--bootstrap-region-id", REGION,
+        "--bootstrap-public-url", identity_url, "--bootstrap-internal-url", identity_url,
+    )  # fmt: skip
+    home.setup_stamp.write_text(release)
+    return passwords
+
+
+def _manage(home: KeystoneHome, *arguments: str) -> None:
+    command = [
+        sys.executable, "-c", "from keystone.cmd.manage import main; main()",
+        "--config-file", str(home.config_file), *arguments,
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"keystone-manage {arguments[0]} failed:\n{done.stderr[-3000:]}")
+
+
+def wsgi_app(home: KeystoneHome, restore_logging: Callable[[], None]) -> Any:
+    """Keystone's Flask app, configured from ``home``'s file.
+
+    Keystone parses its configuration from the command line too; Berth's own arguments are not
+    for it. Its logging setup replaces the process's handlers, which ``restore_logging`` puts back.
+    """
+    from keystone.server.flask import core
+
+    with _command_line(sys.argv[:1]):
+        app = core.initialize_application(name="public", config_files=[str(home.config_file)])
+    restore_logging()
+    return app
+
+
+@contextmanager
+def _command_line(argv: list[str]) -> Iterator[None]:
+    saved = sys.argv
+    sys.argv = argv
+    try:
+        yield
+    finally:
+        sys.argv = saved

@@ -1,0 +1,74 @@
+"""How a Berth service authenticates its calls to another: a fixed noauth2 token, or, with
+Keystone, as its service user, the way Nova calls Placement and Neutron."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Generator
+from typing import Any
+
+import httpx
+from keystoneauth1 import loading
+from keystoneauth1 import session as ks_session
+
+from berth.config import AuthStrategy, KeystoneAuthtokenSettings
+
+
+class StaticToken(httpx.Auth):
+    """noauth2: the same X-Auth-Token on every call (``admin`` is an admin)."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.headers["x-auth-token"] = self.token
+        yield request
+
+
+class ServiceUser(httpx.Auth):
+    """The service user's token as X-Auth-Token and as X-Service-Token.
+
+    keystoneauth renews the token before it expires; a 401 (the token was revoked, or Keystone
+    restarted with new keys) gets one retry with a fresh token.
+    """
+
+    def __init__(self, keystone: KeystoneAuthtokenSettings) -> None:
+        loader = loading.get_plugin_loader(keystone.auth_type)
+        given: dict[str, Any] = keystone.model_dump()
+        options = {
+            option.dest: given[option.dest]
+            for option in loader.get_options()
+            if given.get(option.dest) is not None
+        }
+        self._session = ks_session.Session(auth=loader.load_from_options(**options))
+        self._lock = threading.Lock()
+
+    def token(self) -> str:
+        with self._lock:  # one fetch when many threads find the token missing or expiring
+            token = self._session.get_token()
+        if not token:
+            raise httpx.HTTPError("the identity service gave the service user no token")
+        return str(token)
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        self._sign(request, self.token())
+        response = yield request
+        if response.status_code == 401:
+            with self._lock:
+                self._session.invalidate()
+            self._sign(request, self.token())
+            yield request
+
+    @staticmethod
+    def _sign(request: httpx.Request, token: str) -> None:
+        request.headers["x-auth-token"] = token
+        request.headers["x-service-token"] = token
+
+
+def service_auth(
+    strategy: AuthStrategy, noauth2_token: str, keystone: KeystoneAuthtokenSettings
+) -> httpx.Auth:
+    """What a service's outgoing calls carry under its ``auth_strategy``."""
+    if strategy == "keystone":
+        return ServiceUser(keystone)
+    return StaticToken(noauth2_token)
