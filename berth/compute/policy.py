@@ -95,6 +95,8 @@ _AGG = "/os-aggregates/{aggregate_id}"
 _HYP = "/os-hypervisors/{hypervisor_id}"
 _GRP = "/os-server-groups/{server_group_id}"
 _KP = "/os-keypairs/{keypair_name}"
+_QS = "/os-quota-sets/{tenant_id}"
+_QC = "/os-quota-class-sets/{id}"
 
 _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
     # servers
@@ -280,6 +282,42 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
     ),
     _api_rule("os-keypairs:show", ADMIN_OR_KEYPAIR_USER, "Show a key pair.", f"GET {_KP}"),
     _api_rule("os-keypairs:delete", ADMIN_OR_KEYPAIR_USER, "Delete a key pair.", f"DELETE {_KP}"),
+    # quotas, limits and usage
+    _api_rule(
+        "os-quota-sets:show", PROJECT_READER_OR_ADMIN, "Show a project's quotas.", f"GET {_QS}"
+    ),
+    _api_rule(
+        "os-quota-sets:detail",
+        PROJECT_READER_OR_ADMIN,
+        "Show a project's quotas with what it uses.",
+        f"GET {_QS}/detail",
+    ),
+    _api_rule("os-quota-sets:defaults", ANY, "Show the default quotas.", f"GET {_QS}/defaults"),
+    _api_rule("os-quota-sets:update", ADMIN, "Update a project's quotas.", f"PUT {_QS}"),
+    _api_rule(
+        "os-quota-sets:delete", ADMIN, "Revert a project's quotas to the defaults.", f"DELETE {_QS}"
+    ),
+    _api_rule("os-quota-class-sets:show", ADMIN, "Show a quota class.", f"GET {_QC}"),
+    _api_rule("os-quota-class-sets:update", ADMIN, "Update a quota class.", f"PUT {_QC}"),
+    _api_rule("limits", ANY, "Show the project's limits and usage.", "GET /limits"),
+    _api_rule(
+        "limits:other_project",
+        ADMIN,
+        "Show another project's limits and usage (tenant_id).",
+        "GET /limits",
+    ),
+    _api_rule(
+        "os-simple-tenant-usage:show",
+        PROJECT_READER_OR_ADMIN,
+        "Show a project's usage over a period.",
+        "GET /os-simple-tenant-usage/{tenant_id}",
+    ),
+    _api_rule(
+        "os-simple-tenant-usage:list",
+        ADMIN,
+        "List every project's usage over a period.",
+        "GET /os-simple-tenant-usage",
+    ),
 )
 
 

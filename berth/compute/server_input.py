@@ -21,7 +21,7 @@ from typing import Any
 from berth.compute import exceptions
 from berth.compute.objects.request_spec import SchedulerHints
 
-# Berth has no quotas: this bounds what one request may create.
+# What one request may create at most, whatever room its project's quotas leave.
 MAX_COUNT = 1000
 # The most servers one list page holds (a larger ``limit`` is cut to this).
 MAX_LIMIT = 1000

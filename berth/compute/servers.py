@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import uuid as uuidlib
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, cast
 
 from sqlalchemy.engine import Connection, RowMapping
@@ -23,9 +24,9 @@ from sqlalchemy.engine import Connection, RowMapping
 from berth.bus import BusError
 from berth.common.context import RequestContext
 from berth.common.timeutils import utcnow
-from berth.compute import exceptions
+from berth.compute import exceptions, quotas
 from berth.compute import server_views as views
-from berth.compute.cells import Cell
+from berth.compute.cells import Cell, CellRegistry
 from berth.compute.cleanup import release_server
 from berth.compute.clients.network import NetworkClient, NetworkError
 from berth.compute.db import (
@@ -60,8 +61,9 @@ def create_servers(
     When the cast fails, the builds are taken back before the error goes up."""
     if service.network is not None:
         check_networks(service.network, context, request.networks)
+    quotas.prepare_project(service.api_db, context.project_id or "")
     with service.api_db.write() as conn:
-        uuids = store_build(conn, context, service.settings, request)
+        uuids = store_build(conn, context, service.settings, request, service.cells)
     try:
         service.conductor.build_instances(uuids, context.request_id)
     except BusError:
@@ -75,10 +77,15 @@ def create_servers(
 
 
 def store_build(
-    conn: Connection, context: RequestContext, settings: ComputeSettings, request: ServerRequest
+    conn: Connection,
+    context: RequestContext,
+    settings: ComputeSettings,
+    request: ServerRequest,
+    cells: CellRegistry,
 ) -> list[str]:
-    """Check what the request names against the API database and write each server's
-    BuildRequest, RequestSpec, cell-less InstanceMapping and group membership."""
+    """Check what the request names against the API database, admit as many servers as the
+    project's quotas allow (``max_count`` at most, ``min_count`` at least), and write each
+    server's BuildRequest, RequestSpec, cell-less InstanceMapping and group membership."""
     project_id, user_id = context.project_id or "", context.user_id or ""
     flavor = _flavor(conn, context, request.flavor_ref)
     image, size = _image(conn, context, request.image_ref)
@@ -86,6 +93,16 @@ def store_build(
     _check_zone(conn, settings, request.availability_zone)
     _check_key_name(conn, user_id, request.key_name)
     group = _group(conn, context, request.hints.group)
+    count = quotas.admit_servers(
+        conn,
+        cells,
+        project_id,
+        quotas.ServerSize(vcpus=flavor["vcpus"], memory_mb=flavor["memory_mb"]),
+        (request.min_count, request.max_count),
+        len(request.metadata),
+        group.uuid if group is not None else None,
+    )
+    request = replace(request, max_count=count)
     now = utcnow()
     uuids = [str(uuidlib.uuid4()) for _ in range(request.max_count)]
     for instance_uuid, name in zip(uuids, request.names(), strict=True):

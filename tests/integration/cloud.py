@@ -198,10 +198,16 @@ def distributed_cloud(data: Path) -> Iterator[Cloud]:
                 raise AssertionError("the distributed layout did not come up:\n" + _logs(data))
             time.sleep(0.5)
         with httpx.Client(timeout=60) as client:
-            yield Cloud(
+            cloud = Cloud(
                 data, prefix, f"http://127.0.0.1:{base + 3}/compute/v2.1", f"http://127.0.0.1:{base + 2}",
                 f"http://127.0.0.1:{base + 1}", client,
             )  # fmt: skip
+            # The tests boot more servers in one project than upstream's default quotas allow.
+            unlimited = {"quota_set": {"instances": -1, "cores": -1, "ram": -1}}
+            client.put(
+                f"{cloud.compute}/os-quota-sets/admin", json=unlimited, headers=ADMIN
+            ).raise_for_status()
+            yield cloud
     finally:
         launcher.send_signal(signal.SIGTERM)
         try:

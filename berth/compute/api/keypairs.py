@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy.engine import RowMapping
 from starlette.responses import Response
 
-from berth.compute import exceptions
+from berth.compute import exceptions, quotas
 from berth.compute import keypairs as rules
 from berth.compute.api import paging
 from berth.compute.api.request import ComputeRequest
@@ -76,7 +76,9 @@ def create(req: ComputeRequest) -> Response:
         material = rules.generated(new.type, user_id)
     else:
         material = rules.imported(new.type, new.public_key)
+    quotas.prepare_user(req.service.api_db, user_id)
     with req.service.api_db.write() as conn:
+        quotas.admit_key_pair(conn, user_id, req.project_id)
         try:
             row = store.create(
                 conn, user_id, new.name, new.type, material.fingerprint, material.public_key

@@ -12,10 +12,14 @@ from berth.compute.api import (
     flavors,
     hypervisors,
     keypairs,
+    limits,
+    quota_classes,
+    quota_sets,
     root,
     server_groups,
     servers,
     services,
+    simple_tenant_usage,
 )
 from berth.compute.api.request import ComputeRequest
 
@@ -71,4 +75,18 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/os-availability-zone/detail": {"GET": availability_zones.detail},
     "/v2.1/os-keypairs": {"GET": keypairs.index, "POST": keypairs.create},
     "/v2.1/os-keypairs/{keypair_name}": {"GET": keypairs.show, "DELETE": keypairs.delete},
+    "/v2.1/os-quota-sets/{tenant_id}": {
+        "GET": quota_sets.show,
+        "PUT": quota_sets.update,
+        "DELETE": quota_sets.delete,
+    },
+    "/v2.1/os-quota-sets/{tenant_id}/defaults": {"GET": quota_sets.defaults},
+    "/v2.1/os-quota-sets/{tenant_id}/detail": {"GET": quota_sets.detail},
+    "/v2.1/os-quota-class-sets/{class_name}": {
+        "GET": quota_classes.show,
+        "PUT": quota_classes.update,
+    },
+    "/v2.1/limits": {"GET": limits.index},
+    "/v2.1/os-simple-tenant-usage": {"GET": simple_tenant_usage.index},
+    "/v2.1/os-simple-tenant-usage/{tenant_id}": {"GET": simple_tenant_usage.show},
 }

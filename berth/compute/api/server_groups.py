@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.engine import Connection, RowMapping
 from starlette.responses import Response
 
-from berth.compute import exceptions
+from berth.compute import exceptions, quotas
 from berth.compute.api import paging
 from berth.compute.api.microversion import SERVER_GROUP_POLICY_RULES
 from berth.compute.api.request import ComputeRequest
@@ -75,7 +75,9 @@ def create(req: ComputeRequest) -> Response:
             "Invalid input for server_group: name must be 1 to 255 characters, without leading "
             "or trailing whitespace."
         )
+    quotas.prepare_project(req.service.api_db, req.project_id)
     with req.service.api_db.write() as conn:
+        quotas.admit_server_group(conn, req.project_id)
         group = store.create(
             conn,
             uuid=str(uuid.uuid4()),

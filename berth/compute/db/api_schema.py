@@ -4,7 +4,8 @@ Alembic migrations under ``api_migrations/`` build exactly this schema; a test c
 Uniqueness that must hold under concurrent writers is a constraint here, not a check in code:
 one mapping per host and per instance, one BuildRequest and one RequestSpec per instance, one
 flavor per flavor id and per name, one aggregate per name, a host at most once in an aggregate,
-one admitted host per server of a group, one key pair per user and name.
+one admitted host per server of a group, one key pair per user and name, one quota limit per
+project (or class) and resource, one quota lock per project or user.
 """
 
 from __future__ import annotations
@@ -250,5 +251,48 @@ key_pairs = sa.Table(
     sa.Column("public_key", sa.Text, nullable=False),
     *timestamps(),
     sa.UniqueConstraint("user_id", "name"),
+    **MYSQL,
+)
+
+# Quota limits an operator set for a project (os-quota-sets), one row per resource; a resource
+# without a row takes the default class's limit, else Berth's default (``berth.compute.quotas``).
+quotas = sa.Table(
+    "quotas",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("project_id", sa.String(NAME), nullable=False),
+    sa.Column("resource", sa.String(NAME), nullable=False),
+    # -1: unlimited
+    sa.Column("hard_limit", sa.Integer, nullable=False),
+    *timestamps(),
+    sa.UniqueConstraint("project_id", "resource"),
+    **MYSQL,
+)
+
+# Limits of quota classes (os-quota-class-sets); only the "default" class is read: its limits
+# are every project's defaults.
+quota_classes = sa.Table(
+    "quota_classes",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("class_name", sa.String(NAME), nullable=False),
+    sa.Column("resource", sa.String(NAME), nullable=False),
+    sa.Column("hard_limit", sa.Integer, nullable=False),
+    *timestamps(),
+    sa.UniqueConstraint("class_name", "resource"),
+    **MYSQL,
+)
+
+# One row per project (kind "project") and per user (kind "user", for key pairs), locked by the
+# transaction that counts what it owns and adds to it (``berth.common.lock_rows``), so that two
+# creates never both pass a quota.
+quota_locks = sa.Table(
+    "quota_locks",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("owner", sa.String(NAME), nullable=False),
+    sa.Column("generation", sa.Integer, nullable=False),
+    sa.UniqueConstraint("kind", "owner"),
     **MYSQL,
 )

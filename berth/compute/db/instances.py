@@ -80,6 +80,24 @@ def list_instances(
     return list(conn.execute(query).mappings())
 
 
+def up_between(
+    conn: Connection, start: dt.datetime, stop: dt.datetime, project_id: str | None = None
+) -> list[RowMapping]:
+    """Instances that ran some time between ``start`` and ``stop``, deleted ones too: launched
+    before ``stop`` and not terminated before ``start`` (what usage reports read), oldest first."""
+    query = (
+        sa.select(instances)
+        .where(
+            instances.c.launched_at < stop,
+            sa.or_(instances.c.terminated_at.is_(None), instances.c.terminated_at > start),
+        )
+        .order_by(instances.c.created_at, instances.c.uuid)
+    )
+    if project_id is not None:
+        query = query.where(instances.c.project_id == project_id)
+    return list(conn.execute(query).mappings())
+
+
 def update(
     conn: Connection,
     uuid: str,

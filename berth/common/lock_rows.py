@@ -1,0 +1,73 @@
+"""Rows that serialise writers: one row per key (a project, a user), taken with an ``UPDATE``
+inside the transaction whose decision must not race (count the project's servers, then add
+some), and held until it commits.
+
+The same statement locks on every backend Berth runs on: PostgreSQL and MariaDB lock the row
+they update until the transaction ends, and a SQLite write transaction already holds the whole
+database from its first statement (``BEGIN IMMEDIATE``). A writer that finds the row taken waits,
+then reads what the first one committed.
+
+A key's row is made the first time it is needed. Made inside the deciding transaction, first
+writers can race to insert it; on MariaDB each loser keeps a shared lock on the winner's row
+after its failed insert (a savepoint does not give it back), and two such losers can then
+deadlock on their ``UPDATE``. So :func:`ensure` makes the row in a transaction of its own first,
+and :func:`hold` (which can also make it, so that it is correct alone) finds it there. Rows are
+never deleted.
+
+A lock table has the key's columns, unique together, and an integer ``generation``, which
+counts the decisions taken under the row (nothing reads it but people debugging).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from berth.common.db import Database
+
+__all__ = ["ensure", "hold"]
+
+
+def ensure(db: Database, table: sa.Table, key: Mapping[str, str]) -> None:
+    """Make the key's row unless it exists (a read when it does, the usual case)."""
+    with db.read() as conn:
+        if conn.execute(sa.select(sa.literal(1)).where(*_matching(table, key))).first():
+            return
+    with db.write() as conn:
+        _insert(conn, table, key)
+
+
+def hold(conn: Connection, table: sa.Table, key: Mapping[str, str]) -> None:
+    """Lock the key's row until ``conn``'s transaction ends (waiting for another holder)."""
+    if _bump(conn, table, key):
+        return
+    if _insert(conn, table, key):
+        return
+    # Another writer inserted it between our two statements: now it exists, wait for it.
+    if not _bump(conn, table, key):
+        raise RuntimeError(f"the lock row {dict(key)} of {table.name} vanished")
+
+
+def _bump(conn: Connection, table: sa.Table, key: Mapping[str, str]) -> bool:
+    statement = (
+        table.update().where(*_matching(table, key)).values(generation=table.c.generation + 1)
+    )
+    return conn.execute(statement).rowcount > 0
+
+
+def _insert(conn: Connection, table: sa.Table, key: Mapping[str, str]) -> bool:
+    """Insert the row, in a savepoint so a duplicate leaves the transaction usable; False when
+    another writer made it first."""
+    try:
+        with conn.begin_nested():
+            conn.execute(table.insert().values(**key, generation=1))
+    except IntegrityError:
+        return False
+    return True
+
+
+def _matching(table: sa.Table, key: Mapping[str, str]) -> list[sa.ColumnElement[bool]]:
+    return [table.c[name] == value for name, value in key.items()]

@@ -1,0 +1,171 @@
+"""Quota limits and what counts against them, in the compute databases.
+
+Limits live in the API database: a project's own (``quotas``) and quota classes' (only the
+``default`` class is read). What a project uses is counted, never stored (upstream's way since
+it dropped its usage table): its servers from the BuildRequests here and the Instances in each
+cell, its server groups and their members here, a user's key pairs here.
+
+The counts are only as good as the lock taken before them: :func:`hold_project` and
+:func:`hold_user` (``berth.common.lock_rows``) in the transaction that then adds what it counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from berth.common import lock_rows
+from berth.common.db import Database
+from berth.common.timeutils import utcnow
+from berth.compute.db._tables import locked
+from berth.compute.db.api_schema import (
+    build_requests,
+    key_pairs,
+    quota_classes,
+    quota_locks,
+    quotas,
+    server_group_members,
+    server_groups,
+)
+from berth.compute.db.cell_schema import instances
+
+_PROJECT = "project"
+_USER = "user"
+
+
+@dataclass(frozen=True)
+class ServerSize:
+    """What one server counts for: one instance, its flavor's VCPUs and memory (MiB)."""
+
+    vcpus: int
+    memory_mb: int
+
+
+# -- limits ----------------------------------------------------------------------------------
+
+
+def project_limits(conn: Connection, project_id: str) -> dict[str, int]:
+    """The limits set for the project, by resource (those not set are absent)."""
+    query = sa.select(quotas.c.resource, quotas.c.hard_limit).where(
+        quotas.c.project_id == project_id
+    )
+    return {resource: int(limit) for resource, limit in conn.execute(query)}
+
+
+def class_limits(conn: Connection, class_name: str) -> dict[str, int]:
+    query = sa.select(quota_classes.c.resource, quota_classes.c.hard_limit).where(
+        quota_classes.c.class_name == class_name
+    )
+    return {resource: int(limit) for resource, limit in conn.execute(query)}
+
+
+def set_project_limits(conn: Connection, project_id: str, limits: Mapping[str, int]) -> None:
+    for resource, limit in limits.items():
+        _upsert(conn, quotas, quotas.c.project_id, project_id, resource, limit)
+
+
+def set_class_limits(conn: Connection, class_name: str, limits: Mapping[str, int]) -> None:
+    for resource, limit in limits.items():
+        _upsert(conn, quota_classes, quota_classes.c.class_name, class_name, resource, limit)
+
+
+def delete_project_limits(conn: Connection, project_id: str) -> int:
+    """Forget the project's limits (it takes the defaults again); how many there were."""
+    return conn.execute(quotas.delete().where(quotas.c.project_id == project_id)).rowcount
+
+
+def _upsert(
+    conn: Connection,
+    table: sa.Table,
+    owner: sa.Column[str],
+    owner_id: str,
+    resource: str,
+    limit: int,
+) -> None:
+    where = (owner == owner_id, table.c.resource == resource)
+    changed = conn.execute(
+        table.update().where(*where).values(hard_limit=limit, updated_at=utcnow())
+    )
+    if changed.rowcount:
+        return
+    try:
+        with conn.begin_nested():
+            conn.execute(
+                table.insert().values(
+                    {owner.name: owner_id, "resource": resource, "hard_limit": limit}
+                )
+            )
+    except sa.exc.IntegrityError:
+        # Another writer set it between our two statements: ours is the later word.
+        conn.execute(table.update().where(*where).values(hard_limit=limit, updated_at=utcnow()))
+
+
+# -- the locks counting decisions are taken under ----------------------------------------------
+
+
+def prepare_project(db: Database, project_id: str) -> None:
+    """Make the project's lock row ahead of the transaction that holds it (see lock_rows)."""
+    lock_rows.ensure(db, quota_locks, {"kind": _PROJECT, "owner": project_id})
+
+
+def hold_project(conn: Connection, project_id: str) -> None:
+    """Serialise this transaction with every other quota-counted write of the project."""
+    lock_rows.hold(conn, quota_locks, {"kind": _PROJECT, "owner": project_id})
+
+
+def prepare_user(db: Database, user_id: str) -> None:
+    lock_rows.ensure(db, quota_locks, {"kind": _USER, "owner": user_id})
+
+
+def hold_user(conn: Connection, user_id: str) -> None:
+    """Serialise this transaction with every other key pair create of the user."""
+    lock_rows.hold(conn, quota_locks, {"kind": _USER, "owner": user_id})
+
+
+# -- counting --------------------------------------------------------------------------------
+
+
+def building_servers(conn: Connection, project_id: str) -> dict[str, ServerSize]:
+    """The project's servers that are still BuildRequests (API database), by uuid."""
+    query = sa.select(build_requests.c.instance_uuid, build_requests.c.instance).where(
+        build_requests.c.project_id == project_id
+    )
+    return {uuid: _size(instance["flavor"]) for uuid, instance in conn.execute(query)}
+
+
+def cell_servers(conn: Connection, project_id: str) -> dict[str, ServerSize]:
+    """The project's live (not deleted) Instances in one cell database, by uuid."""
+    query = sa.select(instances.c.uuid, instances.c.flavor).where(
+        instances.c.project_id == project_id, instances.c.deleted == sa.false()
+    )
+    return {uuid: _size(flavor) for uuid, flavor in conn.execute(query)}
+
+
+def _size(flavor: Mapping[str, Any]) -> ServerSize:
+    return ServerSize(vcpus=int(flavor["vcpus"]), memory_mb=int(flavor["memory_mb"]))
+
+
+def count_server_groups(conn: Connection, project_id: str) -> int:
+    query = sa.select(sa.func.count()).where(server_groups.c.project_id == project_id)
+    return int(conn.execute(query).scalar_one())
+
+
+def hold_group_and_count_members(conn: Connection, group_uuid: str) -> int | None:
+    """Lock the group's row (as group admissions do) and count its members; None when the group
+    is gone. Members join only under this lock, so the count holds until the commit."""
+    group = conn.execute(
+        locked(conn, sa.select(server_groups.c.id).where(server_groups.c.uuid == group_uuid))
+    ).scalar()
+    if group is None:
+        return None
+    query = sa.select(sa.func.count()).where(server_group_members.c.group_id == group)
+    return int(conn.execute(query).scalar_one())
+
+
+def count_key_pairs(conn: Connection, user_id: str) -> int:
+    query = sa.select(sa.func.count()).where(key_pairs.c.user_id == user_id)
+    return int(conn.execute(query).scalar_one())

@@ -1,0 +1,269 @@
+"""Compute quotas: which resources have limits, where a project's limits come from, what it
+uses, and the admissions that refuse a create going over.
+
+A project's limit for a resource is, first found: its own (``os-quota-sets``), the ``default``
+quota class's (``os-quota-class-sets/default``), Berth's default below (upstream's defaults).
+-1 is unlimited. Limits are per project only: upstream's per-user limits are not kept.
+
+Usage is counted from the databases, upstream's default way (not from Placement): a project's
+servers are its BuildRequests plus its live Instances in every cell, each counting one instance
+and its flavor's VCPUs and memory; server groups count per project, their members per group, key
+pairs per user. A server that is being deleted counts until its cell says it is deleted.
+
+Every admission runs in the write transaction that then adds what it admitted, after locking the
+owner's row (``berth.compute.db.quotas.hold_project``): two creates of one project are counted
+one after the other, so they never pass a limit together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from sqlalchemy.engine import Connection
+
+from berth.common.db import Database
+from berth.compute import exceptions
+from berth.compute.cells import CellRegistry
+from berth.compute.db import quotas as store
+from berth.compute.db.quotas import ServerSize
+
+INSTANCES: Final = "instances"
+CORES: Final = "cores"
+RAM: Final = "ram"
+METADATA_ITEMS: Final = "metadata_items"
+INJECTED_FILES: Final = "injected_files"
+INJECTED_FILE_CONTENT_BYTES: Final = "injected_file_content_bytes"
+INJECTED_FILE_PATH_BYTES: Final = "injected_file_path_bytes"
+KEY_PAIRS: Final = "key_pairs"
+SERVER_GROUPS: Final = "server_groups"
+SERVER_GROUP_MEMBERS: Final = "server_group_members"
+
+# Every resource with a limit, and its default (upstream's).
+DEFAULTS: Final[Mapping[str, int]] = {
+    INSTANCES: 10,
+    CORES: 20,
+    RAM: 51200,
+    METADATA_ITEMS: 128,
+    INJECTED_FILES: 5,
+    INJECTED_FILE_CONTENT_BYTES: 10240,
+    INJECTED_FILE_PATH_BYTES: 255,
+    KEY_PAIRS: 100,
+    SERVER_GROUPS: 10,
+    SERVER_GROUP_MEMBERS: 10,
+}
+INJECTED: Final = (INJECTED_FILES, INJECTED_FILE_CONTENT_BYTES, INJECTED_FILE_PATH_BYTES)
+# The network service's resources, which the API still shows before 2.36: always unlimited
+# here, since Berth's network service keeps their quotas.
+LEGACY_NETWORK: Final = ("fixed_ips", "floating_ips", "security_group_rules", "security_groups")
+UNLIMITED: Final = -1
+# The largest limit the databases' integer column holds.
+MAX_LIMIT: Final = 2**31 - 1
+DEFAULT_CLASS: Final = "default"
+
+
+class QuotaExceeded(exceptions.Forbidden):
+    """A create would take a project over a limit (403, as upstream)."""
+
+
+@dataclass(frozen=True)
+class Quota:
+    """One resource of a project: its limit and what is used of it."""
+
+    limit: int
+    in_use: int
+
+    def fits(self, amount: int) -> bool:
+        return self.limit < 0 or self.in_use + amount <= self.limit
+
+    def room(self, each: int) -> int | None:
+        """How many more of ``each`` fit; None when unlimited (or ``each`` is nothing)."""
+        if self.limit < 0 or each <= 0:
+            return None
+        return max(self.limit - self.in_use, 0) // each
+
+
+def prepare_project(db: Database, project_id: str) -> None:
+    """Before the write transaction of an admission for the project (or of a change of its
+    limits): make its lock row, so that first writers do not race to make it inside."""
+    store.prepare_project(db, project_id)
+
+
+def prepare_user(db: Database, user_id: str) -> None:
+    """:func:`prepare_project` for a key pair admission's user."""
+    store.prepare_user(db, user_id)
+
+
+# -- limits ----------------------------------------------------------------------------------
+
+
+def class_limits(conn: Connection, class_name: str) -> dict[str, int]:
+    """A quota class's limits: Berth's defaults, under the default class's, under its own."""
+    found = dict(DEFAULTS)
+    for name in dict.fromkeys((DEFAULT_CLASS, class_name)):
+        found.update(_known(store.class_limits(conn, name)))
+    return found
+
+
+def default_limits(conn: Connection) -> dict[str, int]:
+    """What a project without limits of its own gets."""
+    return class_limits(conn, DEFAULT_CLASS)
+
+
+def project_limits(conn: Connection, project_id: str) -> dict[str, int]:
+    return {**default_limits(conn), **_known(store.project_limits(conn, project_id))}
+
+
+def _known(limits: Mapping[str, int]) -> dict[str, int]:
+    return {name: limit for name, limit in limits.items() if name in DEFAULTS}
+
+
+# -- usage -----------------------------------------------------------------------------------
+
+
+def servers_of(conn: Connection, cells: CellRegistry, project_id: str) -> dict[str, ServerSize]:
+    """The project's servers, by uuid: BuildRequests read first, then each cell's Instances.
+
+    A conductor creates a server's Instance before it deletes its BuildRequest, so a server
+    moving to its cell meanwhile is read in one place or both (it is counted once, by uuid),
+    never in neither."""
+    found = store.building_servers(conn, project_id)
+    for cell in cells.cells():
+        with cells.database(cell).read() as cell_conn:
+            found.update(store.cell_servers(cell_conn, project_id))
+    return found
+
+
+def project_usage(conn: Connection, cells: CellRegistry, project_id: str) -> dict[str, int]:
+    """What the project uses of each resource. Key pairs (counted per user) and server group
+    members (per group) show 0 here, as in upstream's project view."""
+    servers = servers_of(conn, cells, project_id).values()
+    return {
+        **dict.fromkeys(DEFAULTS, 0),
+        INSTANCES: len(servers),
+        CORES: sum(server.vcpus for server in servers),
+        RAM: sum(server.memory_mb for server in servers),
+        SERVER_GROUPS: store.count_server_groups(conn, project_id),
+    }
+
+
+def project_quotas(conn: Connection, cells: CellRegistry, project_id: str) -> dict[str, Quota]:
+    limits = project_limits(conn, project_id)
+    usage = project_usage(conn, cells, project_id)
+    return {name: Quota(limits[name], usage[name]) for name in DEFAULTS}
+
+
+# -- setting limits --------------------------------------------------------------------------
+
+
+def set_project_limits(
+    conn: Connection,
+    cells: CellRegistry,
+    project_id: str,
+    limits: Mapping[str, int],
+    force: bool,
+) -> None:
+    """Set some of the project's limits. Unless ``force``, a limit below what the project uses
+    is a 400 and nothing is set. Taken under the project's lock, so no create slips in between
+    the check and the change."""
+    store.hold_project(conn, project_id)
+    if not force:
+        usage = project_usage(conn, cells, project_id)
+        for name, limit in limits.items():
+            if 0 <= limit < usage[name]:
+                raise exceptions.BadRequest(
+                    f"Quota limit {limit} for {name} must be greater than or equal to what is "
+                    f"already used ({usage[name]})."
+                )
+    store.set_project_limits(conn, project_id, limits)
+
+
+def delete_project_limits(conn: Connection, project_id: str) -> None:
+    """The project takes the defaults again."""
+    store.delete_project_limits(conn, project_id)
+
+
+def set_class_limits(conn: Connection, class_name: str, limits: Mapping[str, int]) -> None:
+    """Set some of a quota class's limits; the ``default`` class's are every project's
+    defaults (other classes are kept and shown, and change nothing)."""
+    store.set_class_limits(conn, class_name, limits)
+
+
+# -- admissions ------------------------------------------------------------------------------
+
+
+def admit_servers(
+    conn: Connection,
+    cells: CellRegistry,
+    project_id: str,
+    size: ServerSize,
+    counts: tuple[int, int],
+    metadata_items: int,
+    group_uuid: str | None,
+) -> int:
+    """How many servers of ``size`` the project may have now, between ``counts`` (min_count,
+    max_count): as many as fit, or QuotaExceeded when fewer than the minimum do.
+
+    It locks the project's row, then the group's when there is one; the caller adds the servers
+    (and the group's new members) in the same transaction."""
+    minimum, maximum = counts
+    store.hold_project(conn, project_id)
+    limits = project_limits(conn, project_id)
+    if 0 <= limits[METADATA_ITEMS] < metadata_items:
+        raise QuotaExceeded(
+            f"Quota exceeded for {METADATA_ITEMS}: requested {metadata_items}, but the limit is "
+            f"{limits[METADATA_ITEMS]}."
+        )
+    servers = servers_of(conn, cells, project_id).values()
+    # Each resource: its quota, and how much of it one more server takes.
+    wanted = {
+        INSTANCES: (Quota(limits[INSTANCES], len(servers)), 1),
+        CORES: (Quota(limits[CORES], sum(s.vcpus for s in servers)), size.vcpus),
+        RAM: (Quota(limits[RAM], sum(s.memory_mb for s in servers)), size.memory_mb),
+    }
+    if group_uuid is not None:
+        members = store.hold_group_and_count_members(conn, group_uuid)
+        if members is not None:
+            wanted[SERVER_GROUP_MEMBERS] = (Quota(limits[SERVER_GROUP_MEMBERS], members), 1)
+    rooms = [quota.room(each) for quota, each in wanted.values()]
+    allowed = min([maximum, *(room for room in rooms if room is not None)])
+    if allowed < minimum:
+        over = {
+            name: (quota, each * minimum)
+            for name, (quota, each) in wanted.items()
+            if not quota.fits(each * minimum)
+        }
+        raise _exceeded(over)
+    return allowed
+
+
+def admit_server_group(conn: Connection, project_id: str) -> None:
+    """One more server group for the project, or QuotaExceeded; the caller creates it in the
+    same transaction."""
+    store.hold_project(conn, project_id)
+    quota = Quota(
+        project_limits(conn, project_id)[SERVER_GROUPS],
+        store.count_server_groups(conn, project_id),
+    )
+    if not quota.fits(1):
+        raise _exceeded({SERVER_GROUPS: (quota, 1)})
+
+
+def admit_key_pair(conn: Connection, user_id: str, project_id: str) -> None:
+    """One more key pair for the user, under the limit of the project they act in, or
+    QuotaExceeded; the caller creates it in the same transaction."""
+    store.hold_user(conn, user_id)
+    quota = Quota(project_limits(conn, project_id)[KEY_PAIRS], store.count_key_pairs(conn, user_id))
+    if not quota.fits(1):
+        raise _exceeded({KEY_PAIRS: (quota, 1)})
+
+
+def _exceeded(over: Mapping[str, tuple[Quota, int]]) -> QuotaExceeded:
+    """Upstream's message in spirit: every resource over, the first one's numbers."""
+    first = next(iter(over))
+    quota, requested = over[first]
+    return QuotaExceeded(
+        f"Quota exceeded for {', '.join(over)}: requested {requested}, but {quota.in_use} of "
+        f"{quota.limit} {first} are already used."
+    )
