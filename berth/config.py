@@ -33,6 +33,22 @@ def _auth_strategy() -> Any:
     )
 
 
+def _enforce_new_defaults() -> Any:
+    return Field(
+        True,
+        description="Apply only the secure-RBAC policy defaults (admin, member, reader, service), "
+        "as upstream does by default; false also allows what each rule's legacy default allows.",
+    )
+
+
+def _enforce_scope() -> Any:
+    return Field(
+        True,
+        description="Refuse a token whose scope (system, project) a rule does not declare, as "
+        "upstream always does; false ignores scope (a system-scoped admin acts as any admin).",
+    )
+
+
 def _keepalive_requests() -> Any:
     return Field(
         100,
@@ -98,12 +114,8 @@ class PlacementSettings(BaseModel):
     policy_file: str | None = Field(
         None, description="YAML or JSON file whose rules override the default policies."
     )
-    enforce_new_defaults: bool = Field(
-        False, description="Use the scope-aware (secure RBAC) policy defaults."
-    )
-    enforce_scope: bool = Field(
-        False, description="Refuse requests whose token scope does not match the rule's scope."
-    )
+    enforce_new_defaults: bool = _enforce_new_defaults()
+    enforce_scope: bool = _enforce_scope()
     cors_allowed_origins: list[str] = Field(
         default_factory=list, description="Origins allowed to make cross-site requests (CORS)."
     )
@@ -189,6 +201,8 @@ class NetworkSettings(BaseModel):
         ge=1,
         description="The most items one list page returns, whatever limit it asks for.",
     )
+    enforce_new_defaults: bool = _enforce_new_defaults()
+    enforce_scope: bool = _enforce_scope()
 
 
 class ComputeSettings(BaseModel):
@@ -215,12 +229,8 @@ class ComputeSettings(BaseModel):
     policy_file: str | None = Field(
         None, description="YAML or JSON file whose rules override the default Compute policies."
     )
-    enforce_new_defaults: bool = Field(
-        False, description="Use the scope-aware (secure RBAC) policy defaults."
-    )
-    enforce_scope: bool = Field(
-        False, description="Refuse requests whose token scope does not match the rule's scope."
-    )
+    enforce_new_defaults: bool = _enforce_new_defaults()
+    enforce_scope: bool = _enforce_scope()
     cpu_allocation_ratio: float = Field(
         4.0, gt=0, description="VCPU allocation ratio a compute host reports to Placement."
     )

@@ -82,13 +82,23 @@ def network_service(network_db: Database) -> NetworkService:
     return NetworkService(settings=NetworkSettings(), db=network_db)
 
 
+# A project member's roles as Keystone puts them in a token: member implies reader.
+MEMBER_ROLES = "member,reader"
+
+
 def network_client_for(
-    service: NetworkService, token: str = "admin", base_url: str = "http://network"
+    service: NetworkService,
+    token: str = "admin",
+    base_url: str = "http://network",
+    roles: str | None = None,
 ) -> httpx.Client:
-    """An in-process HTTP client of the network API, authenticated by noauth2 ``token``."""
+    """An in-process HTTP client of the network API, authenticated by noauth2 ``token`` with
+    ``roles`` as X-Roles (none: noauth2's own, ``admin`` for the ``admin`` user)."""
     app = ASGIMiddleware(build_network_app(service))  # type: ignore[arg-type]
     client = httpx.Client(transport=httpx.WSGITransport(app=app), base_url=base_url)
     client.headers.update({"x-auth-token": token, "accept": "application/json"})
+    if roles is not None:
+        client.headers["x-roles"] = roles
     return client
 
 

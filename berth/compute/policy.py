@@ -17,7 +17,7 @@ from berth.config import ComputeSettings
 
 __all__ = ["ComputePolicyEnforcer", "default_rules", "sample_policy_yaml"]
 
-ADMIN = "rule:admin_api"
+ADMIN = "rule:context_is_admin"
 ANY = "@"
 PROJECT_MEMBER_OR_ADMIN = "rule:project_member_or_admin"
 PROJECT_READER_OR_ADMIN = "rule:project_reader_or_admin"
@@ -26,19 +26,48 @@ ADMIN_OR_KEYPAIR_USER = f"({ADMIN}) or user_id:%(user_id)s"
 
 _REASON = (
     "Nova now has defaults that tell admin, project member and project reader apart; the legacy "
-    "admin-or-owner default is evaluated only while enforce_new_defaults is off."
+    "defaults are evaluated only while enforce_new_defaults is off."
 )
-# Upstream's RULE_ADMIN_OR_OWNER. Being written "rule:...", the name never matches a policy-file key;
-# only oslo.policy's OR of the legacy check string while enforce_new_defaults is off applies.
+# Upstream's RULE_ADMIN_OR_OWNER and RULE_ADMIN_API. Being written "rule:...", the names never
+# match a policy-file key; only oslo.policy's OR of the legacy check string while
+# enforce_new_defaults is off applies.
 _LEGACY_ADMIN_OR_OWNER = policy.DeprecatedRule(
     name="rule:admin_or_owner",
     check_str="is_admin:True or project_id:%(project_id)s",
     deprecated_reason=_REASON,
     deprecated_since="21.0.0",
 )
+_LEGACY_ADMIN = policy.DeprecatedRule(
+    name="rule:admin_api",
+    check_str="is_admin:True",
+    deprecated_reason=_REASON,
+    deprecated_since="21.0.0",
+)
+
+
+def _legacy(name: str, check_str: str) -> policy.DeprecatedRule:
+    """An API rule's name and default before the secure-RBAC defaults: a policy file that still
+    overrides ``name`` is applied to its successor while enforce_new_defaults is off."""
+    return policy.DeprecatedRule(
+        name=f"os_compute_api:{name}",
+        check_str=check_str,
+        deprecated_reason=_REASON,
+        deprecated_since="21.0.0",
+    )
+
+
+_LEGACY_HYPERVISORS = _legacy("os-hypervisors", "rule:admin_api")
+_LEGACY_SERVICES = _legacy("os-services", "rule:admin_api")
+_LEGACY_FLAVOR_ACCESS = _legacy("os-flavor-access", "rule:admin_or_owner")
 
 _BASE_RULES: tuple[policy.RuleDefault, ...] = (
-    policy.RuleDefault("context_is_admin", "role:admin", description="Decides what is an admin."),
+    # Every admin-only API rule is "rule:context_is_admin", as upstream's are.
+    policy.RuleDefault(
+        "context_is_admin",
+        "role:admin",
+        description="Decides what is an admin (and what is_admin:True means).",
+        deprecated_rule=_LEGACY_ADMIN,
+    ),
     policy.RuleDefault(
         "admin_or_owner",
         "is_admin:True or project_id:%(project_id)s",
@@ -47,7 +76,14 @@ _BASE_RULES: tuple[policy.RuleDefault, ...] = (
         deprecated_reason=_REASON,
         deprecated_since="21.0.0",
     ),
-    policy.RuleDefault("admin_api", "role:admin", description="Default rule for admin APIs."),
+    policy.RuleDefault(
+        "admin_api",
+        "is_admin:True",
+        description="Default rule for admin APIs (legacy).",
+        deprecated_for_removal=True,
+        deprecated_reason=_REASON,
+        deprecated_since="21.0.0",
+    ),
     policy.RuleDefault(
         "project_member_api",
         "role:member and project_id:%(project_id)s",
@@ -76,7 +112,11 @@ _BASE_RULES: tuple[policy.RuleDefault, ...] = (
 
 
 def _api_rule(
-    name: str, check_str: str, description: str, *operations: str
+    name: str,
+    check_str: str,
+    description: str,
+    *operations: str,
+    legacy: policy.DeprecatedRule | None = None,
 ) -> policy.DocumentedRuleDefault:
     """A project-scoped rule guarding ``operations``, each written ``"METHOD /path"``."""
     ops = [dict(zip(("method", "path"), op.split(" ", 1), strict=True)) for op in operations]
@@ -86,6 +126,7 @@ def _api_rule(
         description=description,
         operations=ops,
         scope_types=["project"],
+        deprecated_rule=legacy,
     )
 
 
@@ -168,6 +209,7 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         ADMIN,
         "List the projects given a private flavor.",
         f"GET {_F}/os-flavor-access",
+        legacy=_LEGACY_FLAVOR_ACCESS,
     ),
     _api_rule(
         "os-flavor-access:add_tenant_access",
@@ -206,29 +248,56 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         f"POST {_AGG}/action (set_metadata)",
     ),
     # services
-    _api_rule("os-services:list", ADMIN, "List compute services.", "GET /os-services"),
+    _api_rule(
+        "os-services:list",
+        ADMIN,
+        "List compute services.",
+        "GET /os-services",
+        legacy=_LEGACY_SERVICES,
+    ),
     _api_rule(
         "os-services:update",
         ADMIN,
         "Enable, disable or force down a compute service.",
         "PUT /os-services/{service_id}",
+        legacy=_LEGACY_SERVICES,
     ),
     # hypervisors
-    _api_rule("os-hypervisors:list", ADMIN, "List hypervisors.", "GET /os-hypervisors"),
+    _api_rule(
+        "os-hypervisors:list",
+        ADMIN,
+        "List hypervisors.",
+        "GET /os-hypervisors",
+        legacy=_LEGACY_HYPERVISORS,
+    ),
     _api_rule(
         "os-hypervisors:list-detail",
         ADMIN,
         "List hypervisors with details.",
         "GET /os-hypervisors/detail",
+        legacy=_LEGACY_HYPERVISORS,
     ),
     _api_rule(
         "os-hypervisors:statistics",
         ADMIN,
         "Show the hypervisors' summed statistics.",
         "GET /os-hypervisors/statistics",
+        legacy=_LEGACY_HYPERVISORS,
     ),
-    _api_rule("os-hypervisors:show", ADMIN, "Show a hypervisor.", f"GET {_HYP}"),
-    _api_rule("os-hypervisors:uptime", ADMIN, "Show a hypervisor's uptime.", f"GET {_HYP}/uptime"),
+    _api_rule(
+        "os-hypervisors:show",
+        ADMIN,
+        "Show a hypervisor.",
+        f"GET {_HYP}",
+        legacy=_LEGACY_HYPERVISORS,
+    ),
+    _api_rule(
+        "os-hypervisors:uptime",
+        ADMIN,
+        "Show a hypervisor's uptime.",
+        f"GET {_HYP}/uptime",
+        legacy=_LEGACY_HYPERVISORS,
+    ),
     # availability zones
     _api_rule(
         "os-availability-zone:list",

@@ -427,7 +427,7 @@ def _zones(service: ComputeService, rows: list[RowMapping]) -> dict[str, str]:
 
 def _privileged(context: RequestContext) -> bool:
     """An admin, or a service acting for one (what ``ComputeRequest.is_admin`` says)."""
-    return context.is_admin or "service" in context.roles
+    return context.is_admin or context.has_role("service")
 
 
 def _not_found(server_uuid: str) -> exceptions.NotFound:

@@ -60,7 +60,7 @@ class ImageRequest:
 
     @property
     def caller(self) -> images.Caller:
-        is_admin = self.context.is_admin or "service" in self.context.roles
+        is_admin = self.context.is_admin or self.context.has_role("service")
         return images.Caller(project_id=self.context.project_id or "", is_admin=is_admin)
 
     def param(self, name: str) -> str:

@@ -87,6 +87,7 @@ def create_network(
     project = validate.project_of(body, context.project_id or "")
     if project != context.project_id:
         policy.require_privileged(context, "creating a network for another project")
+    policy.require_member(context, project, "creating a network")
     wanted = _requested_segments(body)
     network_id = str(uuid.uuid4())
     qos_policy_id = qos_policy_of(conn, context, body)

@@ -92,10 +92,12 @@ def create_port(
     validate.known(body, _CREATE, "port")
     policy.check_attributes(context, body, _OPERATOR_ONLY)
     network_id = validate.uuid_value("network_id", body.get("network_id"))
-    networks.get_visible(conn, context, network_id)
+    network = networks.get_visible(conn, context, network_id)
     project = validate.project_of(body, context.project_id or "")
     if project != context.project_id:
         policy.require_privileged(context, "creating a port for another project")
+    if not network["shared"]:  # on a shared network, anyone who sees it may make ports
+        policy.require_member(context, network["project_id"], f"creating a port on {network_id}")
     vnic_type = validate.one_of(body, "binding:vnic_type", VNIC_TYPES, "normal")
     layout = layout_of(conn, network_id)
     fixed = body.get("fixed_ips")
@@ -245,8 +247,8 @@ def get_visible(conn: Connection, context: RequestContext, port_id: str) -> RowM
         raise exceptions.PortNotFound(port_id)
     # Its project and the network's owner see a port; others on a shared network do not.
     network = network_store.get_network(conn, found["network_id"])
-    owners = {found["project_id"], network["project_id"] if network else None}
-    if not policy.is_privileged(context) and context.project_id not in owners:
+    owners = {found["project_id"], network["project_id"] if network else ""}
+    if not any(policy.can_see(context, owner) for owner in owners):
         raise exceptions.PortNotFound(port_id)
     return found
 

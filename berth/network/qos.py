@@ -99,6 +99,7 @@ def create_policy(conn: Connection, context: RequestContext, body: Mapping[str, 
         policy.require_privileged(context, "creating a QoS policy for another project")
     if validate.boolean(body, "shared", False):
         policy.require_privileged(context, "sharing a QoS policy")
+    policy.require_member(context, project, "creating a QoS policy", role="manager")
     is_default = validate.boolean(body, "is_default", False)
     if is_default:
         _check_no_default(conn, project)
@@ -158,9 +159,10 @@ def delete_policy(conn: Connection, context: RequestContext, policy_id: str) -> 
 
 
 def _changeable(conn: Connection, context: RequestContext, policy_id: str) -> RowMapping:
-    """The policy, if the caller may change it and its rules (its project or an operator)."""
+    """The policy, if the caller may change it and its rules (its project's managers or an
+    operator)."""
     found = get_visible(conn, context, policy_id)
-    policy.require_owner(context, found["project_id"], f"QoS policy {policy_id}")
+    policy.require_owner(context, found["project_id"], f"QoS policy {policy_id}", role="manager")
     return found
 
 

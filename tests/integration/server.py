@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import IO
 
@@ -24,9 +24,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_placement(database_url: str, *extra: str, workers: int = 1) -> Iterator[str]:
-    """The base URL of a placement server that is up; it is stopped with SIGTERM afterwards."""
-    with _running("placement", _serve("placement", database_url, extra, workers)) as url:
+def running_placement(
+    database_url: str, *extra: str, workers: int = 1, env: Mapping[str, str] | None = None
+) -> Iterator[str]:
+    """The base URL of a placement server that is up; it is stopped with SIGTERM afterwards.
+    ``env``: BERTH_* settings for it (the test's own are not passed on)."""
+    with _running("placement", _serve("placement", database_url, extra, workers), env) as url:
         yield url
 
 
@@ -57,11 +60,14 @@ def _serve(
 
 
 @contextmanager
-def _running(service: str, arguments: Callable[[int], list[str]]) -> Iterator[str]:
+def _running(
+    service: str, arguments: Callable[[int], list[str]], settings: Mapping[str, str] | None = None
+) -> Iterator[str]:
     """``berth <arguments(port)>`` on a free port until the block ends; it must stop cleanly."""
     port = free_port()
     cmd = [sys.executable, "-m", "berth.cli", *arguments(port)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("BERTH_")}
+    env.update(settings or {})
     # A file, not a pipe: nobody reads a pipe while the server runs, and a full one blocks
     # every worker at its next log line.
     with tempfile.TemporaryFile() as log:

@@ -21,7 +21,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.integration.server import running_berth_up
+from tests.integration.server import running_berth_up, running_placement
 
 pytestmark = pytest.mark.xdist_group("berth-up-keystone")
 
@@ -254,3 +254,58 @@ def test_a_reader_reads_its_project_but_writes_nothing(cloud: Cloud) -> None:
     assert cloud.refused("network", "create", "nope", **reader)
     assert cloud.refused("server", "group", "create", "--policy", "affinity", "nope", **reader)
     cloud.cli("server", "delete", "--wait", server["id"], cloud="berth-demo")
+
+
+def _token(cloud: Cloud, user: str, password: str, project: str) -> str:
+    scope = {"project": {"name": project, "domain": {"id": "default"}}}
+    user_ = {"name": user, "domain": {"id": "default"}, "password": password}
+    body = {"auth": {"identity": {"methods": ["password"], "password": {"user": user_}},
+                     "scope": scope}}  # fmt: skip
+    answer = httpx.post(f"{cloud.url}/identity/v3/auth/tokens", json=body)
+    assert answer.status_code == 201, answer.text
+    return answer.headers["x-subject-token"]
+
+
+def _passwords(cloud: Cloud) -> dict[str, str]:
+    return dict(json.loads((cloud.clouds.parent / "identity" / "passwords.json").read_text()))
+
+
+def test_a_service_token_counts_only_with_the_service_role(cloud: Cloud) -> None:
+    passwords = _passwords(cloud)
+    member = _token(cloud, "demo", passwords["demo"], "demo")
+    service = _token(cloud, "berth", passwords["berth"], "service")
+    servers = f"{cloud.url}/compute/v2.1/servers"
+    assert httpx.get(servers, headers={"x-auth-token": member}).status_code == 200
+    both = {"x-auth-token": member, "x-service-token": service}
+    assert httpx.get(servers, headers=both).status_code == 200
+    # A member's token is no service token: the request is refused as a whole.
+    forged = {"x-auth-token": member, "x-service-token": member}
+    assert httpx.get(servers, headers=forged).status_code == 401
+
+
+def test_a_separate_placement_process_validates_tokens_with_this_keystone(
+    cloud: Cloud, tmp_path: Path
+) -> None:
+    """The distributed shape: ``berth serve placement --auth keystone`` pointed, through
+    [keystone_authtoken], at a Keystone it does not run."""
+    passwords = _passwords(cloud)
+    identity = f"{cloud.url}/identity"
+    settings = {
+        "BERTH_KEYSTONE_AUTHTOKEN__AUTH_URL": identity,
+        "BERTH_KEYSTONE_AUTHTOKEN__WWW_AUTHENTICATE_URI": identity,
+        "BERTH_KEYSTONE_AUTHTOKEN__USERNAME": "berth",
+        "BERTH_KEYSTONE_AUTHTOKEN__PASSWORD": passwords["berth"],
+    }
+    database = f"sqlite:///{tmp_path / 'placement.db'}"
+    with running_placement(database, "--auth", "keystone", env=settings) as url:
+        assert httpx.get(url + "/").status_code == 200
+        refused = httpx.get(url + "/resource_providers", headers={"x-auth-token": "admin"})
+        assert refused.status_code == 401
+        assert refused.headers["www-authenticate"] == f'Keystone uri="{identity}"'
+        admin = _token(cloud, "admin", passwords["admin"], "admin")
+        member = _token(cloud, "demo", passwords["demo"], "demo")
+        assert httpx.get(url + "/resource_providers", headers={"x-auth-token": admin}).json() == {
+            "resource_providers": []
+        }
+        as_member = httpx.get(url + "/resource_providers", headers={"x-auth-token": member})
+        assert as_member.status_code == 403

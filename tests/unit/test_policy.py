@@ -168,6 +168,28 @@ def test_enforce_scope_refuses_system_token_on_project_rules(new_defaults: bool)
         assert _allowed(scoped, PROJECT_ADMIN, rule), rule
 
 
+def test_defaults_are_upstreams() -> None:
+    # Placement 16.0.0 leaves oslo.policy's defaults: new defaults only, scope always checked.
+    settings = PlacementSettings()
+    assert settings.enforce_new_defaults and settings.enforce_scope
+    enforcer = _enforcer()
+    for rule in UPSTREAM_RULES:
+        assert not _allowed(enforcer, SYSTEM_ADMIN, rule, project_id="p1"), rule
+    for rule in ["admin_api", *ADMIN_OR_SERVICE_RULES]:
+        assert _allowed(enforcer, PROJECT_ADMIN, rule), rule
+    assert not _allowed(enforcer, PROJECT_ADMIN, "placement:reshaper:reshape")
+    assert _allowed(enforcer, SERVICE, "placement:reshaper:reshape")
+
+
+def test_role_names_compare_case_insensitively() -> None:
+    enforcer = _enforcer()
+    shouting = RequestContext("u-admin", "p1", ("ADMIN",))
+    assert _allowed(enforcer, shouting, "placement:resource_providers:list")
+    assert shouting.is_admin and shouting.has_role("Admin")
+    reader = RequestContext("u-reader", "p1", ("Reader",))
+    assert _allowed(enforcer, reader, "placement:usages", project_id="p1")
+
+
 def test_scope_ignored_when_enforce_scope_off() -> None:
     unscoped = _enforcer(enforce_scope=False)
     assert _allowed(unscoped, SYSTEM_ADMIN, "placement:resource_providers:list")

@@ -35,7 +35,7 @@ class ComputeRequest:
     @property
     def is_admin(self) -> bool:
         """Admin in upstream's ``context.is_admin`` sense (flavor visibility), not a policy rule."""
-        return self.context.is_admin or "service" in self.context.roles
+        return self.context.is_admin or self.context.has_role("service")
 
     def authorize(self, rule: str, target: dict[str, Any] | None = None) -> None:
         """Raise ``Forbidden`` unless the policy rule ``rule`` (``os_compute_api:...``) allows

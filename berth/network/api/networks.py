@@ -30,7 +30,7 @@ def list_networks(req: NetworkRequest) -> Response:
         req.query_items, NETWORK_FILTERS, req.service.settings.pagination_max_limit
     )
     with req.service.db.read() as conn:
-        rows = store.list_networks(conn, None if req.is_admin else req.project_id)
+        rows = store.list_networks(conn, req.visible_to) if policy.in_scope(req.context) else []
         found = networks.views(conn, req.context, rows)
     return req.respond(
         listing.page(listing.select(found, query), query, "networks", req.base_url, req.path)

@@ -45,7 +45,8 @@ def list_ports(req: NetworkRequest) -> Response:
     )
     equal = {_COLUMNS[name]: values for name, values in query.filters.items() if name in _COLUMNS}
     with req.service.db.read() as conn:
-        rows = store.list_visible(conn, None if req.is_admin else req.project_id, equal)
+        in_scope = policy.in_scope(req.context)
+        rows = store.list_visible(conn, req.visible_to, equal) if in_scope else []
         found = ports.views(conn, req.context, rows)
     chosen = listing.select(found, query, {"fixed_ips": _fixed_ips_match})
     return req.respond(listing.page(chosen, query, "ports", req.base_url, req.path))

@@ -7,7 +7,7 @@ from contextlib import AbstractContextManager
 from sqlalchemy.engine import Connection
 from starlette.responses import Response
 
-from berth.network import ports, qos
+from berth.network import policy, ports, qos
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import qos as store
@@ -28,7 +28,7 @@ def list_policies(req: NetworkRequest) -> Response:
         req.query_items, POLICY_FILTERS, req.service.settings.pagination_max_limit
     )
     with req.service.db.read() as conn:
-        rows = store.list_policies(conn, None if req.is_admin else req.project_id)
+        rows = store.list_policies(conn, req.visible_to) if policy.in_scope(req.context) else []
         found = qos.views(conn, rows)
     return req.respond(
         listing.page(listing.select(found, query), query, "policies", req.base_url, req.path)

@@ -18,7 +18,7 @@ import orjson
 from starlette.responses import Response
 
 from berth.common.context import RequestContext
-from berth.network import exceptions
+from berth.network import exceptions, policy
 
 if TYPE_CHECKING:
     from berth.network.service import NetworkService
@@ -38,10 +38,14 @@ class NetworkRequest:
     # The URL of the API's root, for pagination links ("http://host:9696").
     base_url: str = ""
 
+    def __post_init__(self) -> None:
+        # The caller as the policy judges it: with the service's enforce_* settings.
+        self.context = policy.judged_under(self.context, self.service.settings)
+
     @property
-    def is_admin(self) -> bool:
-        """Admins and other services (the compute service binding ports) see and do everything."""
-        return self.context.is_admin or "service" in self.context.roles
+    def visible_to(self) -> str | None:
+        """Whose resources a listing shows besides shared ones (None: everyone's)."""
+        return policy.visible_to(self.context)
 
     @property
     def project_id(self) -> str:

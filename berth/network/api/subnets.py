@@ -31,10 +31,8 @@ def list_subnets(req: NetworkRequest) -> Response:
         req.query_items, SUBNET_FILTERS, req.service.settings.pagination_max_limit
     )
     with req.service.db.read() as conn:
-        found = [
-            subnets.view(row)
-            for row in store.list_visible(conn, None if req.is_admin else req.project_id)
-        ]
+        rows = store.list_visible(conn, req.visible_to) if policy.in_scope(req.context) else []
+        found = [subnets.view(row) for row in rows]
     return req.respond(
         listing.page(listing.select(found, query), query, "subnets", req.base_url, req.path)
     )

@@ -28,13 +28,15 @@ from berth.compute.db import api_schema, cell_schema, cells, compute_nodes, migr
 from berth.compute.service import ComputeService
 from berth.config import ComputeSettings
 from tests import dbs
-from tests.conftest import make_service, wsgi_client
+from tests.conftest import MEMBER_ROLES, make_service, wsgi_client
 from tests.rpc_fakes import NoMessages
 
 CELL1_UUID = "11111111-1111-4111-8111-111111111111"
 ADMIN = {"x-auth-token": "admin"}
-ALICE = {"x-auth-token": "alice"}
-BOB = {"x-auth-token": "bob"}
+# Project members' tokens as Keystone issues them: member implies reader. Nova's defaults let a
+# token of the project with neither role do nothing.
+ALICE = {"x-auth-token": "alice", "x-roles": MEMBER_ROLES}
+BOB = {"x-auth-token": "bob", "x-roles": MEMBER_ROLES}
 
 
 def version(minor: int) -> dict[str, str]:

@@ -39,6 +39,7 @@ from berth.compute.objects.request_spec import RequestSpec, SchedulerHints
 from berth.compute.rpc import BusCellRPC, SuperConductorClient
 from berth.compute.service import ComputeService
 from berth.config import ComputeSettings
+from tests.conftest import MEMBER_ROLES
 
 CELL1_UUID = "11111111-1111-4111-8111-111111111111"
 IMAGE = "70a599e0-31e7-49b7-b260-868f441e862b"
@@ -51,8 +52,8 @@ V2_1 = {"openstack-api-version": "compute 2.1"}
 V2_37 = {"openstack-api-version": "compute 2.37"}
 V2_38 = {"openstack-api-version": "compute 2.38"}
 V2_47 = {"openstack-api-version": "compute 2.47"}
-DEMO = {"x-auth-token": "alice:demo"}
-OTHER = {"x-auth-token": "bob:other"}
+DEMO = {"x-auth-token": "alice:demo", "x-roles": MEMBER_ROLES}
+OTHER = {"x-auth-token": "bob:other", "x-roles": MEMBER_ROLES}
 ADMIN = {"x-auth-token": "admin"}
 
 

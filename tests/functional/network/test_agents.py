@@ -12,7 +12,7 @@ from berth.common.timeutils import utcnow
 from berth.network import agents
 from berth.network.service import NetworkService
 from berth.network.store.schema import agents as agents_table
-from tests.conftest import network_client_for
+from tests.conftest import MEMBER_ROLES, network_client_for
 
 MISSING = "8c1a1f30-6b7a-4c55-9a39-2f1f0c7d7f11"
 OVS_CONFIG = {
@@ -171,7 +171,7 @@ def test_agents_are_the_operators_alone(
 ) -> None:
     made = _agent(network_client)
     path = f"/v2.0/agents/{made['id']}"
-    with network_client_for(network_service, "alice") as alice:
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
         _error(alice.get("/v2.0/agents"), 403, "NotAuthorized")
         _error(alice.get(path), 403, "NotAuthorized")
         _error(alice.get(f"/v2.0/agents/{MISSING}"), 403, "NotAuthorized")

@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from berth.network.service import NetworkService
-from tests.conftest import network_client_for
+from tests.conftest import MEMBER_ROLES, network_client_for
 
 
 def _create(client: httpx.Client, **network: object) -> dict[str, object]:
@@ -109,7 +109,7 @@ def test_projects_see_their_own_and_shared_networks_without_provider_details(
     ).json()["network"]
     shared = _create(network_client, name="shared", shared=True)
     _create(network_client, name="other", project_id="bob")
-    with network_client_for(network_service, "alice") as alice:
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
         names = sorted(n["name"] for n in alice.get("/v2.0/networks").json()["networks"])
         assert names == ["mine", "shared"]
         shown = alice.get(f"/v2.0/networks/{mine['id']}").json()["network"]

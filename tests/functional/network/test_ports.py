@@ -9,7 +9,7 @@ import pytest
 
 from berth.network.reporting import provider_uuid
 from berth.network.service import NetworkService
-from tests.conftest import network_client_for
+from tests.conftest import MEMBER_ROLES, network_client_for
 
 OVS = "Open vSwitch agent"
 SRIOV = "NIC Switch agent"
@@ -143,7 +143,7 @@ def test_resource_request_from_the_port_or_network_policy(
     assert plain["qos_network_policy_id"] == network_policy
     with network_client_for(network_service, "admin:admin") as owner:
         shown = owner.get(f"/v2.0/ports/{plain['id']}").json()["port"]
-    with network_client_for(network_service, "alice") as alice:
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
         assert alice.get(f"/v2.0/ports/{plain['id']}").status_code == 404
     assert "resource_request" in shown
 
@@ -332,7 +332,7 @@ def test_binding_attributes_are_the_operators(
 ) -> None:
     net = flat["network"]
     network_client.put(f"/v2.0/networks/{net['id']}", json={"network": {"shared": True}})
-    with network_client_for(network_service, "alice") as alice:
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
         mine = _port(alice, network_id=net["id"])
         assert "binding:host_id" not in mine and "resource_request" not in mine
         refused = alice.put(f"/v2.0/ports/{mine['id']}", json={"port": {"binding:host_id": "cn1"}})
@@ -396,12 +396,12 @@ def test_ports_on_a_shared_network_are_seen_by_their_project_and_the_networks_ow
     network_service: NetworkService, network_client: httpx.Client
 ) -> None:
     net = _post(network_client, "/v2.0/networks", "network", shared=True, project_id="owner")
-    with network_client_for(network_service, "alice") as alice:
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
         mine = _port(alice, network_id=net["id"])
-    with network_client_for(network_service, "bob") as bob:
+    with network_client_for(network_service, "bob", roles=MEMBER_ROLES) as bob:
         assert bob.get(f"/v2.0/ports/{mine['id']}").status_code == 404
         assert bob.get("/v2.0/ports").json()["ports"] == []
-    with network_client_for(network_service, "owner") as owner:
+    with network_client_for(network_service, "owner", roles=MEMBER_ROLES) as owner:
         assert [p["id"] for p in owner.get("/v2.0/ports").json()["ports"]] == [mine["id"]]
 
 

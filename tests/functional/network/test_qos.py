@@ -12,7 +12,10 @@ from berth.network import qos
 from berth.network.service import NetworkService
 from berth.network.store import qos as store
 from berth.network.store.schema import ports
-from tests.conftest import network_client_for
+from tests.conftest import MEMBER_ROLES, network_client_for
+
+# Creating and changing QoS policies takes a manager of the project (upstream's default).
+MANAGER_ROLES = "manager,member,reader"
 
 MISSING = "8c1a1f30-6b7a-4c55-9a39-2f1f0c7d7f11"
 
@@ -91,7 +94,7 @@ def test_projects_see_their_own_and_shared_policies_and_change_only_their_own(
     shared = _policy(network_client, name="shared", shared=True)
     hidden = _policy(network_client, name="hidden")
     _policy(network_client, name="bobs", project_id="bob")
-    with network_client_for(network_service, "alice") as alice:
+    with network_client_for(network_service, "alice", roles=MANAGER_ROLES) as alice:
         mine = _policy(alice, name="mine")
         assert mine["project_id"] == "alice"
         names = sorted(p["name"] for p in alice.get("/v2.0/qos/policies").json()["policies"])
@@ -295,7 +298,7 @@ def test_rules_of_a_shared_policy_are_visible_to_every_project(
         assert (
             _rule(network_client, policy["id"], "minimum_bandwidth", min_kbps=5).status_code == 201
         )
-    with network_client_for(network_service, "alice") as alice:
+    with network_client_for(network_service, "alice", roles=MANAGER_ROLES) as alice:
         listed = alice.get(f"/v2.0/qos/policies/{shared['id']}/minimum_bandwidth_rules").json()
         assert [r["min_kbps"] for r in listed["minimum_bandwidth_rules"]] == [5]
         _error(alice.get(f"/v2.0/qos/policies/{hidden['id']}/minimum_bandwidth_rules"), 404,
@@ -309,7 +312,7 @@ def test_a_policy_used_by_a_network_or_port_cannot_be_deleted(
 ) -> None:
     policy = _policy(network_client, shared=True)
     path = f"/v2.0/qos/policies/{policy['id']}"
-    with network_client_for(network_service, "alice") as alice:
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
         net = alice.post("/v2.0/networks", json={"network": {"qos_policy_id": policy["id"]}})
         assert net.status_code == 201, net.text
     network_id = net.json()["network"]["id"]

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from berth.common.timeutils import utcnow
 from berth.network.service import NetworkService
 from berth.network.store.schema import ip_allocations, ports
-from tests.conftest import network_client_for
+from tests.conftest import MEMBER_ROLES, network_client_for
 
 
 def _network(client: httpx.Client, **network: object) -> dict[str, object]:
@@ -146,7 +146,7 @@ def test_update_delete_and_ip_availability(
     with network_service.db.write() as conn:
         conn.execute(sa.delete(ports))
     assert network_client.delete(f"/v2.0/subnets/{subnet['id']}").status_code == 204
-    with network_client_for(network_service, "alice") as alice:
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
         _error(alice.get("/v2.0/network-ip-availabilities"), 403, "NotAuthorized")
 
 
@@ -157,7 +157,7 @@ def test_projects_see_subnets_of_their_own_and_shared_networks(
     private = _network(network_client)
     for net, cidr in ((shared, "10.0.0.0/24"), (private, "10.1.0.0/24")):
         assert _subnet(network_client, network_id=net["id"], ip_version=4, cidr=cidr).is_success
-    with network_client_for(network_service, "alice") as alice:
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
         seen = alice.get("/v2.0/subnets", params={"fields": "cidr"}).json()["subnets"]
         assert seen == [{"cidr": "10.0.0.0/24"}]
         refused = alice.post(
