@@ -14,6 +14,7 @@ import os
 import secrets
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -77,6 +78,9 @@ class KeystoneHome:
                     "[DEFAULT]",
                     # Records go to Python's logging, as Berth's own do (see wsgi_app).
                     "use_stderr = true",
+                    "[identity]",
+                    # bcrypt reads 72 bytes; a larger limit makes Keystone warn at every login.
+                    "max_password_length = 72",
                     "[database]",
                     f"connection = sqlite:///{self.root / 'keystone.db'}",
                     "[token]",
@@ -133,6 +137,9 @@ def wsgi_app(home: KeystoneHome, restore_logging: Callable[[], None]) -> Any:
     Keystone parses its configuration from the command line too; Berth's own arguments are not
     for it. Its logging setup replaces the process's handlers, which ``restore_logging`` puts back.
     """
+    # Keystone imports oslo.service, which imports eventlet, which warns that it is deprecated;
+    # the embedded Keystone never runs on eventlet.
+    warnings.filterwarnings("ignore", message=r"\s*Eventlet is deprecated")
     from keystone.server.flask import core
 
     with _command_line(sys.argv[:1]):
