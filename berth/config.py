@@ -411,8 +411,7 @@ def _describe(model: type[BaseModel], value: BaseModel, prefix: str) -> list[str
     for name, sub_model, sub_value in nested:
         out.append(f"[{name}]")
         doc = (sub_model.__doc__ or "").strip()
-        if doc:
-            out.append(f"# {doc}")
+        out += [f"# {line.strip()}" for line in doc.splitlines()]
         out += _describe(sub_model, sub_value, prefix=name)
     return out
 
