@@ -56,6 +56,11 @@ def test_servers_booting_when_berth_up_stops_do_not_stay_in_build(tmp_path: Path
             f"{url}/networking/v2.0/subnets", headers=HEADERS, timeout=30,
             json={"subnet": {"network_id": network, "cidr": "192.0.2.0/24", "ip_version": 4}},
         ).raise_for_status()  # fmt: skip
+        # Twelve servers in one project: more than upstream's default quota of ten.
+        unlimited = {"quota_set": {"instances": -1, "cores": -1, "ram": -1}}
+        httpx.put(
+            f"{url}/compute/v2.1/os-quota-sets/admin", json=unlimited, headers=HEADERS, timeout=30
+        ).raise_for_status()
         servers = _boot(url, network, 12)
         time.sleep(0.5)
         assert "BUILD" in _statuses(url).values()
