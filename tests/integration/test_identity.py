@@ -232,6 +232,13 @@ def test_one_project_sees_and_changes_nothing_of_another(cloud: Cloud) -> None:
     assert cloud.cli("server", "group", "list", "-f", "json", **other) == []
     assert cloud.refused("server", "group", "delete", group["id"], **other)
     assert cloud.cli("keypair", "list", "-f", "json", **other) == []
+    policy = cloud.cli("network", "qos", "policy", "create", "admins-only", "-f", "json")
+    assert "admins-only" not in str(cloud.cli("network", "qos", "policy", "list", "-f", "json",
+                                              **other))  # fmt: skip
+    assert cloud.refused("network", "qos", "policy", "delete", policy["id"], **other)
+    demo_project = cloud.cli("project", "show", "demo", "-f", "json")["id"]
+    assert "403" in cloud.refused("usage", "show", "--project", demo_project, **other)
+    assert "403" in cloud.refused("resource", "usage", "show", demo_project, **other)
     # demo's servers are still there, untouched.
     listed = cloud.cli("server", "list", "-f", "json", **demo)
     assert [(s["ID"], s["Status"]) for s in listed] == [(server["id"], "ACTIVE")]
@@ -239,6 +246,7 @@ def test_one_project_sees_and_changes_nothing_of_another(cloud: Cloud) -> None:
     cloud.cli("network", "delete", network["id"], **demo)
     cloud.cli("server", "group", "delete", group["id"], **demo)
     cloud.cli("keypair", "delete", "demo-only", **demo)
+    cloud.cli("network", "qos", "policy", "delete", policy["id"])
 
 
 def test_a_reader_reads_its_project_but_writes_nothing(cloud: Cloud) -> None:
@@ -309,3 +317,31 @@ def test_a_separate_placement_process_validates_tokens_with_this_keystone(
         }
         as_member = httpx.get(url + "/resource_providers", headers={"x-auth-token": member})
         assert as_member.status_code == 403
+
+
+def test_quotas_hold_a_project_to_its_limits_and_usage_is_shown(cloud: Cloud) -> None:
+    def limits(*args: str, cloud_name: str = "berth") -> dict[str, Any]:
+        shown = cloud.cli("quota", "show", *args, "-f", "json", cloud=cloud_name)
+        return {row["Resource"]: row["Limit"] for row in shown}
+
+    quotas = limits("demo")
+    # Nova's and Neutron's defaults, as `openstack quota show` prints them.
+    assert (quotas["instances"], quotas["cores"], quotas["ram"]) == (10, 20, 51200)
+    assert (quotas["networks"], quotas["subnets"], quotas["ports"]) == (100, 100, 500)
+    assert limits(cloud_name="berth-demo")["instances"] == 10
+    cloud.cli("quota", "set", "--instances", "1", "--networks", "1", "demo")
+    demo = {"cloud": "berth-demo"}
+    first = cloud.cli("server", "create", "--flavor", "m1.tiny", "--image", "cirros",
+                      "--network", "public", "--wait", "within", "-f", "json", **demo)  # fmt: skip
+    refused = cloud.refused("server", "create", "--flavor", "m1.tiny", "--image", "cirros",
+                            "--network", "public", "beyond", **demo)  # fmt: skip
+    assert "403" in refused and "instances" in refused
+    network = cloud.cli("network", "create", "one-net", "-f", "json", **demo)
+    refused = cloud.refused("network", "create", "two-net", **demo)
+    assert "409" in refused and "network" in refused
+    assert "403" in cloud.refused("quota", "set", "--instances", "50", "demo", **demo)
+    usage = cloud.cli("usage", "show", "--project", "demo", "-f", "json")
+    assert usage["Servers"] >= 1
+    cloud.cli("server", "delete", "--wait", first["id"], **demo)
+    cloud.cli("network", "delete", network["id"], **demo)
+    cloud.cli("quota", "set", "--instances", "10", "--networks", "100", "demo")
