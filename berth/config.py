@@ -201,6 +201,15 @@ class NetworkSettings(BaseModel):
         ge=1,
         description="The most items one list page returns, whatever limit it asks for.",
     )
+    quota_network: int = Field(
+        100, ge=-1, description="Networks a project may own unless its quota says (-1: no limit)."
+    )
+    quota_subnet: int = Field(
+        100, ge=-1, description="Subnets a project may own unless its quota says (-1: no limit)."
+    )
+    quota_port: int = Field(
+        500, ge=-1, description="Ports a project may own unless its quota says (-1: no limit)."
+    )
     enforce_new_defaults: bool = _enforce_new_defaults()
     enforce_scope: bool = _enforce_scope()
 

@@ -142,3 +142,7 @@ class QosPolicyChangeRefused(Conflict):
 
 class QoSPolicyDefaultAlreadyExists(Conflict):
     pass
+
+
+class OverQuota(Conflict):
+    """A create took its project over a quota limit."""

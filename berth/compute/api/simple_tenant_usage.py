@@ -1,7 +1,7 @@
 """/os-simple-tenant-usage: every project's usage over a period (admin), and one project's.
 
 The period is ``start`` to ``end`` (ISO 8601 times, UTC when they name no zone; now when
-absent). The list shows each server only with ``detailed=1``; a project's usage always does,
+absent). The list shows each server only with ``detailed`` true; a project's usage always does,
 and is ``{}`` when it had no server up in the period. From 2.40 both page by server: ``limit``
 and ``marker`` (a server's uuid), with a ``next`` link when a page is full.
 
@@ -24,13 +24,15 @@ from berth.compute.api.paging import Page
 from berth.compute.api.request import ComputeRequest
 
 PAGED = (2, 40)
+# Upstream reads only "1" as true; openstacksdk sends "True" (for `openstack usage list`).
+_TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
 
 
 def index(req: ComputeRequest) -> Response:
     """``{"tenant_usages": [{"tenant_id", "start", "stop", "total_hours", ...}, ...]}``"""
     req.authorize("os_compute_api:os-simple-tenant-usage:list")
     period = _period(req)
-    detailed = _query(req, "detailed") == "1"
+    detailed = (_query(req, "detailed") or "").lower() in _TRUE
     rows, page = _page(req, usage.servers_up(req.service.cells, period))
     found = usage.by_tenant(rows, period, utcnow())
     body: dict[str, Any] = {

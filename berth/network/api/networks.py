@@ -7,7 +7,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from berth.network import exceptions, networks, policy, ports, validate
+from berth.network import exceptions, networks, policy, ports, quotas, validate
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import networks as store
@@ -46,8 +46,11 @@ def show_network(req: NetworkRequest) -> Response:
 
 def create_network(req: NetworkRequest) -> Response:
     body = req.resource_body("network")
+    project_id = validate.project_of(body, req.project_id)
+    quotas.prepare(req.service.db, project_id)
     with req.service.db.write() as conn:
         network_id = networks.create_network(conn, req.context, req.service.settings, body)
+        quotas.enforce(conn, req.service.settings, project_id, quotas.NETWORK)
     return _answer_network(req, network_id, 201)
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from berth.network import bindings, exceptions, policy, ports
+from berth.network import bindings, exceptions, policy, ports, quotas, validate
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import ports as store
@@ -62,8 +62,11 @@ def show_port(req: NetworkRequest) -> Response:
 def create_port(req: NetworkRequest) -> Response:
     body = req.resource_body("port")
     settings = req.service.settings
+    project_id = validate.project_of(body, req.project_id)
+    quotas.prepare(req.service.db, project_id)
     with req.service.db.write() as conn:
         port_id = ports.create_port(conn, req.context, settings, body)
+        quotas.enforce(conn, settings, project_id, quotas.PORT)
         if body.get("binding:host_id") or body.get("binding:profile"):
             row = store.get(conn, port_id)
             assert row is not None

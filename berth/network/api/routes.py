@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 
 from starlette.responses import Response
 
-from berth.network.api import agents, extensions, networks, ports, qos, root, subnets
+from berth.network.api import agents, extensions, networks, ports, qos, quotas, root, subnets
 from berth.network.api.request import NetworkRequest
 
 Handler = Callable[[NetworkRequest], Response]
@@ -89,4 +89,12 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
         "DELETE": ports.delete_binding,
     },
     "/v2.0/ports/{port_id}/bindings/{host}/activate": {"PUT": ports.activate_binding},
+    "/v2.0/quotas": {"GET": quotas.list_quotas},
+    "/v2.0/quotas/{project_id}": {
+        "GET": quotas.show_quota,
+        "PUT": quotas.update_quota,
+        "DELETE": quotas.delete_quota,
+    },
+    "/v2.0/quotas/{project_id}/default": {"GET": quotas.show_default},
+    "/v2.0/quotas/{project_id}/details": {"GET": quotas.show_details},
 }

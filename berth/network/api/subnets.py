@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy.engine import Connection, RowMapping
 from starlette.responses import Response
 
-from berth.network import networks, policy, subnets
+from berth.network import networks, policy, quotas, subnets, validate
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import networks as network_store
@@ -46,8 +46,11 @@ def show_subnet(req: NetworkRequest) -> Response:
 
 def create_subnet(req: NetworkRequest) -> Response:
     body = req.resource_body("subnet")
+    project_id = validate.project_of(body, req.project_id)
+    quotas.prepare(req.service.db, project_id)
     with req.service.db.write() as conn:
         subnet_id = subnets.create_subnet(conn, req.context, body)
+        quotas.enforce(conn, req.service.settings, project_id, quotas.SUBNET)
     return _answer(req, subnet_id, 201)
 
 

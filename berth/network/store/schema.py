@@ -3,7 +3,8 @@
 Alembic migrations under ``migrations/`` build exactly this schema; a test compares the two.
 Uniqueness that must hold under concurrent writers is a constraint here, not a check in code:
 one segment per (type, physical network, segmentation id), one MAC address per network, one
-allocation per (subnet, address), one agent of a kind per host.
+allocation per (subnet, address), one agent of a kind per host, one quota limit per (project,
+resource), one quota lock per project.
 """
 
 from __future__ import annotations
@@ -219,5 +220,30 @@ agents = sa.Table(
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.Column("updated_at", sa.DateTime, nullable=True),
     sa.UniqueConstraint("agent_type", "host"),
+    **_MYSQL,
+)
+
+# Quota limits an operator set for a project (/v2.0/quotas), one row per resource; a resource
+# without a row takes the default from the settings (``quota_network`` and friends).
+network_quotas = sa.Table(
+    "network_quotas",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("project_id", sa.String(255), nullable=False),
+    sa.Column("resource", sa.String(255), nullable=False),
+    # -1: unlimited
+    sa.Column("hard_limit", sa.Integer, nullable=False),
+    sa.UniqueConstraint("project_id", "resource"),
+    **_MYSQL,
+)
+
+# One row per project, locked by the transaction that adds a network, subnet or port and then
+# counts the project's (``berth.common.lock_rows``), so two creates never both pass a quota.
+network_quota_locks = sa.Table(
+    "network_quota_locks",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("project_id", sa.String(255), nullable=False, unique=True),
+    sa.Column("generation", sa.Integer, nullable=False),
     **_MYSQL,
 )

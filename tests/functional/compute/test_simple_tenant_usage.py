@@ -111,7 +111,8 @@ def test_the_list_is_an_admins_and_detailed_on_request(
 ) -> None:
     with client_for(compute_service, ADMIN) as admin:
         listed = admin.get(f"/v2.1/os-simple-tenant-usage?{PERIOD}").json()["tenant_usages"]
-        detailed = admin.get(f"/v2.1/os-simple-tenant-usage?{PERIOD}&detailed=1").json()
+        # "1" as upstream reads it, or "True" as openstacksdk sends it.
+        detailed = admin.get(f"/v2.1/os-simple-tenant-usage?{PERIOD}&detailed=True").json()
     assert {usage["tenant_id"]: usage["total_hours"] for usage in listed} == {
         "p1": 54.0,
         "p2": 12.0,
