@@ -237,7 +237,10 @@ def _matches(image: Mapping[str, Any], params: Mapping[str, str]) -> bool:
         if name in _LIST_PARAMS:
             continue
         if name in _COLUMN_FILTERS:
-            if str(image[name]) != wanted:
+            # Glance's "in:" operator: any of a comma-separated list (the CLI asks for the images
+            # of a server list by id this way).
+            accepted = wanted[3:].split(",") if wanted.startswith("in:") else [wanted]
+            if str(image[name]) not in accepted:
                 return False
         elif properties.get(name) != wanted:
             return False

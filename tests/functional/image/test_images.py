@@ -175,6 +175,8 @@ def test_filters_sorting_and_pages(alice: httpx.Client) -> None:
     for name, arch in (("a", "x86_64"), ("b", "aarch64"), ("c", "x86_64")):
         _create(alice, name=name, hw_architecture=arch)
     assert _names(alice.get("/v2/images", params={"name": "b"})) == ["b"]
+    either = {"name": "in:a,c", "sort_key": "name"}
+    assert _names(alice.get("/v2/images", params=either)) == ["c", "a"]
     assert _names(alice.get("/v2/images", params={"status": "queued"})) == []
     by_arch = alice.get("/v2/images", params={"hw_architecture": "x86_64", "sort_key": "name"})
     assert _names(by_arch) == ["c", "a"]
