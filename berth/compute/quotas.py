@@ -215,13 +215,16 @@ def admit_servers(
             f"Quota exceeded for {METADATA_ITEMS}: requested {metadata_items}, but the limit is "
             f"{limits[METADATA_ITEMS]}."
         )
-    servers = servers_of(conn, cells, project_id).values()
     # Each resource: its quota, and how much of it one more server takes.
-    wanted = {
-        INSTANCES: (Quota(limits[INSTANCES], len(servers)), 1),
-        CORES: (Quota(limits[CORES], sum(s.vcpus for s in servers)), size.vcpus),
-        RAM: (Quota(limits[RAM], sum(s.memory_mb for s in servers)), size.memory_mb),
-    }
+    wanted: dict[str, tuple[Quota, int]] = {}
+    # Reading every cell is the costly part: skipped when the project has no server limit.
+    if any(limits[name] >= 0 for name in (INSTANCES, CORES, RAM)):
+        servers = servers_of(conn, cells, project_id).values()
+        wanted = {
+            INSTANCES: (Quota(limits[INSTANCES], len(servers)), 1),
+            CORES: (Quota(limits[CORES], sum(s.vcpus for s in servers)), size.vcpus),
+            RAM: (Quota(limits[RAM], sum(s.memory_mb for s in servers)), size.memory_mb),
+        }
     if group_uuid is not None:
         members = store.hold_group_and_count_members(conn, group_uuid)
         if members is not None:

@@ -332,6 +332,20 @@ def test_min_and_max_count_take_what_fits(service: ComputeService, admin: httpx.
     assert names == ["vm", "vm-1", "vm-2", "vm-3"]
 
 
+def test_unlimited_servers(service: ComputeService, admin: httpx.Client) -> None:
+    """No server limit: the cells are not even read, and group members are still counted."""
+    _set(admin, "p1", instances=-1, cores=-1, ram=-1, server_group_members=3)
+    with client_for(service, MEMBER) as member:
+        assert _boot(member, flavor="4", max_count=12).status_code == 202
+        group = member.post(
+            "/v2.1/os-server-groups", json={"server_group": {"name": "g", "policies": ["affinity"]}}
+        ).json()["server_group"]["id"]
+        body = {"server": {"name": "vm", "flavorRef": "1", "imageRef": IMAGE, "min_count": 4}}
+        into = member.post("/v2.1/servers", json={**body, "os:scheduler_hints": {"group": group}})
+    assert into.status_code == 403 and "server_group_members: requested 4, but 0 of 3" in into.text
+    assert _building(service, "p1") == 12
+
+
 def test_server_groups_and_their_members(
     service: ComputeService, admin: httpx.Client, member: httpx.Client
 ) -> None:
