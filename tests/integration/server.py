@@ -99,7 +99,8 @@ def _read(log: IO[bytes]) -> str:
 
 def _wait_until_up(service: str, url: str, proc: subprocess.Popen[bytes], log: IO[bytes]) -> None:
     """Until the root document (which needs no token in either service) answers."""
-    deadline = time.monotonic() + 60
+    # berth up sets up its Keystone on a new data directory first: tens of seconds on a busy CI.
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             output = _read(log)
@@ -109,4 +110,4 @@ def _wait_until_up(service: str, url: str, proc: subprocess.Popen[bytes], log: I
             return
         except httpx.HTTPError:
             time.sleep(0.1)
-    raise AssertionError(f"{service} did not answer within 60 s")
+    raise AssertionError(f"{service} did not answer within 180 s:\n{_read(log)}")

@@ -23,6 +23,9 @@ from tests.integration.cloud import (
     needs_servers,
 )
 
+# One worker runs the module (scripts/test: --dist loadscope), on one layout: two layouts at once
+# would share the broker's API virtual host, where each one's super-conductor and scheduler would
+# take the other's messages.
 pytestmark = needs_servers
 
 

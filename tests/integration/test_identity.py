@@ -2,8 +2,8 @@
 writes: password logins, every service found in the catalog, tokens validated by each API, and
 one project's users kept out of another's resources.
 
-One cloud serves the whole module (its Keystone takes a while to set up); the tests share it and
-so each works with names of its own.
+One cloud serves the whole module (its Keystone takes a while to set up; scripts/test runs a
+module's tests on one worker); the tests share it and so each works with names of its own.
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ import pytest
 import yaml
 
 from tests.integration.server import running_berth_up, running_placement
-
-pytestmark = pytest.mark.xdist_group("berth-up-keystone")
 
 OPENSTACK = Path(sys.executable).parent / "openstack"
 FLEET = {
