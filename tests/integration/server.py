@@ -16,6 +16,14 @@ from typing import IO
 
 import httpx
 
+# A fleet for the CLI tours: one cell, two OVS hosts (cn1, cn2) with a 1 Gbit/s bridge on "public".
+TWO_OVS_HOSTS = {
+    "cells": ["cell1"],
+    "hosts": [{"name": "cn", "count": 2, "vcpus": 8, "memory_mb": 16384, "disk_gb": 100,
+               "ovs": {"bridges": {"br-ex": {"physnets": ["public"], "egress_kbps": 1000000,
+                                             "ingress_kbps": 1000000}}}}],
+}  # fmt: skip
+
 
 def free_port() -> int:
     with socket.socket() as s:

@@ -21,15 +21,9 @@ import httpx
 import pytest
 import yaml
 
-from tests.integration.server import running_berth_up, running_placement
+from tests.integration.server import TWO_OVS_HOSTS, running_berth_up, running_placement
 
 OPENSTACK = Path(sys.executable).parent / "openstack"
-FLEET = {
-    "cells": ["cell1"],
-    "hosts": [{"name": "cn", "count": 2, "vcpus": 8, "memory_mb": 16384, "disk_gb": 100,
-               "ovs": {"bridges": {"br-ex": {"physnets": ["public"], "egress_kbps": 1000000,
-                                             "ingress_kbps": 1000000}}}}],
-}  # fmt: skip
 
 
 @dataclass
@@ -68,7 +62,7 @@ class Cloud:
 def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cloud]:
     root = tmp_path_factory.mktemp("keystone-cloud")
     fleet = root / "fleet.yaml"
-    fleet.write_text(yaml.safe_dump(FLEET))
+    fleet.write_text(yaml.safe_dump(TWO_OVS_HOSTS))
     with running_berth_up(str(root / "data"), str(fleet), auth="keystone") as url:
         cloud = Cloud(url, root / "data" / "clouds.yaml")
         cloud.cli("network", "create", "--share", "--provider-network-type", "flat",

@@ -12,15 +12,9 @@ from typing import Any
 import httpx
 import yaml
 
-from tests.integration.server import running_berth_up
+from tests.integration.server import TWO_OVS_HOSTS, running_berth_up
 
 OPENSTACK = Path(sys.executable).parent / "openstack"
-FLEET = {
-    "cells": ["cell1"],
-    "hosts": [{"name": "cn", "count": 2, "vcpus": 8, "memory_mb": 16384, "disk_gb": 100,
-               "ovs": {"bridges": {"br-ex": {"physnets": ["public"], "egress_kbps": 1000000,
-                                             "ingress_kbps": 1000000}}}}],
-}  # fmt: skip
 
 
 def _cli(clouds: Path, *args: str, cloud: str = "berth") -> Any:
@@ -43,7 +37,7 @@ def test_the_tour_boots_a_server_whose_port_holds_its_bandwidth(tmp_path: Path) 
     """The README's tour, as written: the admin (cloud ``berth``) sets up the network, the demo
     project's member (``berth-demo``) boots; every client logs in to the Keystone at /identity."""
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(yaml.safe_dump(FLEET))
+    fleet.write_text(yaml.safe_dump(TWO_OVS_HOSTS))
     with running_berth_up(str(tmp_path / "data"), str(fleet), auth="keystone"):
         clouds = tmp_path / "data" / "clouds.yaml"
         assert _cli(clouds, "server", "list", "-f", "json") == []
@@ -75,7 +69,7 @@ def test_the_tour_boots_a_server_whose_port_holds_its_bandwidth(tmp_path: Path) 
 
 def test_the_audit_command_against_berth_up(tmp_path: Path) -> None:
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(yaml.safe_dump(FLEET))
+    fleet.write_text(yaml.safe_dump(TWO_OVS_HOSTS))
     data = tmp_path / "data"
     with running_berth_up(str(data), str(fleet), auth="noauth2") as url:
         env = {**os.environ, "BERTH_DATA_DIR": str(data)}
