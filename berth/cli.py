@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from berth import config
 from berth.common import logs
+from berth.identity.strategy import IdentityNotConfigured
 
 if TYPE_CHECKING:
     from berth.common.db import Database
@@ -27,7 +28,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.config:
         os.environ[config.CONFIG_ENV] = args.config
-    return int(args.run(args) or 0)
+    try:
+        return int(args.run(args) or 0)
+    except IdentityNotConfigured as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -12,6 +12,7 @@ from keystoneauth1 import loading
 from keystoneauth1 import session as ks_session
 
 from berth.config import AuthStrategy, KeystoneAuthtokenSettings
+from berth.identity.strategy import require_identity
 
 
 class StaticToken(httpx.Auth):
@@ -70,5 +71,6 @@ def service_auth(
 ) -> httpx.Auth:
     """What a service's outgoing calls carry under its ``auth_strategy``."""
     if strategy == "keystone":
+        require_identity(strategy, keystone)
         return ServiceUser(keystone)
     return StaticToken(noauth2_token)

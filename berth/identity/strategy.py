@@ -15,12 +15,19 @@ def authenticator(
 ) -> auth.Authenticator:
     if strategy == "noauth2":
         return auth.noauth2_authenticator
-    if not keystone.auth_url or not keystone.username or not keystone.password:
-        raise IdentityNotConfigured(
-            "auth_strategy is keystone: set keystone_authtoken.auth_url, username and password "
-            "(the service user that validates tokens)"
-        )
+    require_identity(strategy, keystone)
     # Imported here: keystonemiddleware is only loaded by processes that use it.
     from berth.identity.tokens import KeystoneTokens
 
     return KeystoneTokens(keystone.auth_token_options())
+
+
+def require_identity(strategy: AuthStrategy, keystone: KeystoneAuthtokenSettings) -> None:
+    """Refuse, before a server starts, the keystone strategy without a Keystone to ask."""
+    # The rest of the service user's options depend on its auth_type (a password, an
+    # application credential...): keystoneauth names whichever is missing.
+    if strategy == "keystone" and not keystone.auth_url:
+        raise IdentityNotConfigured(
+            "auth_strategy is keystone: set keystone_authtoken.auth_url and the service user's "
+            "credentials (username and password by default)"
+        )

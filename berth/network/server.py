@@ -16,7 +16,7 @@ from berth.common import logs
 from berth.common.asgi import spread_over_workers
 from berth.common.db import Database
 from berth.identity.service_user import service_auth
-from berth.identity.strategy import authenticator
+from berth.identity.strategy import authenticator, require_identity
 from berth.network.app import build_app
 from berth.network.placement_sync import PlacementSync
 from berth.network.reporter import PlacementReporter
@@ -61,6 +61,7 @@ def create_app() -> ASGIApp:
 
 
 def run(settings: config.Settings) -> int:
+    require_identity(settings.network.auth_strategy, settings.keystone_authtoken)
     db = Database(settings.network_database_url())
     if migrate.sync(db):
         LOG.info("network schema upgraded to %s", migrate.MIGRATIONS.current(db))

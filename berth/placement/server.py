@@ -12,7 +12,7 @@ from starlette.types import ASGIApp
 
 from berth import config
 from berth.common import logs
-from berth.identity.strategy import authenticator
+from berth.identity.strategy import authenticator, require_identity
 from berth.placement.app import build_app
 from berth.placement.service import PlacementService
 from berth.placement.store import migrate
@@ -31,6 +31,7 @@ def create_app() -> ASGIApp:
 
 
 def run(settings: config.Settings) -> int:
+    require_identity(settings.placement.auth_strategy, settings.keystone_authtoken)
     url = settings.placement_database_url()
     # Upgrade once, in the parent, before any worker serves a request.
     db = open_database(url)
