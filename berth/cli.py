@@ -169,6 +169,21 @@ def _parser() -> argparse.ArgumentParser:
         help="a build that nothing happened to for this long is stuck",
     )
     audit.set_defaults(run=_audit)
+    placement_tasks = manage_commands.add_parser(
+        "placement", help="repair what Placement holds"
+    ).add_subparsers(title="actions")
+    heal = placement_tasks.add_parser(
+        "heal-allocations",
+        help="give live servers (and their ports' resource requests) their missing allocations",
+    )
+    heal.add_argument("--placement-url", required=True, help="e.g. http://127.0.0.1:8000/placement")
+    heal.add_argument("--network-url", required=True, help="e.g. http://127.0.0.1:8000/networking")
+    heal.add_argument("--token", default="admin", help="X-Auth-Token for both (noauth2)")
+    heal.add_argument("--instance", type=_uuid_argument, help="only this server (a UUID)")
+    heal.add_argument(
+        "--dry-run", action="store_true", help="say what would change; change nothing"
+    )
+    heal.set_defaults(run=_heal_allocations)
     sync = db_commands.add_parser("sync", help="create or upgrade the placement schema")
     sync.add_argument("--database-url")
     sync.set_defaults(run=_db_sync)
@@ -380,6 +395,39 @@ def _audit(args: argparse.Namespace) -> int:
     if report.clean:
         print("nothing leaked, nothing over capacity")
     return 0 if report.clean else 1
+
+
+def _uuid_argument(text: str) -> str:
+    import uuid
+
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a UUID: {text!r}") from None
+
+
+def _heal_allocations(args: argparse.Namespace) -> int:
+    from berth.compute.cells import CellRegistry
+    from berth.compute.clients.http import http_client
+    from berth.compute.clients.network import NetworkClient
+    from berth.compute.clients.placement import PlacementClient
+    from berth.compute.heal import heal
+    from berth.identity.service_user import StaticToken
+
+    report = heal(
+        CellRegistry(_api_db()),
+        PlacementClient(http_client(args.placement_url, StaticToken(args.token))),
+        NetworkClient(http_client(args.network_url, StaticToken(args.token))),
+        dry_run=args.dry_run,
+        instance=args.instance,
+    )
+    prefix = "would " if args.dry_run else ""
+    for line in report.actions:
+        print(f"{prefix}{line}")
+    for line in report.failures:
+        print(f"failed: {line}")
+    print(report.summary())
+    return 1 if report.failures else 0
 
 
 def _discover_hosts(_args: argparse.Namespace) -> int:

@@ -67,6 +67,7 @@ __all__ = [
     "build_query",
     "group_suffix",
     "port_allocations",
+    "port_group",
 ]
 
 DISABLED_TRAIT: Final = "COMPUTE_STATUS_DISABLED"
@@ -178,7 +179,7 @@ def build_query(
     for port in spec.ports:
         suffixes = {}
         for raw in port.request_groups:
-            group = _port_group(port, raw)
+            group = port_group(port, raw)
             if group.suffix in used:
                 raise QueryError(
                     f"port {port.port_id}: request group {raw['id']} clashes with another "
@@ -248,7 +249,7 @@ def _rules_group(suffix: str, rules: GroupRules) -> Group:
     )
 
 
-def _port_group(port: PortRequest, raw: Mapping[str, Any]) -> Group:
+def port_group(port: PortRequest, raw: Mapping[str, Any]) -> Group:
     gid = raw.get("id")
     if not isinstance(gid, str) or not gid:
         raise QueryError(f"port {port.port_id}: a request group has no id")
