@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection, RowMapping
 from berth.bus import BusError
 from berth.common.context import RequestContext
 from berth.common.timeutils import utcnow
-from berth.compute import exceptions, quotas
+from berth.compute import actions, exceptions, quotas
 from berth.compute import server_views as views
 from berth.compute.cells import Cell, CellRegistry
 from berth.compute.cleanup import release_server
@@ -460,7 +460,7 @@ def delete_server(
                 return
             continue  # the super-conductor got there first: the server has a cell now
         cell = _cell(service, mapping)
-        row = _start_delete(service, cell, server_uuid)
+        row = _start_delete(service, context, cell, server_uuid)
         if row["host"]:
             _terminate(service, cell, row)
         else:
@@ -479,8 +479,11 @@ def _delete_build(service: ComputeService, server_uuid: str) -> bool:
     return True
 
 
-def _start_delete(service: ComputeService, cell: Cell, server_uuid: str) -> RowMapping:
-    """The live instance, marked ``deleting`` when it is on a host."""
+def _start_delete(
+    service: ComputeService, context: RequestContext, cell: Cell, server_uuid: str
+) -> RowMapping:
+    """The live instance, marked ``deleting`` when it is on a host, with its ``delete`` action
+    (which the host's terminate adds its event to)."""
     with service.cells.database(cell).write() as conn:
         row = instances.get(conn, server_uuid, include_deleted=False)
         if row is None:
@@ -491,6 +494,10 @@ def _start_delete(service: ComputeService, cell: Cell, server_uuid: str) -> RowM
             conn, server_uuid, {"task_state": "deleting"}, [row["task_state"]]
         ):
             raise exceptions.Conflict(f"Instance {server_uuid} changed; try the delete again.")
+        actions.begin(
+            conn, server_uuid, actions.DELETE, context.request_id,
+            context.user_id or "", context.project_id or "",
+        )  # fmt: skip
     return row
 
 

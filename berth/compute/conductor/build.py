@@ -18,9 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.engine import Connection
+
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
-from berth.compute import cleanup
+from berth.compute import actions, cleanup
 from berth.compute.cells import CellRegistry
 from berth.compute.clients.network import BindingRefused, NetworkClient, NetworkError
 from berth.compute.clients.placement import PlacementClient
@@ -66,12 +68,15 @@ class SuperConductor:
     def build_instances(self, instance_uuids: Sequence[str], request_id: str = "") -> None:
         """Build the servers of one request, with one scheduler call."""
         builds: list[_Build] = []
+        step = _Step(request_id, utcnow())
         for uuid in instance_uuids:
             try:
-                build = self._prepare(uuid)
+                build = self._prepare(uuid, step)
             except Exception:
                 LOG.exception("build of %s failed unexpectedly", uuid)
-                self._bury(uuid, "Build failed: an unexpected error; the conductor's log has it.")
+                self._bury(
+                    uuid, "Build failed: an unexpected error; the conductor's log has it.", step
+                )
                 continue
             if build is not None:
                 builds.append(build)
@@ -82,7 +87,7 @@ class SuperConductor:
         except (NoValidHost, ServiceUnreachable) as exc:
             # A scheduler that timed out may still claim later: release by consumer in _bury.
             for build in builds:
-                self._bury(build.uuid, str(exc), build.made)
+                self._bury(build.uuid, str(exc), step, build.made)
             return
         for build, selections in zip(builds, chosen, strict=True):
             try:
@@ -92,10 +97,11 @@ class SuperConductor:
                 self._bury(
                     build.uuid,
                     "Build failed: an unexpected error; the conductor's log has it.",
+                    step,
                     build.made,
                 )
 
-    def _prepare(self, uuid: str) -> _Build | None:
+    def _prepare(self, uuid: str, step: _Step) -> _Build | None:
         """The server's ports, got or made, and its spec with their requests; None when the
         server was deleted already or cannot be built (then it is in cell0)."""
         with self.api_db.read() as conn:
@@ -113,11 +119,11 @@ class SuperConductor:
                 ports=tuple(ports.requests(self.network, answered)),
             )
         except (ports.PortsUnusable, NetworkError) as exc:
-            self._bury(uuid, f"Build failed: {exc}", made)
+            self._bury(uuid, f"Build failed: {exc}", step, made)
             return None
         with self.api_db.write() as conn:
             request_specs.save(conn, uuid, spec.to_json())
-        return _Build(uuid, instance, made, spec)
+        return _Build(uuid, instance, made, spec, step)
 
     def _schedule(self, builds: list[_Build]) -> list[list[Selection]]:
         """One scheduler call for every server of the request; per server, its selections.
@@ -142,7 +148,7 @@ class SuperConductor:
             self.api_db, self.placement, self.network, instance, made, selections, attempts
         )
         if chosen is None:
-            self._bury(uuid, failed_everywhere(attempts), made)
+            self._bury(uuid, failed_everywhere(attempts), build.step, made)
             return
         selection = selections[chosen]
         cell = self.cells.cell(selection.cell_uuid)
@@ -150,6 +156,7 @@ class SuperConductor:
         network_info = ports.refreshed(self.network, made)
         with self.cells.database(cell).write() as conn:
             instances.create(conn, _instance_row(instance, selection, network_info))
+            build.step.record(conn, instance, actions.SUCCESS)
         with self.api_db.write() as conn:
             # Deleting the BuildRequest is the compare-and-set every writer takes (the API's
             # delete, the recovery): only its winner moves the mapping.
@@ -196,7 +203,7 @@ class SuperConductor:
             ),
         )
 
-    def _bury(self, uuid: str, message: str, made: Sequence[PortEntry] = ()) -> None:
+    def _bury(self, uuid: str, message: str, step: _Step, made: Sequence[PortEntry] = ()) -> None:
         """The server in cell0, in ERROR with a fault; its ports and any claim given back."""
         LOG.info("server %s cannot be built: %s", uuid, message)
         with self.api_db.read() as conn:
@@ -213,6 +220,7 @@ class SuperConductor:
                 row = _instance_row(dict(request["instance"]), None, [])
                 instances.create(conn, {**row, "vm_state": "error", "task_state": None})
                 instances.add_fault(conn, uuid, 500, message, details=message)
+                step.record(conn, request["instance"], actions.ERROR, message)
         except Duplicate:
             LOG.info("server %s was ended already (by the recovery)", uuid)
             return
@@ -228,6 +236,28 @@ class SuperConductor:
 
 
 @dataclass(frozen=True)
+class _Step:
+    """The conductor's step of one request: written as the server's ``create`` action and its
+    schedule event when the server gets its Instance (before, it has no cell to be written in)."""
+
+    request_id: str
+    started: dt.datetime
+
+    def record(
+        self, conn: Connection, instance: Mapping[str, Any], result: str, details: str | None = None
+    ) -> None:
+        uuid = instance["uuid"]
+        actions.begin(
+            conn, uuid, actions.CREATE, self.request_id, instance["user_id"],
+            instance["project_id"], _created(instance),
+        )  # fmt: skip
+        actions.step_done(
+            conn, uuid, actions.CREATE, actions.SCHEDULE, result,
+            details=details, start_time=self.started,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
 class _Build:
     """One server of a request, ready to be scheduled."""
 
@@ -235,6 +265,7 @@ class _Build:
     instance: dict[str, Any]
     made: list[PortEntry]
     spec: RequestSpec
+    step: _Step
 
 
 def _for_ports(

@@ -149,3 +149,18 @@ def events_of_instance(conn: Connection, instance_uuid: str) -> list[RowMapping]
         .order_by(instance_action_events.c.start_time, instance_action_events.c.id)
     )
     return list(conn.execute(query).mappings())
+
+
+def mark_error(conn: Connection, action_id: int) -> None:
+    """Say the action failed (a step of it ended in Error), leaving it open."""
+    conn.execute(
+        instance_actions.update().where(instance_actions.c.id == action_id).values(message=ERROR)
+    )
+
+
+def action_of_event(conn: Connection, event_id: int) -> int:
+    """The id of the action the event belongs to."""
+    query = sa.select(instance_action_events.c.action_id).where(
+        instance_action_events.c.id == event_id
+    )
+    return int(conn.execute(query).scalar_one())

@@ -19,7 +19,7 @@ from typing import Any
 
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
-from berth.compute import cleanup
+from berth.compute import actions, cleanup
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.db import compute_nodes, instances, pci_devices, services
@@ -120,10 +120,16 @@ class HostAgent:
             instance = instances.get(conn, instance_uuid, include_deleted=False)
         if instance is None or instance["task_state"] == "deleting":
             return
+        with self.db.write() as conn:
+            step = actions.step_started(
+                conn, instance_uuid, actions.CREATE, actions.BUILD, self.host
+            )
         try:
             self._claim_vfs(instance)
             self.driver.spawn(instance_uuid)
         except (SpawnFailed, _NoFreeVf) as exc:
+            with self.db.write() as conn:
+                actions.step_ended(conn, step, actions.ERROR, str(exc))
             self._give_back_here(instance_uuid)
             self.cell_conductor.reschedule(instance_uuid, self.host, str(exc), alternates, attempts)
             return
@@ -142,6 +148,7 @@ class HostAgent:
                 },
                 expected_task_states=["spawning"],
             )
+            actions.step_ended(conn, step, actions.SUCCESS if done else actions.ERROR)
         if not done:
             self._lost_while_spawning(instance_uuid)
 
@@ -194,6 +201,10 @@ class HostAgent:
             instance = instances.get(conn, instance_uuid)
         if instance is None:
             return
+        with self.db.write() as conn:
+            step = actions.step_started(
+                conn, instance_uuid, actions.DELETE, actions.TERMINATE, self.host
+            )
         self._give_back_here(instance_uuid)
         cleanup.release_server(
             self.placement,
@@ -203,6 +214,7 @@ class HostAgent:
         )
         with self.db.write() as conn:
             instances.mark_deleted(conn, instance_uuid)
+            actions.step_ended(conn, step, actions.SUCCESS)
 
 
 def beat(agents: Iterable[HostAgent], now: dt.datetime) -> None:
