@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from berth.compute.heal import PortState, merge, plan, port_query
+import pytest
+
+from berth import cli
+from berth.compute import heal
+from berth.compute.heal import HealReport, PortState, merge, plan, port_query
 from berth.compute.objects.request_spec import PortRequest
 
 NODE, PF1, PF2 = "node-rp", "pf1-rp", "pf2-rp"
@@ -95,3 +99,36 @@ def test_merge_sums_per_provider() -> None:
         NODE: {"VCPU": 2},
         PF1: {"X": 5},
     }
+
+
+def _cli(*extra: str) -> list[str]:
+    urls = ["--placement-url", "http://p", "--network-url", "http://n"]
+    return ["manage", "placement", "heal-allocations", *urls, *extra]
+
+
+def test_the_command_refuses_an_instance_that_is_not_a_uuid(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(_cli("--instance", "vm1"))
+    assert exited.value.code == 2
+    assert "not a UUID" in capsys.readouterr().err
+
+
+def test_the_command_prints_each_action_and_fails_on_a_failure(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: dict[str, Any] = {}
+
+    def fake_heal(*_clients: Any, dry_run: bool, instance: str | None) -> HealReport:
+        seen.update(dry_run=dry_run, instance=instance)
+        return HealReport(checked=2, profiles_fixed=1, actions=["set x"], failures=["s2: why"])
+
+    monkeypatch.setattr(heal, "heal", fake_heal)
+    monkeypatch.setattr(cli, "_api_db", lambda: None)
+    server = "9b1c5d2e-0000-4000-8000-000000000001"
+    assert cli.main(_cli("--dry-run", "--instance", server.upper())) == 1
+    assert seen == {"dry_run": True, "instance": server}
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == ["would set x", "failed: s2: why"]
+    assert out[2].startswith("2 servers checked") and out[2].endswith("1 failures")
