@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from berth.compute.cells import CellRegistry
-from berth.compute.clients.http import ServiceUnavailable
+from berth.compute.clients.http import ServiceUnavailable, call
 from berth.compute.clients.network import NetworkClient, NetworkError
 from berth.compute.clients.placement import PlacementClient, PlacementError
 from berth.compute.db import compute_nodes, instances, request_specs
@@ -247,6 +247,8 @@ def heal(
             _heal_one(placement, network, server, dry_run, report)
         except (_CannotHeal, PlacementError, NetworkError, ServiceUnavailable) as exc:
             report.failures.append(f"{uuid}: {exc}")
+    if instance is not None and not report.checked:
+        report.failures.append(f"{instance}: no live server on a host has this id")
     return report
 
 
@@ -355,7 +357,7 @@ def _set_profile(network: NetworkClient, port_id: str, mapping: GroupProviders) 
 
 
 def _traits(placement: PlacementClient, rp: str) -> frozenset[str]:
-    answer = placement.client.get(f"/resource_providers/{rp}/traits")
+    answer = call(placement.client, "GET", f"/resource_providers/{rp}/traits")
     return frozenset(answer.json()["traits"]) if answer.is_success else frozenset()
 
 

@@ -66,6 +66,8 @@ def test_a_deleted_allocation_is_made_again_with_the_ports_part(
     assert (dry.allocations_created, dry.port_allocations_added, dry.failures) == (1, 1, [])
     assert w.allocations(client, server_id) == {}
 
+    unknown = _heal(stack, instance="00000000-0000-4000-8000-000000000000")
+    assert (unknown.checked, len(unknown.failures)) == (0, 1)
     healed = _heal(stack, instance=server_id)
     assert (healed.checked, healed.allocations_created, healed.port_allocations_added) == (1, 1, 1)
     assert healed.failures == []
