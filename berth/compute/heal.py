@@ -76,7 +76,7 @@ def plan(
     (its profile is relabelled), else it is unallocated. Ports go in id order, so two runs over
     the same state agree."""
     left = {rp: dict(amounts) for rp, amounts in held.items()}
-    if held:
+    if node_uuid in left:
         _take(left, {node_uuid: flavor})
     relabel: dict[str, GroupProviders] = {}
     unallocated: list[PortRequest] = []
@@ -134,8 +134,8 @@ def _serves(
     groups: Sequence[Mapping[str, Any]],
     chosen: GroupProviders,
 ) -> bool:
-    """Whether ``chosen`` names a held provider for each group that has the group's traits and,
-    with the groups before it, its resources still left."""
+    """Whether ``chosen`` names, for each group, a held provider with the group's traits, and
+    the groups' resources, all together, are still left on those providers."""
     if any(str(raw["id"]) not in chosen for raw in groups):
         return False
     for raw in groups:
