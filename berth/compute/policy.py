@@ -163,6 +163,33 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
     _api_rule("servers:show", PROJECT_READER_OR_ADMIN, "Show a server.", f"GET {_S}"),
     _api_rule("servers:create", PROJECT_MEMBER_OR_ADMIN, "Create a server.", "POST /servers"),
     _api_rule("servers:delete", PROJECT_MEMBER_OR_ADMIN, "Delete a server.", f"DELETE {_S}"),
+    # instance actions
+    _api_rule(
+        "os-instance-actions:list",
+        PROJECT_READER_OR_ADMIN,
+        "List a server's actions.",
+        f"GET {_S}/os-instance-actions",
+    ),
+    _api_rule(
+        "os-instance-actions:show",
+        PROJECT_READER_OR_ADMIN,
+        "Show a server's action.",
+        f"GET {_S}/os-instance-actions/{{request_id}}",
+    ),
+    _api_rule(
+        "os-instance-actions:events",
+        ADMIN,
+        "Show an action's events (before 2.51), their tracebacks, and (from 2.62) their host.",
+        f"GET {_S}/os-instance-actions/{{request_id}}",
+    ),
+    # Upstream guards the events' "details" (2.84) with it; registered so a policy file that
+    # sets it stays valid, though no microversion Berth serves shows that field.
+    _api_rule(
+        "os-instance-actions:events:details",
+        PROJECT_READER_OR_ADMIN,
+        "Show the details of an action's events (from 2.84).",
+        f"GET {_S}/os-instance-actions/{{request_id}}",
+    ),
     _api_rule(
         "os-extended-server-attributes",
         ADMIN,

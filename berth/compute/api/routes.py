@@ -11,6 +11,7 @@ from berth.compute.api import (
     availability_zones,
     flavors,
     hypervisors,
+    instance_actions,
     keypairs,
     limits,
     quota_classes,
@@ -32,6 +33,8 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     # Before "/v2.1/servers/{server_id}", which would take "detail" for an id.
     "/v2.1/servers/detail": {"GET": servers.list_servers_detail},
     "/v2.1/servers/{server_id}": {"GET": servers.show_server, "DELETE": servers.delete_server},
+    "/v2.1/servers/{server_id}/os-instance-actions": {"GET": instance_actions.index},
+    "/v2.1/servers/{server_id}/os-instance-actions/{request_id}": {"GET": instance_actions.show},
     # Before "/v2.1/flavors/{flavor_id}", which would take "detail" for an id.
     "/v2.1/flavors/detail": {"GET": flavors.detail},
     "/v2.1/flavors": {"GET": flavors.index, "POST": flavors.create},
