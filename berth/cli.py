@@ -426,7 +426,7 @@ def _heal_allocations(args: argparse.Namespace) -> int:
         print(f"{prefix}{line}")
     for line in report.failures:
         print(f"failed: {line}")
-    print(report.summary())
+    print(report.summary() + (" (dry run: nothing was changed)" if args.dry_run else ""))
     return 1 if report.failures else 0
 
 

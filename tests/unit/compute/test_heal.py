@@ -131,4 +131,6 @@ def test_the_command_prints_each_action_and_fails_on_a_failure(
     assert seen == {"dry_run": True, "instance": server}
     out = capsys.readouterr().out.splitlines()
     assert out[:2] == ["would set x", "failed: s2: why"]
-    assert out[2].startswith("2 servers checked") and out[2].endswith("1 failures")
+    assert out[2].startswith("2 servers checked") and out[2].endswith(
+        "1 failures (dry run: nothing was changed)"
+    )
