@@ -95,10 +95,10 @@ def run(
         gate.ready = True
         started.set()
         LOG.info("every API on %s; clouds.yaml: %s", base, clouds_file)
+        # Without Keystone the CLI's identity-based commands (server list among them) fail.
+        first = "\nopenstack --os-cloud berth server list" if auth == "keystone" else ""
         print(
-            f"berth is up on {base}\nexport OS_CLIENT_CONFIG_FILE={clouds_file}\n"
-            "openstack --os-cloud berth server list",
-            flush=True,
+            f"berth is up on {base}\nexport OS_CLIENT_CONFIG_FILE={clouds_file}{first}", flush=True
         )
 
     signal.signal(signal.SIGTERM, _exit_cleanly)
