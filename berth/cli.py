@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 from berth import config
 from berth.common import logs
@@ -50,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--hosts", type=int, help="instead of a fleet file: this many alike OVS hosts")
     up.add_argument(
         "--auth",
-        choices=["keystone", "noauth2"],
+        choices=get_args(config.AuthStrategy),
         help="keystone (the default): a real Keystone at /identity validates every token; "
         "noauth2: X-Auth-Token is trusted, for tests and benchmarks (the only choice with "
         "--distributed)",
@@ -98,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     placement.add_argument("--port", type=int)
     placement.add_argument("--database-url")
     placement.add_argument("--workers", type=int)
-    placement.add_argument("--auth", choices=AUTH_STRATEGIES, dest="auth_strategy")
+    placement.add_argument("--auth", choices=get_args(config.AuthStrategy), dest="auth_strategy")
     placement.add_argument("--policy-file")
     # Both default to true (upstream's behaviour); --no-enforce-... turns one off.
     placement.add_argument("--enforce-new-defaults", action=argparse.BooleanOptionalAction)
@@ -116,7 +116,7 @@ def _parser() -> argparse.ArgumentParser:
     network.add_argument("--database-url")
     network.add_argument("--workers", type=int)
     network.add_argument("--placement-url", help="publish the agents' providers to this Placement")
-    network.add_argument("--auth", choices=AUTH_STRATEGIES, dest="auth_strategy")
+    network.add_argument("--auth", choices=get_args(config.AuthStrategy), dest="auth_strategy")
     network.set_defaults(run=_serve_network)
     for name, help_text in _COMPUTE_SERVICES.items():
         compute = services.add_parser(name, help=help_text)
@@ -124,7 +124,7 @@ def _parser() -> argparse.ArgumentParser:
         compute.add_argument("--transport-url", help="the API-level bus (rabbit://...)")
         compute.add_argument("--placement-url", help="e.g. http://127.0.0.1:8778")
         compute.add_argument("--network-url", help="e.g. http://127.0.0.1:9696")
-        compute.add_argument("--auth", choices=AUTH_STRATEGIES, dest="auth_strategy")
+        compute.add_argument("--auth", choices=get_args(config.AuthStrategy), dest="auth_strategy")
         if name == "compute-api":
             compute.add_argument("--host")
             compute.add_argument("--port", type=int)
@@ -247,7 +247,6 @@ def _serve_network(args: argparse.Namespace) -> int:
     return server.run(settings)
 
 
-AUTH_STRATEGIES = ["keystone", "noauth2"]
 _COMPUTE_SERVICES = {
     "compute-api": "the Compute API (and the image API) over the bus",
     "scheduler": "the scheduler (select_destinations)",

@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 from types import FrameType
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 import uvicorn
@@ -33,7 +33,7 @@ from berth.allinone.stack import (
 from berth.common import logs
 from berth.common.dispatch import PrefixDispatcher
 from berth.compute.host import fleet as fleets
-from berth.config import KeystoneAuthtokenSettings, Settings
+from berth.config import AuthStrategy, KeystoneAuthtokenSettings, Settings
 from berth.identity import embedded
 from berth.identity.accounts import ensure_accounts
 
@@ -41,7 +41,6 @@ LOG = logging.getLogger(__name__)
 
 EXAMPLE_FLEET = Path(__file__).resolve().parents[2] / "etc" / "fleet.example.yaml"
 IDENTITY_PREFIX = "/identity"
-Auth = Literal["keystone", "noauth2"]
 
 
 def run(
@@ -51,7 +50,7 @@ def run(
     fleet_path: str | None,
     hosts: int | None = None,
     cells: int = 1,
-    auth: Auth = "keystone",
+    auth: AuthStrategy = "keystone",
 ) -> int:
     defaults = fleets.host_defaults(settings.compute)
     if hosts:
