@@ -137,7 +137,8 @@ class QosRuleConflict(Conflict):
 
 
 class QosPolicyChangeRefused(Conflict):
-    """A bound port's resource request would change with its new QoS policy."""
+    """A bound port's allocation cannot follow its new QoS request; the message begins with one
+    of the codes of ``allocation_change.Reason``."""
 
 
 class QoSPolicyDefaultAlreadyExists(Conflict):

@@ -14,8 +14,7 @@ import ipaddress
 import random
 import re
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,11 +24,7 @@ from berth.common.context import RequestContext
 from berth.config import NetworkSettings
 from berth.network import exceptions, ipam, networks, policy, subnets, validate
 from berth.network.model import FixedIp, QosRule, ResourceRequest, Segment, Subnet, qos_rule
-from berth.network.resource_request import (
-    check_qos_policy_change,
-    resource_request,
-    rules_in_effect,
-)
+from berth.network.resource_request import resource_request, rules_in_effect
 from berth.network.store import networks as network_store
 from berth.network.store import ports as store
 from berth.network.store import qos as qos_store
@@ -403,39 +398,18 @@ def update_port(
             )
         values["binding_vnic_type"] = vnic
     if "qos_policy_id" in body:
+        # A bound port's allocation follows its new request (``bound_requests``, around this).
+        if row["binding_host"] and ("binding:host_id" in body or "binding:profile" in body):
+            raise exceptions.Conflict(
+                f"Port {port_id} is bound: change its QoS policy and its binding in separate "
+                "updates."
+            )
         values["qos_policy_id"] = networks.qos_policy_of(conn, context, body)
-        _check_request_kept(conn, row, {**row, **values})
     if "fixed_ips" in body:
         _replace_addresses(conn, row, body["fixed_ips"])
     if values or "fixed_ips" in body:
         store.update(conn, port_id, values)
     return row
-
-
-def _check_request_kept(conn: Connection, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-    """A bound port's allocation was made for its request: a policy that changes it is refused."""
-    if not old["binding_host"]:
-        return
-    (before,) = resource_requests(conn, [old]).values()  # type: ignore[list-item]
-    (after,) = resource_requests(conn, [new]).values()  # type: ignore[list-item]
-    check_qos_policy_change(old["id"], old["binding_host"], before, after)
-
-
-@contextmanager
-def keeping_bound_requests(conn: Connection, port_ids: Sequence[str]) -> Iterator[None]:
-    """Refuse (409) whatever is done inside if it changes the resource request of a bound port
-    (a network's policy, a policy's rules): the port's allocation was made for the request it
-    had, and only the compute side may move allocations."""
-    bound = [r for r in store.list_visible(conn, None, {"id": list(port_ids)}) if r["binding_host"]]
-    before = resource_requests(conn, bound)
-    yield
-    after = resource_requests(
-        conn, store.list_visible(conn, None, {"id": [r["id"] for r in bound]})
-    )
-    for row in bound:
-        check_qos_policy_change(
-            row["id"], row["binding_host"], before[row["id"]], after.get(row["id"])
-        )
 
 
 def following_network_policy(conn: Connection, network_id: str) -> list[str]:

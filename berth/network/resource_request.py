@@ -13,8 +13,9 @@ Bandwidth is guaranteed by a bridge or physical function, so its group names the
 networks the port may use; packet rate is guaranteed by the agent, whose provider carries no
 physical network. ``same_subtree`` keeps both under one agent. Group ids derive from the port and
 the kind of group only, so the same rules always give the same request: the compute side can keep
-the mapping it got from Placement, and a policy change that asks for the same resources is no
-change at all.
+the mapping it got from Placement, a policy change that asks for the same resources is no
+change at all, and one that changes amounts keeps each group on its provider
+(``allocation_change``).
 """
 
 from __future__ import annotations
@@ -37,13 +38,11 @@ from berth.network.traits import physnet_trait, vnic_type_trait
 __all__ = [
     "BANDWIDTH",
     "PACKET_RATE",
-    "check_qos_policy_change",
     "check_rules",
     "group_id",
     "is_physnet_requirement",
     "physnet_requirement",
     "physnet_trait",
-    "qos_change_allowed",
     "requirement_met",
     "resource_request",
     "rules_in_effect",
@@ -169,24 +168,3 @@ def resource_request(
 
 def _sorted(resources: dict[str, int]) -> dict[str, int]:
     return dict(sorted(resources.items()))
-
-
-def qos_change_allowed(old: ResourceRequest | None, new: ResourceRequest | None) -> bool:
-    """Whether a bound port may take a new QoS policy: only if its resource request stays the
-    same, since the compute side holds the allocation and the network never rewrites it."""
-    if old is None or new is None:
-        return old is new
-    return old.as_dict() == new.as_dict()
-
-
-def check_qos_policy_change(
-    port_id: str, host: str, old: ResourceRequest | None, new: ResourceRequest | None
-) -> None:
-    """Refuse (409) a QoS policy change on a port bound to ``host`` (empty: unbound, always
-    allowed) that would change what its allocation must hold."""
-    if host and not qos_change_allowed(old, new):
-        raise exceptions.QosPolicyChangeRefused(
-            f"Port {port_id} is bound to host {host} with an allocation for its current "
-            "resource request; a QoS policy that changes the minimum bandwidth or packet rate "
-            "cannot be applied while it is bound. Unbind the port (or move the server) first."
-        )

@@ -18,6 +18,7 @@ from berth.common.db import Database
 from berth.identity.service_user import service_auth
 from berth.identity.strategy import authenticator, require_identity
 from berth.network.app import build_app
+from berth.network.placement_allocations import PlacementAllocations
 from berth.network.placement_sync import PlacementSync
 from berth.network.reporter import PlacementReporter
 from berth.network.service import NetworkService
@@ -27,7 +28,8 @@ LOG = logging.getLogger(__name__)
 
 
 def service_from_settings(settings: config.Settings) -> NetworkService:
-    """The service of one worker; with a Placement URL, a reporter that wakes on every change.
+    """The service of one worker; with a Placement URL, a reporter that wakes on every change
+    and the client that rewrites allocations when bound ports' QoS requests change.
 
     Every worker runs its own reporter: passes are idempotent, so several only repeat work."""
     network = settings.network
@@ -44,6 +46,7 @@ def service_from_settings(settings: config.Settings) -> NetworkService:
             network.agent_down_time,
         )
         service.on_change.append(service.reporter.wake)
+        service.allocations = PlacementAllocations(client)
     return service
 
 

@@ -10,6 +10,7 @@ from berth.common.db import Database
 from berth.config import NetworkSettings
 
 if TYPE_CHECKING:
+    from berth.network.placement_allocations import PlacementAllocations
     from berth.network.reporter import PlacementReporter
 
 
@@ -22,6 +23,9 @@ class NetworkService:
     on_change: list[Callable[[], None]] = field(default_factory=list)
     # Started and stopped with the app (its lifespan) when there is one.
     reporter: PlacementReporter | None = None
+    # Rewrites servers' allocations when bound ports' QoS requests change; None without a
+    # Placement (such changes are then refused).
+    allocations: PlacementAllocations | None = None
 
     def changed(self) -> None:
         for callback in self.on_change:

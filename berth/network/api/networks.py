@@ -7,7 +7,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from berth.network import exceptions, networks, policy, ports, quotas, validate
+from berth.network import bound_requests, exceptions, networks, policy, ports, quotas, validate
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import networks as store
@@ -61,7 +61,7 @@ def update_network(req: NetworkRequest) -> Response:
         following = (
             ports.following_network_policy(conn, network_id) if "qos_policy_id" in body else []
         )
-        with ports.keeping_bound_requests(conn, following):
+        with bound_requests.following_bound_requests(conn, req.service.allocations, following):
             networks.update_network(conn, req.context, req.service.settings, network_id, body)
     return _answer_network(req, network_id, 200)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from berth.network import bindings, exceptions, policy, ports, quotas, validate
+from berth.network import bindings, bound_requests, exceptions, policy, ports, quotas, validate
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import ports as store
@@ -76,10 +76,13 @@ def create_port(req: NetworkRequest) -> Response:
 
 def update_port(req: NetworkRequest) -> Response:
     body = req.resource_body("port")
+    port_id = req.param("port_id")
+    following = [port_id] if "qos_policy_id" in body else []
     with req.service.db.write() as conn:
-        before = ports.update_port(conn, req.context, req.param("port_id"), body)
+        with bound_requests.following_bound_requests(conn, req.service.allocations, following):
+            before = ports.update_port(conn, req.context, port_id, body)
         bindings.apply_update(conn, req.service.settings, before, body)
-    return _answer(req, req.param("port_id"), 200)
+    return _answer(req, port_id, 200)
 
 
 def delete_port(req: NetworkRequest) -> Response:

@@ -7,7 +7,7 @@ from contextlib import AbstractContextManager
 from sqlalchemy.engine import Connection
 from starlette.responses import Response
 
-from berth.network import policy, ports, qos
+from berth.network import bound_requests, policy, qos
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import qos as store
@@ -102,20 +102,20 @@ class RuleHandlers:
     def create(self, req: NetworkRequest) -> Response:
         body = req.resource_body(self.kind.member)
         policy_id = req.param("policy_id")
-        with req.service.db.write() as conn, _keeping_requests(conn, policy_id):
+        with req.service.db.write() as conn, _following_requests(req, conn, policy_id):
             rule_id = qos.create_rule(conn, req.context, policy_id, self.kind, body)
         return self._answer(req, rule_id, 201)
 
     def update(self, req: NetworkRequest) -> Response:
         body = req.resource_body(self.kind.member)
         policy_id, rule_id = req.param("policy_id"), req.param("rule_id")
-        with req.service.db.write() as conn, _keeping_requests(conn, policy_id):
+        with req.service.db.write() as conn, _following_requests(req, conn, policy_id):
             qos.update_rule(conn, req.context, policy_id, self.kind, rule_id, body)
         return self._answer(req, rule_id, 200)
 
     def delete(self, req: NetworkRequest) -> Response:
         policy_id = req.param("policy_id")
-        with req.service.db.write() as conn, _keeping_requests(conn, policy_id):
+        with req.service.db.write() as conn, _following_requests(req, conn, policy_id):
             qos.delete_rule(conn, req.context, policy_id, self.kind, req.param("rule_id"))
         return req.no_content()
 
@@ -125,9 +125,14 @@ class RuleHandlers:
         return req.respond({self.kind.member: qos.rule_view(row)}, status)
 
 
-def _keeping_requests(conn: Connection, policy_id: str) -> AbstractContextManager[None]:
-    """A rule change must not change what a bound port's allocation holds."""
-    return ports.keeping_bound_requests(conn, store.ports_using_policy(conn, policy_id))
+def _following_requests(
+    req: NetworkRequest, conn: Connection, policy_id: str
+) -> AbstractContextManager[None]:
+    """A rule change carries to the allocations of the bound ports using the policy, or is
+    refused."""
+    return bound_requests.following_bound_requests(
+        conn, req.service.allocations, store.ports_using_policy(conn, policy_id)
+    )
 
 
 BANDWIDTH_LIMIT = RuleHandlers(qos.BANDWIDTH_LIMIT)

@@ -1,4 +1,4 @@
-"""A port's resource request: its shape for each combination of QoS rules, and QoS changes."""
+"""A port's resource request: its shape for each combination of QoS rules."""
 
 from __future__ import annotations
 
@@ -181,40 +181,6 @@ def test_rules_that_could_never_be_served_are_a_conflict(rules: list[QosRule]) -
 
 def test_compatible_rules_pass() -> None:
     rr.check_rules([EGRESS_1G, INGRESS_2G, MinimumPacketRateRule("egress", 1)])
-
-
-# -- changing the policy of a bound port ----------------------------------------------------------
-
-
-def _of(*rules: QosRule) -> ResourceRequest | None:
-    return rr.resource_request(PORT, "normal", rules, ["physnet0"])
-
-
-def test_a_policy_change_that_keeps_the_request_is_allowed() -> None:
-    assert rr.qos_change_allowed(_of(EGRESS_1G), _of(EGRESS_1G, BandwidthLimitRule("egress", 9)))
-    assert rr.qos_change_allowed(None, _of(BandwidthLimitRule("egress", 9)))
-    rr.check_qos_policy_change(PORT, "compute-1", _of(EGRESS_1G), _of(EGRESS_1G))
-
-
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        (_of(EGRESS_1G), _of(MinimumBandwidthRule("egress", 2_000_000))),
-        (_of(EGRESS_1G), _of(EGRESS_1G, INGRESS_2G)),
-        (_of(EGRESS_1G), None),
-        (None, _of(EGRESS_1G)),
-        (_of(EGRESS_1G), _of(EGRESS_1G, MinimumPacketRateRule("any", 1))),
-    ],
-)
-def test_a_policy_change_that_changes_the_request_is_refused_while_bound(
-    old: ResourceRequest | None, new: ResourceRequest | None
-) -> None:
-    assert not rr.qos_change_allowed(old, new)
-    with pytest.raises(exceptions.QosPolicyChangeRefused) as caught:
-        rr.check_qos_policy_change(PORT, "compute-1", old, new)
-    assert caught.value.status == 409
-    assert "compute-1" in str(caught.value)
-    rr.check_qos_policy_change(PORT, "", old, new)  # unbound: anything goes
 
 
 def test_requirements_are_matched_against_traits() -> None:

@@ -1,0 +1,121 @@
+"""Carrying a bound port's new resource request to its server's allocation.
+
+A port's request follows the minimum rules of its QoS policy (else its network's), so four
+writes can change it: a port's ``qos_policy_id``, a network's, and a minimum rule created,
+changed or deleted in a policy in use. ``following_bound_requests`` wraps such a write, inside
+its transaction: it reads the requests of the bound ports concerned before and after, and for
+each port whose request changed it
+
+1. refuses (409) what cannot be done in place (``allocation_change.check``): a port that asked
+   nothing before, a new kind of resource, a port with bindings on other hosts (on the move);
+2. drops the groups that went away from the binding profile's ``allocation``;
+3. rewrites the allocation of each server concerned in Placement, last, so that a refusal there
+   rolls the whole write back; if a later server's rewrite is refused, the earlier ones are
+   rewritten back.
+
+Unbound ports have no allocation: their requests change freely.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy.engine import Connection, RowMapping
+
+from berth.network import allocation_change, ports
+from berth.network.allocation_change import PortRequestChange, Reason, refused
+from berth.network.placement_allocations import PlacementAllocations
+from berth.network.store import ports as store
+
+LOG = logging.getLogger(__name__)
+
+
+@contextmanager
+def following_bound_requests(
+    conn: Connection, placement: PlacementAllocations | None, port_ids: Sequence[str]
+) -> Iterator[None]:
+    """Whatever is done inside that changes bound ports' requests changes their allocations
+    too, or is refused (409, QosPolicyChangeRefused) with the reason."""
+    bound = [row for row in _locked(conn, port_ids) if row["binding_host"]]
+    before = ports.resource_requests(conn, bound)
+    yield
+    rows = store.list_visible(conn, None, {"id": [r["id"] for r in bound]})
+    after = ports.resource_requests(conn, rows)
+    changes = [
+        _change(row, before[row["id"]], after[row["id"]])
+        for row in rows
+        if not _same(before[row["id"]], after[row["id"]])
+    ]
+    if not changes:
+        return
+    for change in changes:
+        if store.inactive_bindings(conn, change.port_id):
+            raise refused(
+                [change.port_id],
+                Reason.MOVING,
+                "the port has bindings on other hosts (its server is moving); change the "
+                "policy once the move is done",
+            )
+        allocation_change.check(change)
+    if placement is None:
+        raise refused(
+            [c.port_id for c in changes],
+            Reason.NO_PLACEMENT,
+            "this network service has no Placement configured (network.placement_url)",
+        )
+    profiles = {row["id"]: row["binding_profile"] for row in rows}
+    for change in changes:
+        _update_profile(conn, change, profiles[change.port_id])
+    _apply(placement, changes)
+
+
+def _locked(conn: Connection, port_ids: Sequence[str]) -> list[RowMapping]:
+    """The ports, each locked for the rest of the transaction, in id order (no deadlocks)."""
+    return [row for pid in sorted(set(port_ids)) if (row := store.get_for_update(conn, pid))]
+
+
+def _same(old: Any, new: Any) -> bool:
+    if old is None or new is None:
+        return old is new
+    return bool(old.as_dict() == new.as_dict())
+
+
+def _change(row: Mapping[str, Any], old: Any, new: Any) -> PortRequestChange:
+    mapped = (row["binding_profile"] or {}).get("allocation")
+    providers = {str(g): str(rp) for g, rp in mapped.items()} if isinstance(mapped, dict) else {}
+    return PortRequestChange(row["id"], row["device_id"] or "", old, new, providers)
+
+
+def _update_profile(
+    conn: Connection, change: PortRequestChange, profile: Mapping[str, Any]
+) -> None:
+    """Groups the new request no longer has leave the profile's allocation."""
+    kept = allocation_change.profile_allocation(change)
+    if kept == profile.get("allocation"):
+        return
+    updated = {k: v for k, v in profile.items() if k != "allocation"}
+    if kept is not None:
+        updated["allocation"] = kept
+    store.update(conn, change.port_id, {"binding_profile": updated})
+
+
+def _apply(placement: PlacementAllocations, changes: Sequence[PortRequestChange]) -> None:
+    """One allocation rewrite per server; a refusal puts back the servers done before it."""
+    by_consumer: dict[str, list[PortRequestChange]] = {}
+    for change in changes:
+        by_consumer.setdefault(change.consumer, []).append(change)
+    done: list[str] = []
+    try:
+        for consumer, mine in sorted(by_consumer.items()):
+            placement.apply(consumer, mine)
+            done.append(consumer)
+    except Exception:
+        for consumer in reversed(done):
+            try:
+                placement.apply(consumer, [c.reversed() for c in by_consumer[consumer]])
+            except Exception:  # the refusal below matters more; the audit finds what is left
+                LOG.exception("could not put back the allocation of %s", consumer)
+        raise
