@@ -46,6 +46,7 @@ from berth.config import Settings
 from berth.identity.service_user import service_auth
 from berth.identity.strategy import authenticator
 from berth.network.app import build_app as build_network_app
+from berth.network.placement_allocations import PlacementAllocations
 from berth.network.placement_sync import PlacementSync
 from berth.network.reporter import PlacementReporter
 from berth.network.service import NetworkService
@@ -120,15 +121,17 @@ class Stack:
         )
         self.compute_authenticator = authenticator(settings.compute.auth_strategy, keystone)
         self.compute_app = build_compute_app(self.compute, self.compute_authenticator)
+        network_placement = in_process_client(
+            self.placement_app, network_calls, "http://placement"
+        ).__enter__()
         self.reporter = PlacementReporter(
             self.network.db,
-            PlacementSync(
-                in_process_client(self.placement_app, network_calls, "http://placement").__enter__()
-            ),
+            PlacementSync(network_placement),
             settings.network.placement_sync_interval,
             settings.network.agent_down_time,
         )
         self.network.on_change.append(self.reporter.wake)
+        self.network.allocations = PlacementAllocations(network_placement)
         self.agents: dict[str, HostAgent] = {}
         self.network_agent_ids: list[str] = []
         self._stop = threading.Event()
