@@ -202,7 +202,8 @@ def test_binding_needs_an_agent_and_the_allocation_of_its_request(
     change = network_client.put(
         f"/v2.0/ports/{port['id']}", json={"port": {"qos_policy_id": other}}
     )
-    _error(change, 409, "QosPolicyChangeRefused")
+    # Bound without a device_id: no server's allocation to carry the change to.
+    assert _error(change, 409, "QosPolicyChangeRefused").startswith("no-consumer")
     unbound = network_client.put(
         f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": ""}}
     )
@@ -349,9 +350,11 @@ def test_binding_attributes_are_the_operators(
     )
 
 
-def test_policy_changes_that_move_a_bound_ports_request_are_refused(
+def test_policy_changes_of_a_bound_port_are_refused_without_a_placement(
     network_client: httpx.Client, flat: dict[str, Any]
 ) -> None:
+    """With a Placement they rewrite the server's allocation (test_qos_allocations); this
+    service has none, so every write that would change a bound port's request is refused."""
     net = flat["network"]
     _agent(network_client, OVS, "cn1", {
         "bridge_mappings": {"public": "br-ex"},
@@ -359,7 +362,7 @@ def test_policy_changes_that_move_a_bound_ports_request_are_refused(
     })  # fmt: skip
     policy = _qos(network_client, 1000)
     network_client.put(f"/v2.0/networks/{net['id']}", json={"network": {"qos_policy_id": policy}})
-    port = _port(network_client, network_id=net["id"])
+    port = _port(network_client, network_id=net["id"], device_id="server-1")
     (group,) = port["resource_request"]["request_groups"]
     bridge = provider_uuid("cn1:Open vSwitch agent:br-ex")
     profile = {"allocation": {group["id"]: bridge}}
@@ -371,22 +374,28 @@ def test_policy_changes_that_move_a_bound_ports_request_are_refused(
     rules = network_client.get(f"/v2.0/qos/policies/{policy}/minimum_bandwidth_rules").json()
     (rule,) = rules["minimum_bandwidth_rules"]
     path = f"/v2.0/qos/policies/{policy}/minimum_bandwidth_rules/{rule['id']}"
-    _error(
-        network_client.put(path, json={"minimum_bandwidth_rule": {"min_kbps": 2000}}),
-        409,
-        "QosPolicyChangeRefused",
-    )
-    _error(network_client.delete(path), 409, "QosPolicyChangeRefused")
+
+    def refused(answer: httpx.Response) -> None:
+        assert _error(answer, 409, "QosPolicyChangeRefused").startswith("no-placement")
+
+    refused(network_client.put(path, json={"minimum_bandwidth_rule": {"min_kbps": 2000}}))
+    refused(network_client.delete(path))
     limit = network_client.post(
         f"/v2.0/qos/policies/{policy}/bandwidth_limit_rules",
         json={"bandwidth_limit_rule": {"max_kbps": 5000}},
     )
     assert limit.status_code == 201, limit.text  # a limit asks nothing of Placement
     other = _qos(network_client, 3000)
-    moved = network_client.put(
-        f"/v2.0/networks/{net['id']}", json={"network": {"qos_policy_id": other}}
+    refused(
+        network_client.put(
+            f"/v2.0/networks/{net['id']}", json={"network": {"qos_policy_id": other}}
+        )
     )
-    _error(moved, 409, "QosPolicyChangeRefused")
+    refused(
+        network_client.put(f"/v2.0/ports/{port['id']}", json={"port": {"qos_policy_id": other}})
+    )
+    both = {"qos_policy_id": other, "binding:profile": profile}
+    _error(network_client.put(f"/v2.0/ports/{port['id']}", json={"port": both}), 409, "Conflict")
     assert network_client.get(path).json()["minimum_bandwidth_rule"]["min_kbps"] == 1000
     network_client.put(f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": ""}})
     assert network_client.put(path, json={"minimum_bandwidth_rule": {"min_kbps": 2000}}).is_success
