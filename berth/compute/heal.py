@@ -99,9 +99,13 @@ def plan(
     )
 
 
-def port_query(ports: Sequence[PortRequest], node_uuid: str) -> list[tuple[str, str]]:
+def port_query(
+    ports: Sequence[PortRequest], node_uuid: str, limit: int = 1
+) -> list[tuple[str, str]]:
     """``GET /allocation_candidates`` for the request groups of ``ports``, each in the tree of
-    the server's compute node: only its providers can serve the ports of a server there."""
+    the server's compute node: only its providers can serve the ports of a server there. An
+    interface attach asks for more than one candidate (an SR-IOV port needs a physical
+    function with a free virtual function, which Placement does not know of)."""
     pairs: list[tuple[str, str]] = []
     suffixed = 0
     for port in ports:
@@ -115,7 +119,7 @@ def port_query(ports: Sequence[PortRequest], node_uuid: str) -> list[tuple[str, 
     if suffixed >= 2:
         # Two ports may share a physical function, as at boot.
         pairs.append(("group_policy", "none"))
-    return [*pairs, ("limit", "1")]
+    return [*pairs, ("limit", str(limit))]
 
 
 def merge(held: Amounts, added: Amounts) -> dict[str, dict[str, int]]:

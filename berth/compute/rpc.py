@@ -8,6 +8,7 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
     scheduler         API        scheduler                  select_destinations (call)
     cell conductor    the cell   cell-conductor.<cell uuid> reschedule (cast)
     compute host      the cell   compute.<host>             build_and_run_instance, terminate_instance (cast)
+                                                            attach_interface, detach_interface (call)
 
 Topics name their cell, so cells may share a broker's virtual host without crossing.
 
@@ -32,7 +33,7 @@ from typing import Any, Protocol
 
 from berth.bus import BusClient, CallTimeout, NoServer
 from berth.compute.cells import Cell
-from berth.compute.objects.build import BuildAttempt
+from berth.compute.objects.build import BuildAttempt, PortEntry
 from berth.compute.objects.diagnosis import Diagnosis
 from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.objects.selection import Selection
@@ -77,6 +78,16 @@ class Expired(Exception):
     """A call reached its receiver only after the caller's deadline; nothing was done."""
 
 
+class InterfaceRefused(Exception):
+    """A host refused to attach or detach an interface and left the server as it was: the
+    message says why, ``status`` is the HTTP status the Compute API answers it with."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 # -- the receivers' interfaces -------------------------------------------------------------------
 
 
@@ -119,6 +130,23 @@ class ComputeHostAPI(Protocol):
 
     def terminate_instance(self, instance_uuid: str) -> None:
         """Delete the server and everything it holds."""
+        ...
+
+    def attach_interface(
+        self,
+        instance_uuid: str,
+        port_id: str | None,
+        network_id: str | None,
+        fixed_ip: str | None,
+    ) -> PortEntry:
+        """Attach the user's port ``port_id``, or a new port on ``network_id`` (at ``fixed_ip``),
+        to the server on this host; the port's resources join the server's allocation. Raises
+        ``InterfaceRefused`` (nothing changed) when it cannot."""
+        ...
+
+    def detach_interface(self, instance_uuid: str, port_id: str) -> None:
+        """Detach the port from the server and give back what it held; ``InterfaceRefused``
+        when the port is not the server's."""
         ...
 
 
@@ -197,9 +225,11 @@ class CellConductorClient:
 
 
 class ComputeHostClient:
-    def __init__(self, bus: BusClient, host: str) -> None:
+    def __init__(self, bus: BusClient, host: str, timeout: float = 60.0) -> None:
         self._bus = bus
         self._topic = host_topic(host)
+        self._host = host
+        self.timeout = timeout
 
     def build_and_run_instance(
         self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
@@ -216,18 +246,56 @@ class ComputeHostClient:
             instance_uuid=instance_uuid,
         )  # fmt: skip
 
+    def attach_interface(
+        self,
+        instance_uuid: str,
+        port_id: str | None,
+        network_id: str | None,
+        fixed_ip: str | None,
+    ) -> PortEntry:
+        answer = self._call(
+            "attach_interface", instance_uuid=instance_uuid, port_id=port_id,
+            network_id=network_id, fixed_ip=fixed_ip,
+        )  # fmt: skip
+        return PortEntry.from_json(answer["entry"])
+
+    def detach_interface(self, instance_uuid: str, port_id: str) -> None:
+        self._call("detach_interface", instance_uuid=instance_uuid, port_id=port_id)
+
+    def _call(self, method: str, **arguments: Any) -> dict[str, Any]:
+        """A call whose refusal comes back as an answer (``InterfaceRefused``)."""
+        try:
+            answer: dict[str, Any] = self._bus.call(
+                self._topic, method, timeout=self.timeout,
+                version=str(COMPUTE_HOST_VERSION), **arguments,
+            )  # fmt: skip
+        except CallTimeout:
+            raise ServiceUnreachable(
+                f"Host {self._host} did not answer {method} within {self.timeout:g} s."
+            ) from None
+        except NoServer:
+            raise ServiceUnreachable(
+                f"The compute service of host {self._host} is not running."
+            ) from None
+        refused = answer.get("refused")
+        if refused is not None:
+            raise InterfaceRefused(int(refused["status"]), str(refused["message"]))
+        return answer
+
 
 class BusCellRPC:
     """``CellRPC`` over each cell's own bus (``connect`` gives a cell's bus client)."""
 
-    def __init__(self, connect: Callable[[Cell], BusClient]) -> None:
+    def __init__(self, connect: Callable[[Cell], BusClient], timeout: float = 60.0) -> None:
         self._connect = connect
+        # How long a call to a host waits for its answer.
+        self._timeout = timeout
 
     def conductor(self, cell: Cell) -> CellConductorAPI:
         return CellConductorClient(self._connect(cell), cell.uuid)
 
     def host(self, cell: Cell, host: str) -> ComputeHostAPI:
-        return ComputeHostClient(self._connect(cell), host)
+        return ComputeHostClient(self._connect(cell), host, self._timeout)
 
 
 # -- endpoints: what the bus serves --------------------------------------------------------------
@@ -325,3 +393,30 @@ class ComputeHostEndpoint:
     def terminate_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
         self._impl.terminate_instance(instance_uuid)
+
+    def attach_interface(
+        self,
+        version: str,
+        instance_uuid: str,
+        port_id: str | None = None,
+        network_id: str | None = None,
+        fixed_ip: str | None = None,
+        **newer: Any,
+    ) -> dict[str, Any]:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        try:
+            entry = self._impl.attach_interface(instance_uuid, port_id, network_id, fixed_ip)
+        except InterfaceRefused as exc:
+            # An answer, not an error: the status must reach the caller as data.
+            return {"refused": {"status": exc.status, "message": exc.message}}
+        return {"entry": entry.to_json()}
+
+    def detach_interface(
+        self, version: str, instance_uuid: str, port_id: str, **newer: Any
+    ) -> dict[str, Any]:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        try:
+            self._impl.detach_interface(instance_uuid, port_id)
+        except InterfaceRefused as exc:
+            return {"refused": {"status": exc.status, "message": exc.message}}
+        return {}

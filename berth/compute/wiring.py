@@ -35,7 +35,9 @@ class Wiring:
         return rpc.SchedulerClient(self.runtime.client(self.api_transport_url), self.rpc_timeout)
 
     def cells(self) -> rpc.CellRPC:
-        return rpc.BusCellRPC(lambda cell: self.runtime.client(cell.transport_url))
+        return rpc.BusCellRPC(
+            lambda cell: self.runtime.client(cell.transport_url), self.rpc_timeout
+        )
 
     # -- who answers -------------------------------------------------------------------------------
 

@@ -269,3 +269,41 @@ def _free_vfs(conn: Connection, compute_node_id: int, parent: str) -> list[tuple
         .order_by(pci_devices.c.address)
     )
     return [(device_id, address) for device_id, address in conn.execute(query)]
+
+
+def held_vfs(
+    conn: Connection, compute_node_id: int, instance_uuid: str, pf_name: str | None = None
+) -> list[str]:
+    """The addresses of the VFs the instance holds on one node (under the named PF, or any)."""
+    query = sa.select(pci_devices.c.address).where(
+        pci_devices.c.compute_node_id == compute_node_id,
+        pci_devices.c.instance_uuid == instance_uuid,
+        pci_devices.c.dev_type == VF,
+    )
+    if pf_name is not None:
+        parent = _pf_address(conn, compute_node_id, pf_name)
+        if parent is None:
+            return []
+        query = query.where(pci_devices.c.parent_addr == parent)
+    return [address for (address,) in conn.execute(query.order_by(pci_devices.c.address))]
+
+
+def release_vfs(
+    conn: Connection, compute_node_id: int, instance_uuid: str, addresses: list[str]
+) -> int:
+    """Give back these VFs of the instance (one interface's, where :func:`release` gives back
+    all); how many. Those gone from their host while held are deleted now."""
+    mine = (
+        pci_devices.c.compute_node_id == compute_node_id,
+        pci_devices.c.instance_uuid == instance_uuid,
+        pci_devices.c.address.in_(addresses),
+    )
+    freed = conn.execute(
+        pci_devices.update()
+        .where(*mine, pci_devices.c.status.in_(_HELD))
+        .values(status=AVAILABLE, instance_uuid=None)
+    ).rowcount
+    gone = conn.execute(
+        pci_devices.delete().where(*mine, pci_devices.c.status == UNAVAILABLE)
+    ).rowcount
+    return freed + gone

@@ -23,6 +23,7 @@ from berth.compute import actions, cleanup
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.db import compute_nodes, instances, pci_devices, services
+from berth.compute.host import interfaces
 from berth.compute.host.driver import SimulatedDriver, SpawnFailed
 from berth.compute.objects.build import BuildAttempt, PortEntry
 from berth.compute.objects.selection import Selection
@@ -189,6 +190,26 @@ class HostAgent:
             if found and found["name"].startswith(prefix):
                 return str(found["name"][len(prefix) :])
         return None
+
+    # -- interfaces (``interfaces``) --------------------------------------------------------------
+
+    def attach_interface(
+        self,
+        instance_uuid: str,
+        port_id: str | None,
+        network_id: str | None,
+        fixed_ip: str | None,
+    ) -> PortEntry:
+        return interfaces.attach(self._here(), instance_uuid, port_id, network_id, fixed_ip)
+
+    def detach_interface(self, instance_uuid: str, port_id: str) -> None:
+        interfaces.detach(self._here(), instance_uuid, port_id)
+
+    def _here(self) -> interfaces.Host:
+        return interfaces.Host(
+            self.host, self._node_id, self.node_uuid, self.db, self.placement, self.network,
+            self._pf_of, SRIOV_VNIC_TYPES,
+        )  # fmt: skip
 
     def _give_back_here(self, instance_uuid: str) -> None:
         self.driver.destroy(instance_uuid)
