@@ -11,7 +11,8 @@ each port whose request changed it
 2. drops the groups that went away from the binding profile's ``allocation``;
 3. rewrites the allocation of each server concerned in Placement, last, so that a refusal there
    rolls the whole write back; if a later server's rewrite is refused, the earlier ones are
-   rewritten back.
+   rewritten back, and so are all of them if the transaction rolls back after all (a later
+   refusal in the same request, a failed commit).
 
 Unbound ports have no allocation: their requests change freely.
 """
@@ -23,6 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from sqlalchemy import event
 from sqlalchemy.engine import Connection, RowMapping
 
 from berth.network import allocation_change, ports
@@ -69,7 +71,9 @@ def following_bound_requests(
     profiles = {row["id"]: row["binding_profile"] for row in rows}
     for change in changes:
         _update_profile(conn, change, profiles[change.port_id])
-    _apply(placement, changes)
+    by_consumer = _by_consumer(changes)
+    _apply(placement, by_consumer)
+    _undo_on_rollback(conn, placement, by_consumer)
 
 
 def _locked(conn: Connection, port_ids: Sequence[str]) -> list[RowMapping]:
@@ -102,20 +106,52 @@ def _update_profile(
     store.update(conn, change.port_id, {"binding_profile": updated})
 
 
-def _apply(placement: PlacementAllocations, changes: Sequence[PortRequestChange]) -> None:
-    """One allocation rewrite per server; a refusal puts back the servers done before it."""
-    by_consumer: dict[str, list[PortRequestChange]] = {}
+def _by_consumer(changes: Sequence[PortRequestChange]) -> dict[str, list[PortRequestChange]]:
+    found: dict[str, list[PortRequestChange]] = {}
     for change in changes:
-        by_consumer.setdefault(change.consumer, []).append(change)
-    done: list[str] = []
+        found.setdefault(change.consumer, []).append(change)
+    return dict(sorted(found.items()))
+
+
+def _apply(
+    placement: PlacementAllocations, by_consumer: Mapping[str, Sequence[PortRequestChange]]
+) -> None:
+    """One allocation rewrite per server; a refusal puts back the servers done before it."""
+    done: dict[str, Sequence[PortRequestChange]] = {}
     try:
-        for consumer, mine in sorted(by_consumer.items()):
+        for consumer, mine in by_consumer.items():
             placement.apply(consumer, mine)
-            done.append(consumer)
+            done[consumer] = mine
     except Exception:
-        for consumer in reversed(done):
-            try:
-                placement.apply(consumer, [c.reversed() for c in by_consumer[consumer]])
-            except Exception:  # the refusal below matters more; the audit finds what is left
-                LOG.exception("could not put back the allocation of %s", consumer)
+        _put_back(placement, done)
         raise
+
+
+def _put_back(
+    placement: PlacementAllocations, done: Mapping[str, Sequence[PortRequestChange]]
+) -> None:
+    for consumer, mine in reversed(done.items()):
+        try:
+            placement.apply(consumer, [c.reversed() for c in mine])
+        except Exception:  # the refusal being raised matters more; the audit finds what is left
+            LOG.exception("could not put back the allocation of %s", consumer)
+
+
+def _undo_on_rollback(
+    conn: Connection,
+    placement: PlacementAllocations,
+    by_consumer: Mapping[str, Sequence[PortRequestChange]],
+) -> None:
+    """Placement took the new amounts; if the port rows do not commit after all, give them back."""
+    committed = False
+
+    def on_commit(_conn: Connection) -> None:
+        nonlocal committed
+        committed = True
+
+    def on_rollback(_conn: Connection) -> None:
+        if not committed:
+            _put_back(placement, by_consumer)
+
+    event.listen(conn, "commit", on_commit, once=True)
+    event.listen(conn, "rollback", on_rollback, once=True)

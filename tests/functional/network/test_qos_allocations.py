@@ -14,11 +14,13 @@ from typing import Any
 import httpx
 import pytest
 
+from berth.network import bound_requests
 from berth.network.placement_allocations import PlacementAllocations
 from berth.network.placement_sync import PlacementSync
 from berth.network.reporter import PlacementReporter
 from berth.network.reporting import provider_uuid
 from berth.network.service import NetworkService
+from berth.network.store import ports as port_store
 from berth.placement.service import PlacementService
 from tests.conftest import network_client_for, wsgi_client
 
@@ -194,3 +196,34 @@ def test_a_changed_allocation_or_a_moving_port_is_refused(
     assert binding.status_code == 201, binding.text
     assert _refusal(network.put(f"/v2.0/ports/{port['id']}", json=change)) == "port-moving"
     assert network.get(f"/v2.0/ports/{port['id']}").json()["port"]["qos_policy_id"] != bigger
+
+
+def test_a_transaction_that_rolls_back_after_the_rewrite_gives_the_amounts_back(
+    network: httpx.Client, placement: httpx.Client, network_service: NetworkService
+) -> None:
+    _host(network, placement, network_service, "cn1")
+    net = _flat(network)
+    server = str(uuid.uuid4())
+    port = _bound_port(network, net, server, qos_policy_id=_qos(network, 1000))
+    _allocate(placement, server, {BRIDGE: {EGR: 1000}})
+    bigger = _qos(network, 2000)
+
+    class LaterFailure(Exception):
+        pass
+
+    with pytest.raises(LaterFailure), network_service.db.write() as conn:
+        with bound_requests.following_bound_requests(
+            conn, network_service.allocations, [port["id"]]
+        ):
+            port_store.update(conn, port["id"], {"qos_policy_id": bigger})
+        assert _held(placement, server) == {BRIDGE: {EGR: 2000}}
+        raise LaterFailure
+    assert _held(placement, server) == {BRIDGE: {EGR: 1000}}
+    assert network.get(f"/v2.0/ports/{port['id']}").json()["port"]["qos_policy_id"] != bigger
+
+    with (
+        network_service.db.write() as conn,
+        bound_requests.following_bound_requests(conn, network_service.allocations, [port["id"]]),
+    ):
+        port_store.update(conn, port["id"], {"qos_policy_id": bigger})
+    assert _held(placement, server) == {BRIDGE: {EGR: 2000}}
