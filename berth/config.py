@@ -315,6 +315,14 @@ class ComputeSettings(BaseModel):
         description="Seconds after which a build that nothing happened to is ended in ERROR "
         "(and gives back what it held) by the super-conductors' recovery.",
     )
+    shelved_offload_time: int = Field(
+        0,
+        ge=-1,
+        le=0,
+        description="Seconds a shelved server keeps its host before it is offloaded: 0 offloads "
+        "at once, -1 never (until shelveOffload). Berth has no periodic offload, so a later "
+        "offload is refused.",
+    )
     graceful_shutdown_timeout: float = Field(
         30.0,
         ge=0,

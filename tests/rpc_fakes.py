@@ -14,6 +14,9 @@ class NoMessages:
     def build_instances(self, instance_uuids: Sequence[str], request_id: str) -> None:
         raise AssertionError(f"unexpected build_instances({list(instance_uuids)})")
 
+    def unshelve_instance(self, instance_uuid: str, request_id: str) -> None:
+        raise AssertionError(f"unexpected unshelve_instance({instance_uuid})")
+
     def conductor(self, cell: Cell) -> CellConductorAPI:
         raise AssertionError(f"unexpected message to the conductor of {cell.name}")
 

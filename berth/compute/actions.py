@@ -46,6 +46,15 @@ DELETE = "delete"
 SCHEDULE = "conductor_schedule_and_build_instances"
 BUILD = "compute_build_and_run_instance"
 TERMINATE = "compute_terminate_instance"
+# Shelving (``berth.compute.shelving``): the actions are the API's action names, the events
+# the methods that took the step, as Nova's.
+SHELVE = "shelve"
+SHELVE_OFFLOAD = "shelveOffload"
+UNSHELVE = "unshelve"
+SHELVE_STEP = "compute_shelve_instance"
+SHELVE_OFFLOAD_STEP = "compute_shelve_offload_instance"
+UNSHELVE_SCHEDULE = "conductor_unshelve_instance"
+UNSHELVE_STEP = "compute_unshelve_instance"
 
 
 def begin(

@@ -2,7 +2,8 @@
 
 Every allocation in Placement must belong to a live server on the host that holds it; every port
 the compute service owns (``device_owner`` ``compute:*``) must belong to a live server and be
-bound to its host; no provider may be used past its capacity; no build may stay stuck (nothing
+bound to its host (a shelved-offloaded server keeps its ports, unbound, and holds no
+allocation); no provider may be used past its capacity; no build may stay stuck (nothing
 happened to it for ``stuck_after``: see ``stuck``). The audit reads all three services and
 reports each leak as a line an operator can act on, a stuck build with what it holds.
 """
@@ -56,7 +57,7 @@ def audit(
     now: dt.datetime | None = None,
 ) -> AuditReport:
     report = AuditReport()
-    live, hosts = _live_servers(cells)
+    live, hosts, offloaded = _live_servers(cells)
     providers = placement.client.get("/resource_providers").json()["resource_providers"]
     root_name = {p["uuid"]: p["name"] for p in providers}
     root_of = {p["uuid"]: root_name.get(p["root_provider_uuid"], "") for p in providers}
@@ -65,7 +66,11 @@ def audit(
         held = placement.client.get(f"/resource_providers/{uuid}/allocations").json()["allocations"]
         for consumer in held:
             server = live.get(consumer)
-            if server is None:
+            if consumer in offloaded:
+                report.leaked_allocations.append(
+                    f"{consumer} on {provider['name']}: the server is shelved offloaded"
+                )
+            elif server is None:
                 report.leaked_allocations.append(
                     f"{consumer} on {provider['name']}: no live server"
                 )
@@ -78,7 +83,12 @@ def audit(
         if not str(port["device_owner"]).startswith("compute:"):
             continue
         server = live.get(port["device_id"])
-        if server is None:
+        if port["device_id"] in offloaded:
+            if port["binding:host_id"]:
+                report.wrong_bindings.append(
+                    f"{port['id']}: bound to {port['binding:host_id']}, server shelved offloaded"
+                )
+        elif server is None:
             report.orphan_ports.append(
                 f"{port['id']}: owned by {port['device_id']}, no live server"
             )
@@ -94,18 +104,22 @@ def audit(
     return report
 
 
-def _live_servers(cells: CellRegistry) -> tuple[dict[str, Any], set[str]]:
-    """Servers that may hold things (not deleted, on a host; cell0 holds none), and every
-    compute host (a provider tree rooted elsewhere, a sharing one, belongs to no host)."""
+def _live_servers(cells: CellRegistry) -> tuple[dict[str, Any], set[str], set[str]]:
+    """Servers that may hold things (not deleted, on a host; cell0 holds none), every compute
+    host (a provider tree rooted elsewhere, a sharing one, belongs to no host), and the
+    shelved-offloaded servers (which own their ports but hold nothing)."""
     found: dict[str, Any] = {}
     hosts: set[str] = set()
+    offloaded: set[str] = set()
     for cell in cells.cells(include_cell0=False):
         with cells.database(cell).read() as conn:
             hosts |= {node["host"] for node in compute_nodes.list_nodes(conn)}
             for row in instances.list_instances(conn):
                 if row["host"]:
                     found[row["uuid"]] = row
-    return found, hosts
+                elif row["vm_state"] == "shelved_offloaded":
+                    offloaded.add(row["uuid"])
+    return found, hosts, offloaded
 
 
 def _over(placement: PlacementClient, provider: dict[str, Any]) -> list[str]:

@@ -5,9 +5,13 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
 
     receiver          bus        topic                      methods
     super-conductor   API        super-conductor            build_instances (cast)
+                                                           unshelve_instance (cast)
     scheduler         API        scheduler                  select_destinations (call)
     cell conductor    the cell   cell-conductor.<cell uuid> reschedule (cast)
+                                                           unshelve_failed (cast)
     compute host      the cell   compute.<host>             build_and_run_instance, terminate_instance (cast)
+                                                           shelve_instance, shelve_offload_instance,
+                                                           unshelve_instance (cast)
                                                             attach_interface, detach_interface (call)
 
 Topics name their cell, so cells may share a broker's virtual host without crossing.
@@ -96,6 +100,11 @@ class SuperConductorAPI(Protocol):
         """Build the servers of one request (their BuildRequests and specs are in the API DB)."""
         ...
 
+    def unshelve_instance(self, instance_uuid: str, request_id: str) -> None:
+        """Bring back a shelved server: power it on where it is (SHELVED), or schedule it again
+        with its ports' current requests, in its cell (SHELVED_OFFLOADED)."""
+        ...
+
 
 class SchedulerAPI(Protocol):
     def select_destinations(
@@ -120,6 +129,18 @@ class CellConductorAPI(Protocol):
         """A build failed on ``failed_host``: move it to the next alternate, or end it in ERROR."""
         ...
 
+    def unshelve_failed(
+        self,
+        instance_uuid: str,
+        failed_host: str,
+        reason: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        """An unshelve's spawn failed on ``failed_host``: the next alternate, or back to
+        SHELVED_OFFLOADED holding nothing."""
+        ...
+
 
 class ComputeHostAPI(Protocol):
     def build_and_run_instance(
@@ -130,6 +151,22 @@ class ComputeHostAPI(Protocol):
 
     def terminate_instance(self, instance_uuid: str) -> None:
         """Delete the server and everything it holds."""
+        ...
+
+    def shelve_instance(self, instance_uuid: str, offload: bool) -> None:
+        """Power the server off (SHELVED); with ``offload``, offload it at once."""
+        ...
+
+    def shelve_offload_instance(self, instance_uuid: str) -> None:
+        """Destroy the shelved server here and give back what it holds on this host, its
+        allocation and its ports' bindings (SHELVED_OFFLOADED, no host)."""
+        ...
+
+    def unshelve_instance(
+        self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
+    ) -> None:
+        """Power a SHELVED server on, or spawn an offloaded one the conductors claimed and bound
+        here (on failure hand it to the cell conductor with the alternates)."""
         ...
 
     def attach_interface(
@@ -169,6 +206,12 @@ class SuperConductorClient:
         self._bus.cast(
             SUPER_CONDUCTOR, "build_instances", version=str(SUPER_CONDUCTOR_VERSION),
             instance_uuids=list(instance_uuids), request_id=request_id,
+        )  # fmt: skip
+
+    def unshelve_instance(self, instance_uuid: str, request_id: str) -> None:
+        self._bus.cast(
+            SUPER_CONDUCTOR, "unshelve_instance", version=str(SUPER_CONDUCTOR_VERSION),
+            instance_uuid=instance_uuid, request_id=request_id,
         )  # fmt: skip
 
 
@@ -223,6 +266,20 @@ class CellConductorClient:
             alternates=[s.to_json() for s in alternates], attempts=[a.to_json() for a in attempts],
         )  # fmt: skip
 
+    def unshelve_failed(
+        self,
+        instance_uuid: str,
+        failed_host: str,
+        reason: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        self._bus.cast(
+            self._topic, "unshelve_failed", version=str(CELL_CONDUCTOR_VERSION),
+            instance_uuid=instance_uuid, failed_host=failed_host, reason=reason,
+            alternates=[s.to_json() for s in alternates], attempts=[a.to_json() for a in attempts],
+        )  # fmt: skip
+
 
 class ComputeHostClient:
     def __init__(self, bus: BusClient, host: str, timeout: float = 60.0) -> None:
@@ -244,6 +301,27 @@ class ComputeHostClient:
         self._bus.cast(
             self._topic, "terminate_instance", version=str(COMPUTE_HOST_VERSION),
             instance_uuid=instance_uuid,
+        )  # fmt: skip
+
+    def shelve_instance(self, instance_uuid: str, offload: bool) -> None:
+        self._bus.cast(
+            self._topic, "shelve_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid, offload=offload,
+        )  # fmt: skip
+
+    def shelve_offload_instance(self, instance_uuid: str) -> None:
+        self._bus.cast(
+            self._topic, "shelve_offload_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid,
+        )  # fmt: skip
+
+    def unshelve_instance(
+        self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
+    ) -> None:
+        self._bus.cast(
+            self._topic, "unshelve_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid, alternates=[s.to_json() for s in alternates],
+            attempts=[a.to_json() for a in attempts],
         )  # fmt: skip
 
     def attach_interface(
@@ -328,6 +406,12 @@ class SuperConductorEndpoint:
         _accept(SUPER_CONDUCTOR, SUPER_CONDUCTOR_VERSION, version, newer)
         self._impl.build_instances(instance_uuids, request_id)
 
+    def unshelve_instance(
+        self, version: str, instance_uuid: str, request_id: str = "", **newer: Any
+    ) -> None:
+        _accept(SUPER_CONDUCTOR, SUPER_CONDUCTOR_VERSION, version, newer)
+        self._impl.unshelve_instance(instance_uuid, request_id)
+
 
 class SchedulerEndpoint:
     def __init__(self, implementation: SchedulerAPI) -> None:
@@ -374,6 +458,21 @@ class CellConductorEndpoint:
             instance_uuid, failed_host, reason, *_build_state(alternates, attempts)
         )
 
+    def unshelve_failed(
+        self,
+        version: str,
+        instance_uuid: str,
+        failed_host: str,
+        reason: str,
+        alternates: list[dict[str, Any]],
+        attempts: list[dict[str, Any]],
+        **newer: Any,
+    ) -> None:
+        _accept("cell conductor", CELL_CONDUCTOR_VERSION, version, newer)
+        self._impl.unshelve_failed(
+            instance_uuid, failed_host, reason, *_build_state(alternates, attempts)
+        )
+
 
 class ComputeHostEndpoint:
     def __init__(self, implementation: ComputeHostAPI) -> None:
@@ -393,6 +492,27 @@ class ComputeHostEndpoint:
     def terminate_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
         self._impl.terminate_instance(instance_uuid)
+
+    def shelve_instance(
+        self, version: str, instance_uuid: str, offload: bool = False, **newer: Any
+    ) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.shelve_instance(instance_uuid, offload)
+
+    def shelve_offload_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.shelve_offload_instance(instance_uuid)
+
+    def unshelve_instance(
+        self,
+        version: str,
+        instance_uuid: str,
+        alternates: list[dict[str, Any]],
+        attempts: list[dict[str, Any]],
+        **newer: Any,
+    ) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.unshelve_instance(instance_uuid, *_build_state(alternates, attempts))
 
     def attach_interface(
         self,

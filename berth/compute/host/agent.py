@@ -23,7 +23,7 @@ from berth.compute import actions, cleanup
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.db import compute_nodes, instances, pci_devices, services
-from berth.compute.host import interfaces
+from berth.compute.host import interfaces, shelving
 from berth.compute.host.driver import SimulatedDriver, SpawnFailed
 from berth.compute.objects.build import BuildAttempt, PortEntry
 from berth.compute.objects.selection import Selection
@@ -236,6 +236,19 @@ class HostAgent:
         with self.db.write() as conn:
             instances.mark_deleted(conn, instance_uuid)
             actions.step_ended(conn, step, actions.SUCCESS)
+
+    # -- shelving (``shelving``) -----------------------------------------------------------------
+
+    def shelve_instance(self, instance_uuid: str, offload: bool) -> None:
+        shelving.shelve(self, instance_uuid, offload)
+
+    def shelve_offload_instance(self, instance_uuid: str) -> None:
+        shelving.shelve_offload(self, instance_uuid)
+
+    def unshelve_instance(
+        self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
+    ) -> None:
+        shelving.unshelve(self, instance_uuid, alternates, attempts)
 
 
 def beat(agents: Iterable[HostAgent], now: dt.datetime) -> None:

@@ -32,6 +32,8 @@ class SimulatedDriver:
     failures: FailurePlan = field(default_factory=FailurePlan)
     seed: int | None = None
     running: set[str] = field(default_factory=set)
+    # Powered off but kept (shelved, not offloaded).
+    stopped: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self._random = random.Random(self.seed)
@@ -63,3 +65,16 @@ class SimulatedDriver:
         """Stop and forget the server; destroying one that is not there is fine."""
         with self._lock:
             self.running.discard(instance_uuid)
+            self.stopped.discard(instance_uuid)
+
+    def power_off(self, instance_uuid: str) -> None:
+        """Stop the server, keeping it (a shelved server's guest); idempotent."""
+        with self._lock:
+            self.running.discard(instance_uuid)
+            self.stopped.add(instance_uuid)
+
+    def power_on(self, instance_uuid: str) -> None:
+        """Start a stopped server again; idempotent."""
+        with self._lock:
+            self.stopped.discard(instance_uuid)
+            self.running.add(instance_uuid)
