@@ -78,6 +78,11 @@ class _Undo:
     def push(self, what: str, step: Callable[[], None]) -> None:
         self.steps.append((what, step))
 
+    def undo_newest(self) -> None:
+        """Give back what the newest step took, now (a retry takes it again)."""
+        _what, step = self.steps.pop()
+        step()
+
     def run(self, instance_uuid: str) -> None:
         for what, step in reversed(self.steps):
             try:
@@ -241,7 +246,7 @@ def _resources(
             return mapping
         # Another writer took the capacity or moved the consumer: ask again.
         if sriov:
-            undo.steps.pop()[1]()
+            undo.undo_newest()  # its virtual function
     raise InterfaceRefused(
         409, f"The allocation of instance {uuid} kept changing; try the attach again."
     )
