@@ -255,6 +255,11 @@ class ComputeSettings(BaseModel):
     reserved_host_disk_mb: int = Field(
         0, ge=0, description="Disk a compute host keeps for itself (reserved DISK_GB, rounded up)."
     )
+    allow_resize_to_same_host: bool = Field(
+        False,
+        description="Let a resize choose the server's own host (where it fits both flavors "
+        "for a while); cold migration always leaves the host.",
+    )
     max_attempts: int = Field(
         3,
         ge=1,

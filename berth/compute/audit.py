@@ -1,6 +1,7 @@
 """Finding what a failure path failed to give back (DESIGN.md, "Invariants").
 
-Every allocation in Placement must belong to a live server on the host that holds it; every port
+Every allocation in Placement must belong to a live server on the host that holds it, or to a
+move under way on its source host; every port
 the compute service owns (``device_owner`` ``compute:*``) must belong to a live server and be
 bound to its host (a shelved-offloaded server keeps its ports, unbound, and holds no
 allocation); no provider may be used past its capacity; no build may stay stuck (nothing
@@ -18,7 +19,7 @@ from berth.compute import stuck
 from berth.compute.cells import CellRegistry
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
-from berth.compute.db import compute_nodes, instances
+from berth.compute.db import compute_nodes, instances, migrations
 
 
 @dataclass
@@ -58,6 +59,7 @@ def audit(
 ) -> AuditReport:
     report = AuditReport()
     live, hosts, offloaded = _live_servers(cells)
+    moving = _moves(cells)
     providers = placement.client.get("/resource_providers").json()["resource_providers"]
     root_name = {p["uuid"]: p["name"] for p in providers}
     root_of = {p["uuid"]: root_name.get(p["root_provider_uuid"], "") for p in providers}
@@ -66,7 +68,11 @@ def audit(
         held = placement.client.get(f"/resource_providers/{uuid}/allocations").json()["allocations"]
         for consumer in held:
             server = live.get(consumer)
-            if consumer in offloaded:
+            if consumer in moving:
+                report.leaked_allocations += _migration_leak(
+                    moving[consumer], provider["name"], root_of[uuid]
+                )
+            elif consumer in offloaded:
                 report.leaked_allocations.append(
                     f"{consumer} on {provider['name']}: the server is shelved offloaded"
                 )
@@ -120,6 +126,24 @@ def _live_servers(cells: CellRegistry) -> tuple[dict[str, Any], set[str], set[st
                 elif row["vm_state"] == "shelved_offloaded":
                     offloaded.add(row["uuid"])
     return found, hosts, offloaded
+
+
+def _moves(cells: CellRegistry) -> dict[str, Any]:
+    """Every migration by its uuid, which is also the consumer of a move's source allocation."""
+    found: dict[str, Any] = {}
+    for cell in cells.cells(include_cell0=False):
+        with cells.database(cell).read() as conn:
+            found.update((row["uuid"], row) for row in migrations.list_migrations(conn))
+    return found
+
+
+def _migration_leak(migration: Any, provider: str, host: str) -> list[str]:
+    """A migration may hold its source host's resources while its move is under way, only."""
+    if migration["status"] not in migrations.IN_PROGRESS:
+        return [f"{migration['uuid']} on {provider}: migration {migration['status']}"]
+    if host != migration["source_compute"]:
+        return [f"{migration['uuid']} on {provider}: migration from {migration['source_compute']}"]
+    return []
 
 
 def _over(placement: PlacementClient, provider: dict[str, Any]) -> list[str]:

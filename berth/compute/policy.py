@@ -59,6 +59,7 @@ def _legacy(name: str, check_str: str) -> policy.DeprecatedRule:
 _LEGACY_HYPERVISORS = _legacy("os-hypervisors", "rule:admin_api")
 _LEGACY_SERVICES = _legacy("os-services", "rule:admin_api")
 _LEGACY_FLAVOR_ACCESS = _legacy("os-flavor-access", "rule:admin_or_owner")
+_LEGACY_ATTACH_INTERFACES = _legacy("os-attach-interfaces", "rule:admin_or_owner")
 
 _BASE_RULES: tuple[policy.RuleDefault, ...] = (
     # Every admin-only API rule is "rule:context_is_admin", as upstream's are.
@@ -163,6 +164,35 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
     _api_rule("servers:show", PROJECT_READER_OR_ADMIN, "Show a server.", f"GET {_S}"),
     _api_rule("servers:create", PROJECT_MEMBER_OR_ADMIN, "Create a server.", "POST /servers"),
     _api_rule("servers:delete", PROJECT_MEMBER_OR_ADMIN, "Delete a server.", f"DELETE {_S}"),
+    # interfaces (os-interface)
+    _api_rule(
+        "os-attach-interfaces:list",
+        PROJECT_READER_OR_ADMIN,
+        "List a server's port interfaces.",
+        f"GET {_S}/os-interface",
+        legacy=_LEGACY_ATTACH_INTERFACES,
+    ),
+    _api_rule(
+        "os-attach-interfaces:show",
+        PROJECT_READER_OR_ADMIN,
+        "Show a server's port interface.",
+        f"GET {_S}/os-interface/{{port_id}}",
+        legacy=_LEGACY_ATTACH_INTERFACES,
+    ),
+    _api_rule(
+        "os-attach-interfaces:create",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Attach a port interface to a server.",
+        f"POST {_S}/os-interface",
+        legacy=_LEGACY_ATTACH_INTERFACES,
+    ),
+    _api_rule(
+        "os-attach-interfaces:delete",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Detach a port interface from a server.",
+        f"DELETE {_S}/os-interface/{{port_id}}",
+        legacy=_LEGACY_ATTACH_INTERFACES,
+    ),
     # instance actions
     _api_rule(
         "os-instance-actions:list",
@@ -190,12 +220,72 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         "Show the details of an action's events (from 2.84).",
         f"GET {_S}/os-instance-actions/{{request_id}}",
     ),
+    # moves
+    _api_rule(
+        "os-migrate-server:migrate",
+        ADMIN,
+        "Cold migrate a server to another host.",
+        f"POST {_S}/action (migrate)",
+    ),
+    _api_rule(
+        "os-migrate-server:migrate:host",
+        ADMIN,
+        "Cold migrate a server to a host the caller names (2.56).",
+        f"POST {_S}/action (migrate)",
+    ),
+    _api_rule(
+        "servers:resize", PROJECT_MEMBER_OR_ADMIN, "Resize a server.", f"POST {_S}/action (resize)"
+    ),
+    _api_rule(
+        "servers:confirm_resize",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Confirm a server's resize or cold migration.",
+        f"POST {_S}/action (confirmResize)",
+    ),
+    _api_rule(
+        "servers:revert_resize",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Revert a server's resize or cold migration.",
+        f"POST {_S}/action (revertResize)",
+    ),
+    _api_rule("os-migrations:index", ADMIN, "List migrations.", "GET /os-migrations"),
+    _api_rule(
+        "servers:migrations:index",
+        ADMIN,
+        "List a server's live migrations in progress.",
+        f"GET {_S}/migrations",
+    ),
+    _api_rule(
+        "servers:migrations:show",
+        ADMIN,
+        "Show a server's live migration in progress.",
+        f"GET {_S}/migrations/{{migration_id}}",
+    ),
     _api_rule(
         "os-extended-server-attributes",
         ADMIN,
         "Show a server's host attributes (OS-EXT-SRV-ATTR:*, fault details) in its views.",
         f"GET {_S}",
         "GET /servers/detail",
+    ),
+    # shelving
+    _api_rule(
+        "os-shelve:shelve",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Shelve a server.",
+        f"POST {_S}/action (shelve)",
+    ),
+    _api_rule(
+        "os-shelve:shelve_offload",
+        ADMIN,
+        "Offload a shelved server from its host.",
+        f"POST {_S}/action (shelveOffload)",
+    ),
+    _api_rule(
+        "os-shelve:unshelve",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Unshelve a shelved or offloaded server.",
+        f"POST {_S}/action (unshelve)",
     ),
     # flavors
     _api_rule("os-flavor-manage:create", ADMIN, "Create a flavor.", "POST /flavors"),

@@ -5,14 +5,18 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
 
     receiver          bus        topic                      methods
     super-conductor   API        super-conductor            build_instances (cast)
+                                                           migrate_server (cast)
                                                            unshelve_instance (cast)
     scheduler         API        scheduler                  select_destinations (call)
     cell conductor    the cell   cell-conductor.<cell uuid> reschedule (cast)
+                                                           reschedule_move, finish_revert_resize (cast)
                                                            unshelve_failed (cast)
     compute host      the cell   compute.<host>             build_and_run_instance, terminate_instance (cast)
+                                                           finish_resize, confirm_resize,
+                                                           revert_resize (cast)
+                                                            attach_interface, detach_interface (call)
                                                            shelve_instance, shelve_offload_instance,
                                                            unshelve_instance (cast)
-                                                            attach_interface, detach_interface (call)
 
 Topics name their cell, so cells may share a broker's virtual host without crossing.
 
@@ -95,7 +99,22 @@ class InterfaceRefused(Exception):
 # -- the receivers' interfaces -------------------------------------------------------------------
 
 
-class SuperConductorAPI(Protocol):
+class MoveConductorAPI(Protocol):
+    def migrate_server(
+        self,
+        instance_uuid: str,
+        flavor: Mapping[str, Any] | None,
+        host: str | None,
+        same_host: bool,
+        request_id: str,
+    ) -> None:
+        """Cold migrate (``flavor`` None) or resize the server: park its source allocation on a
+        new migration, schedule (to ``host`` if named; its own host only when ``same_host``),
+        bind its ports at the destination and cast ``finish_resize`` there."""
+        ...
+
+
+class SuperConductorAPI(MoveConductorAPI, Protocol):
     def build_instances(self, instance_uuids: Sequence[str], request_id: str) -> None:
         """Build the servers of one request (their BuildRequests and specs are in the API DB)."""
         ...
@@ -117,7 +136,47 @@ class SchedulerAPI(Protocol):
         ...
 
 
-class CellConductorAPI(Protocol):
+class MoveCellConductorAPI(Protocol):
+    def reschedule_move(
+        self,
+        instance_uuid: str,
+        migration_uuid: str,
+        failed_host: str,
+        reason: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        """A move failed on its destination: try the next alternate, or put the server back on
+        its source as it was before the move."""
+        ...
+
+    def finish_revert_resize(self, instance_uuid: str, migration_uuid: str) -> None:
+        """The destination dropped its copy: give the server back its source allocation, port
+        bindings and flavor."""
+        ...
+
+
+class MoveHostAPI(Protocol):
+    def finish_resize(
+        self,
+        instance_uuid: str,
+        migration_uuid: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        """Start the moved server here (the destination); on failure hand it back."""
+        ...
+
+    def confirm_resize(self, instance_uuid: str, migration_uuid: str) -> None:
+        """Drop the source's copy and the allocation the migration holds (the source host)."""
+        ...
+
+    def revert_resize(self, instance_uuid: str, migration_uuid: str) -> None:
+        """Drop the destination's copy and hand back to the cell conductor (the destination)."""
+        ...
+
+
+class CellConductorAPI(MoveCellConductorAPI, Protocol):
     def reschedule(
         self,
         instance_uuid: str,
@@ -142,7 +201,7 @@ class CellConductorAPI(Protocol):
         ...
 
 
-class ComputeHostAPI(Protocol):
+class ComputeHostAPI(MoveHostAPI, Protocol):
     def build_and_run_instance(
         self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
     ) -> None:
@@ -151,22 +210,6 @@ class ComputeHostAPI(Protocol):
 
     def terminate_instance(self, instance_uuid: str) -> None:
         """Delete the server and everything it holds."""
-        ...
-
-    def shelve_instance(self, instance_uuid: str, offload: bool) -> None:
-        """Power the server off (SHELVED); with ``offload``, offload it at once."""
-        ...
-
-    def shelve_offload_instance(self, instance_uuid: str) -> None:
-        """Destroy the shelved server here and give back what it holds on this host, its
-        allocation and its ports' bindings (SHELVED_OFFLOADED, no host)."""
-        ...
-
-    def unshelve_instance(
-        self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
-    ) -> None:
-        """Power a SHELVED server on, or spawn an offloaded one the conductors claimed and bound
-        here (on failure hand it to the cell conductor with the alternates)."""
         ...
 
     def attach_interface(
@@ -186,6 +229,22 @@ class ComputeHostAPI(Protocol):
         when the port is not the server's."""
         ...
 
+    def shelve_instance(self, instance_uuid: str, offload: bool) -> None:
+        """Power the server off (SHELVED); with ``offload``, offload it at once."""
+        ...
+
+    def shelve_offload_instance(self, instance_uuid: str) -> None:
+        """Destroy the shelved server here and give back what it holds on this host, its
+        allocation and its ports' bindings (SHELVED_OFFLOADED, no host)."""
+        ...
+
+    def unshelve_instance(
+        self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
+    ) -> None:
+        """Power a SHELVED server on, or spawn an offloaded one the conductors claimed and bound
+        here (on failure hand it to the cell conductor with the alternates)."""
+        ...
+
 
 class CellRPC(Protocol):
     """What reaches into the cells: their conductors and their hosts."""
@@ -201,6 +260,20 @@ class CellRPC(Protocol):
 class SuperConductorClient:
     def __init__(self, bus: BusClient) -> None:
         self._bus = bus
+
+    def migrate_server(
+        self,
+        instance_uuid: str,
+        flavor: Mapping[str, Any] | None,
+        host: str | None,
+        same_host: bool,
+        request_id: str,
+    ) -> None:
+        self._bus.cast(
+            SUPER_CONDUCTOR, "migrate_server", version=str(SUPER_CONDUCTOR_VERSION),
+            instance_uuid=instance_uuid, flavor=None if flavor is None else dict(flavor),
+            host=host, same_host=same_host, request_id=request_id,
+        )  # fmt: skip
 
     def build_instances(self, instance_uuids: Sequence[str], request_id: str) -> None:
         self._bus.cast(
@@ -252,6 +325,28 @@ class CellConductorClient:
         self._bus = bus
         self._topic = cell_conductor_topic(cell_uuid)
 
+    def reschedule_move(
+        self,
+        instance_uuid: str,
+        migration_uuid: str,
+        failed_host: str,
+        reason: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        self._bus.cast(
+            self._topic, "reschedule_move", version=str(CELL_CONDUCTOR_VERSION),
+            instance_uuid=instance_uuid, migration_uuid=migration_uuid, failed_host=failed_host,
+            reason=reason, alternates=[s.to_json() for s in alternates],
+            attempts=[a.to_json() for a in attempts],
+        )  # fmt: skip
+
+    def finish_revert_resize(self, instance_uuid: str, migration_uuid: str) -> None:
+        self._bus.cast(
+            self._topic, "finish_revert_resize", version=str(CELL_CONDUCTOR_VERSION),
+            instance_uuid=instance_uuid, migration_uuid=migration_uuid,
+        )  # fmt: skip
+
     def reschedule(
         self,
         instance_uuid: str,
@@ -288,6 +383,31 @@ class ComputeHostClient:
         self._host = host
         self.timeout = timeout
 
+    def finish_resize(
+        self,
+        instance_uuid: str,
+        migration_uuid: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        self._bus.cast(
+            self._topic, "finish_resize", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid, migration_uuid=migration_uuid,
+            alternates=[s.to_json() for s in alternates], attempts=[a.to_json() for a in attempts],
+        )  # fmt: skip
+
+    def confirm_resize(self, instance_uuid: str, migration_uuid: str) -> None:
+        self._migration_cast("confirm_resize", instance_uuid, migration_uuid)
+
+    def revert_resize(self, instance_uuid: str, migration_uuid: str) -> None:
+        self._migration_cast("revert_resize", instance_uuid, migration_uuid)
+
+    def _migration_cast(self, method: str, instance_uuid: str, migration_uuid: str) -> None:
+        self._bus.cast(
+            self._topic, method, version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid, migration_uuid=migration_uuid,
+        )  # fmt: skip
+
     def build_and_run_instance(
         self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
     ) -> None:
@@ -301,27 +421,6 @@ class ComputeHostClient:
         self._bus.cast(
             self._topic, "terminate_instance", version=str(COMPUTE_HOST_VERSION),
             instance_uuid=instance_uuid,
-        )  # fmt: skip
-
-    def shelve_instance(self, instance_uuid: str, offload: bool) -> None:
-        self._bus.cast(
-            self._topic, "shelve_instance", version=str(COMPUTE_HOST_VERSION),
-            instance_uuid=instance_uuid, offload=offload,
-        )  # fmt: skip
-
-    def shelve_offload_instance(self, instance_uuid: str) -> None:
-        self._bus.cast(
-            self._topic, "shelve_offload_instance", version=str(COMPUTE_HOST_VERSION),
-            instance_uuid=instance_uuid,
-        )  # fmt: skip
-
-    def unshelve_instance(
-        self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
-    ) -> None:
-        self._bus.cast(
-            self._topic, "unshelve_instance", version=str(COMPUTE_HOST_VERSION),
-            instance_uuid=instance_uuid, alternates=[s.to_json() for s in alternates],
-            attempts=[a.to_json() for a in attempts],
         )  # fmt: skip
 
     def attach_interface(
@@ -359,6 +458,27 @@ class ComputeHostClient:
         if refused is not None:
             raise InterfaceRefused(int(refused["status"]), str(refused["message"]))
         return answer
+
+    def shelve_instance(self, instance_uuid: str, offload: bool) -> None:
+        self._bus.cast(
+            self._topic, "shelve_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid, offload=offload,
+        )  # fmt: skip
+
+    def shelve_offload_instance(self, instance_uuid: str) -> None:
+        self._bus.cast(
+            self._topic, "shelve_offload_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid,
+        )  # fmt: skip
+
+    def unshelve_instance(
+        self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
+    ) -> None:
+        self._bus.cast(
+            self._topic, "unshelve_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid, alternates=[s.to_json() for s in alternates],
+            attempts=[a.to_json() for a in attempts],
+        )  # fmt: skip
 
 
 class BusCellRPC:
@@ -399,6 +519,19 @@ def _build_state(
 class SuperConductorEndpoint:
     def __init__(self, implementation: SuperConductorAPI) -> None:
         self._impl = implementation
+
+    def migrate_server(
+        self,
+        version: str,
+        instance_uuid: str,
+        flavor: dict[str, Any] | None,
+        host: str | None,
+        same_host: bool,
+        request_id: str = "",
+        **newer: Any,
+    ) -> None:
+        _accept(SUPER_CONDUCTOR, SUPER_CONDUCTOR_VERSION, version, newer)
+        self._impl.migrate_server(instance_uuid, flavor, host, same_host, request_id)
 
     def build_instances(
         self, version: str, instance_uuids: list[str], request_id: str = "", **newer: Any
@@ -443,6 +576,28 @@ class CellConductorEndpoint:
     def __init__(self, implementation: CellConductorAPI) -> None:
         self._impl = implementation
 
+    def reschedule_move(
+        self,
+        version: str,
+        instance_uuid: str,
+        migration_uuid: str,
+        failed_host: str,
+        reason: str,
+        alternates: list[dict[str, Any]],
+        attempts: list[dict[str, Any]],
+        **newer: Any,
+    ) -> None:
+        _accept("cell conductor", CELL_CONDUCTOR_VERSION, version, newer)
+        self._impl.reschedule_move(
+            instance_uuid, migration_uuid, failed_host, reason, *_build_state(alternates, attempts)
+        )
+
+    def finish_revert_resize(
+        self, version: str, instance_uuid: str, migration_uuid: str, **newer: Any
+    ) -> None:
+        _accept("cell conductor", CELL_CONDUCTOR_VERSION, version, newer)
+        self._impl.finish_revert_resize(instance_uuid, migration_uuid)
+
     def reschedule(
         self,
         version: str,
@@ -478,6 +633,30 @@ class ComputeHostEndpoint:
     def __init__(self, implementation: ComputeHostAPI) -> None:
         self._impl = implementation
 
+    def finish_resize(
+        self,
+        version: str,
+        instance_uuid: str,
+        migration_uuid: str,
+        alternates: list[dict[str, Any]],
+        attempts: list[dict[str, Any]],
+        **newer: Any,
+    ) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.finish_resize(instance_uuid, migration_uuid, *_build_state(alternates, attempts))
+
+    def confirm_resize(
+        self, version: str, instance_uuid: str, migration_uuid: str, **newer: Any
+    ) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.confirm_resize(instance_uuid, migration_uuid)
+
+    def revert_resize(
+        self, version: str, instance_uuid: str, migration_uuid: str, **newer: Any
+    ) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.revert_resize(instance_uuid, migration_uuid)
+
     def build_and_run_instance(
         self,
         version: str,
@@ -492,27 +671,6 @@ class ComputeHostEndpoint:
     def terminate_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
         self._impl.terminate_instance(instance_uuid)
-
-    def shelve_instance(
-        self, version: str, instance_uuid: str, offload: bool = False, **newer: Any
-    ) -> None:
-        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
-        self._impl.shelve_instance(instance_uuid, offload)
-
-    def shelve_offload_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
-        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
-        self._impl.shelve_offload_instance(instance_uuid)
-
-    def unshelve_instance(
-        self,
-        version: str,
-        instance_uuid: str,
-        alternates: list[dict[str, Any]],
-        attempts: list[dict[str, Any]],
-        **newer: Any,
-    ) -> None:
-        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
-        self._impl.unshelve_instance(instance_uuid, *_build_state(alternates, attempts))
 
     def attach_interface(
         self,
@@ -540,3 +698,24 @@ class ComputeHostEndpoint:
         except InterfaceRefused as exc:
             return {"refused": {"status": exc.status, "message": exc.message}}
         return {}
+
+    def shelve_instance(
+        self, version: str, instance_uuid: str, offload: bool = False, **newer: Any
+    ) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.shelve_instance(instance_uuid, offload)
+
+    def shelve_offload_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.shelve_offload_instance(instance_uuid)
+
+    def unshelve_instance(
+        self,
+        version: str,
+        instance_uuid: str,
+        alternates: list[dict[str, Any]],
+        attempts: list[dict[str, Any]],
+        **newer: Any,
+    ) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.unshelve_instance(instance_uuid, *_build_state(alternates, attempts))

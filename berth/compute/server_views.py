@@ -41,7 +41,9 @@ _ACTIVE_TASK_STATUS = {
     "resize_migrated": "RESIZE",
     "resize_finish": "RESIZE",
 }
-STATUSES = frozenset(_STATUS.values()) | frozenset(_ACTIVE_TASK_STATUS.values())
+# A stopped server that moves shows RESIZE too, as upstream's.
+_MOVING = frozenset(task for task, status in _ACTIVE_TASK_STATUS.items() if status == "RESIZE")
+STATUSES = frozenset(_STATUS.values()) | frozenset(_ACTIVE_TASK_STATUS.values()) | {"REVERT_RESIZE"}
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,10 @@ class Server:
     def status(self) -> str:
         if self.vm_state == "active" and self.task_state in _ACTIVE_TASK_STATUS:
             return _ACTIVE_TASK_STATUS[self.task_state]
+        if self.vm_state == "stopped" and self.task_state in _MOVING:
+            return "RESIZE"
+        if self.vm_state == "resized" and self.task_state == "resize_reverting":
+            return "REVERT_RESIZE"
         return _STATUS.get(self.vm_state, "UNKNOWN")
 
     @property

@@ -87,7 +87,7 @@ def store_build(
     project's quotas allow (``max_count`` at most, ``min_count`` at least), and write each
     server's BuildRequest, RequestSpec, cell-less InstanceMapping and group membership."""
     project_id, user_id = context.project_id or "", context.user_id or ""
-    flavor = _flavor(conn, context, request.flavor_ref)
+    flavor = requested_flavor(conn, context, request.flavor_ref)
     image, size = _image(conn, context, request.image_ref)
     _check_fits(image, size, flavor)
     _check_zone(conn, settings, request.availability_zone)
@@ -129,7 +129,7 @@ def store_build(
             instance_uuids=(instance_uuid,),
             project_id=project_id,
             user_id=user_id,
-            flavor=_spec_flavor(flavor),
+            flavor=spec_flavor(flavor),
             image=rs.Image(
                 id=image["id"],
                 properties=image["properties"],
@@ -156,7 +156,9 @@ def forget_build(conn: Connection, uuids: list[str]) -> None:
             server_groups.remove_instance(conn, instance_uuid)
 
 
-def _flavor(conn: Connection, context: RequestContext, flavorid: str) -> dict[str, Any]:
+def requested_flavor(conn: Connection, context: RequestContext, flavorid: str) -> dict[str, Any]:
+    """The flavor a request names, as an Instance keeps it; BadRequest when the caller may not
+    use it."""
     row = flavors.get(conn, flavorid)
     if row is None or not (
         _privileged(context) or flavors.is_visible_to(conn, flavorid, context.project_id or "")
@@ -176,7 +178,7 @@ def _flavor(conn: Connection, context: RequestContext, flavorid: str) -> dict[st
     }
 
 
-def _spec_flavor(flavor: Mapping[str, Any]) -> rs.Flavor:
+def spec_flavor(flavor: Mapping[str, Any]) -> rs.Flavor:
     return rs.Flavor(
         id=flavor["id"],
         name=flavor["name"],

@@ -24,7 +24,7 @@ def index(req: ComputeRequest) -> Response:
     _, found = _server_actions(req, rule)
     body: dict[str, Any] = {}
     if req.at_least(microversion.ACTIONS_PAGED):
-        since = _changes_since(req)
+        since = paging.changes_since(req)
         if since is not None:
             found = [action for action in found if action.updated_at >= since]
         page = paging.parse(req)
@@ -61,23 +61,6 @@ def _server_actions(req: ComputeRequest, rule: str) -> tuple[str, list[actions.A
         lambda project_id: req.allowed(rule, {"project_id": project_id}),
         include_deleted=req.at_least(microversion.DELETED_SERVER_ACTIONS),
     )
-
-
-def _changes_since(req: ComputeRequest) -> dt.datetime | None:
-    """``changes-since`` as naive UTC (the stored times'); a value that is no ISO 8601 time is
-    a 400."""
-    found = [value for name, value in req.query_items if name == "changes-since"]
-    if not found:
-        return None
-    try:
-        when = dt.datetime.fromisoformat(found[-1])
-    except ValueError:
-        raise exceptions.BadRequest(
-            f"Invalid input for query parameters changes-since: {found[-1]!r} is not a time."
-        ) from None
-    if when.tzinfo is not None:
-        when = when.astimezone(dt.UTC).replace(tzinfo=None)
-    return when
 
 
 def _transform_action(req: ComputeRequest, action: actions.Action) -> dict[str, Any]:

@@ -18,10 +18,13 @@ VERSIONS = [f"2.{minor}" for minor in range(1, 65)]
 LEGACY_HEADER = "x-openstack-nova-api-version"
 
 DELETED_SERVER_ACTIONS = (2, 21)  # a deleted server's instance actions can be read
+MIGRATION_TYPES = (2, 23)  # migrations show migration_type and links; /servers/{id}/migrations
 NETWORKS_AUTO_NONE = (2, 37)  # networks is required: a list, "auto" or "none"
 FLAVOR_IN_SERVER = (2, 47)  # a server shows its flavor's values, not a link
 ACTION_EVENTS_FOR_ALL = (2, 51)  # an action's events show to whoever may see it
 ACTIONS_PAGED = (2, 58)  # actions show updated_at; limit, marker and changes-since
+MIGRATE_TO_HOST = (2, 56)  # a cold migration may name its host
+MIGRATIONS_PAGED = (2, 59)  # migrations show uuid; limit, marker and changes-since
 EVENT_HOSTS = (2, 62)  # events show hostId (and host to whom the events rule allows)
 SERVER_GROUP_POLICY_RULES = (2, 64)  # one "policy" and "rules" instead of "policies"
 

@@ -11,6 +11,7 @@ The Networking API's helper (``berth.network.api.listing``) pages differently (`
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -47,6 +48,23 @@ def offset_of(req: ComputeRequest) -> int:
     """The ``offset`` of the lists paged by position instead of marker (server groups)."""
     found = [value for name, value in req.query_items if name == "offset"]
     return _non_negative("offset", found[-1]) if found else 0
+
+
+def changes_since(req: ComputeRequest) -> dt.datetime | None:
+    """``changes-since`` as naive UTC (the stored times'); a value that is no ISO 8601 time is
+    a 400."""
+    found = [value for name, value in req.query_items if name == "changes-since"]
+    if not found:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(found[-1])
+    except ValueError:
+        raise exceptions.BadRequest(
+            f"Invalid input for query parameters changes-since: {found[-1]!r} is not a time."
+        ) from None
+    if when.tzinfo is not None:
+        when = when.astimezone(dt.UTC).replace(tzinfo=None)
+    return when
 
 
 def _non_negative(name: str, value: str) -> int:

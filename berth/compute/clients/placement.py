@@ -63,6 +63,40 @@ class PlacementClient:
         answer = call(self.client, "GET", f"/allocations/{consumer}")
         return self._ok(answer, f"GET /allocations/{consumer}").json()  # type: ignore[no-any-return]
 
+    def move_allocations(self, source: str, target: str, target_type: str) -> bool:
+        """Give ``target`` every allocation ``source`` holds (replacing what ``target`` held) and
+        leave ``source`` holding nothing, in one atomic write (POST /allocations), under both
+        consumers' generations; a writer in between means reading again. False when ``source``
+        holds nothing. A move parks the server's source allocation on its migration this way,
+        and a revert or a failed move gives it back."""
+        for _ in range(3):
+            held = self.allocations(source)
+            if not held.get("allocations"):
+                return False
+            current = self.allocations(target)
+            owner = {"project_id": held["project_id"], "user_id": held["user_id"]}
+            body = {
+                target: {
+                    "allocations": {
+                        rp: {"resources": a["resources"]} for rp, a in held["allocations"].items()
+                    },
+                    "consumer_generation": current.get("consumer_generation"),
+                    "consumer_type": target_type,
+                    **owner,
+                },
+                source: {
+                    "allocations": {},
+                    "consumer_generation": held.get("consumer_generation"),
+                    "consumer_type": held.get("consumer_type", "INSTANCE"),
+                    **owner,
+                },
+            }
+            answer = call(self.client, "POST", "/allocations", json=body)
+            if answer.status_code != 409 or "consumer generation" not in answer.text.lower():
+                self._ok(answer, f"POST /allocations ({source} -> {target})")
+                return True
+        raise PlacementError(f"the allocations of {source} and {target} kept changing under us")
+
     def release(self, consumer: str) -> None:
         """Remove every allocation of the consumer; nothing to remove is fine (idempotent)."""
         answer = call(self.client, "DELETE", f"/allocations/{consumer}")

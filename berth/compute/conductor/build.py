@@ -24,15 +24,14 @@ from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.compute import actions, cleanup
 from berth.compute.cells import CellRegistry
-from berth.compute.clients.network import BindingRefused, NetworkClient, NetworkError
+from berth.compute.clients.network import NetworkClient, NetworkError
 from berth.compute.clients.placement import PlacementClient
-from berth.compute.conductor import ports
+from berth.compute.conductor import claims, moves, ports, unshelve
 from berth.compute.db import (
     build_requests,
     group_placements,
     instances,
     request_specs,
-    server_groups,
 )
 from berth.compute.db import cells as cell_store
 from berth.compute.db.errors import Duplicate
@@ -101,6 +100,25 @@ class SuperConductor:
                     build.made,
                 )
 
+    def unshelve_instance(self, instance_uuid: str, request_id: str = "") -> None:
+        """Bring a shelved server back (``unshelve``)."""
+        services = unshelve.Services(self.api_db, self.placement, self.network, self.cell_rpc)
+        unshelve.unshelve(services, self.cells, self.scheduler, instance_uuid)
+
+    def migrate_server(
+        self,
+        instance_uuid: str,
+        flavor: Mapping[str, Any] | None,
+        host: str | None,
+        same_host: bool,
+        request_id: str = "",
+    ) -> None:
+        """Cold migrate or resize a server (``berth.compute.conductor.moves``)."""
+        mover = moves.Mover(
+            self.api_db, self.cells, self.placement, self.network, self.scheduler, self.cell_rpc
+        )
+        mover.migrate_server(instance_uuid, flavor, host, same_host, request_id)
+
     def _prepare(self, uuid: str, step: _Step) -> _Build | None:
         """The server's ports, got or made, and its spec with their requests; None when the
         server was deleted already or cannot be built (then it is in cell0)."""
@@ -133,7 +151,9 @@ class SuperConductor:
         port and request group (same position) of that first server."""
         first = builds[0].spec
         uuids = tuple(b.uuid for b in builds)
-        spec = self._with_group_hosts(dataclasses.replace(first, instance_uuids=uuids))
+        spec = claims.with_group_hosts(
+            self.api_db, self.cells, dataclasses.replace(first, instance_uuids=uuids)
+        )
         per_server = self.scheduler.select_destinations(spec)
         return [
             [_for_ports(selection, first.ports, build.spec.ports) for selection in selections]
@@ -144,7 +164,7 @@ class SuperConductor:
         """Bind (trying alternates), create the Instance in its cell, cast the build to the host."""
         uuid, instance, made = build.uuid, build.instance, build.made
         attempts: list[BuildAttempt] = []
-        chosen = bind_first(
+        chosen = claims.bind_first(
             self.api_db, self.placement, self.network, instance, made, selections, attempts
         )
         if chosen is None:
@@ -172,35 +192,6 @@ class SuperConductor:
             return
         self.cell_rpc.host(cell, selection.host).build_and_run_instance(
             uuid, selections[chosen + 1 :], attempts
-        )
-
-    def _with_group_hosts(self, spec: RequestSpec) -> RequestSpec:
-        """The spec with the hosts its server group's other members are on now (the API only
-        knows the members; the cells know where they are)."""
-        group = spec.server_group
-        if group is None:
-            return spec
-        with self.api_db.read() as conn:
-            members = [
-                m for m in server_groups.members(conn, group.uuid) if m not in spec.instance_uuids
-            ]
-            mappings = [cell_store.get_instance_mapping(conn, m) for m in members]
-        placed: list[tuple[str, str]] = []
-        for member, mapping in zip(members, mappings, strict=True):
-            cell = (
-                self.cells.cell(mapping["cell_uuid"]) if mapping and mapping["cell_uuid"] else None
-            )
-            if cell is None or cell.is_cell0:
-                continue
-            with self.cells.database(cell).read() as conn:
-                row = instances.get(conn, member, include_deleted=False)
-            if row is not None and row["host"]:
-                placed.append((member, row["host"]))
-        return dataclasses.replace(
-            spec,
-            server_group=dataclasses.replace(
-                group, members=tuple(m for m, _ in placed), hosts=tuple(h for _, h in placed)
-            ),
         )
 
     def _bury(self, uuid: str, message: str, step: _Step, made: Sequence[PortEntry] = ()) -> None:
@@ -283,43 +274,6 @@ def _for_ports(
             if str(theirs["id"]) in given
         }
     return dataclasses.replace(selection, port_allocations=allocations)
-
-
-def bind_first(
-    api_db: Database,
-    placement: PlacementClient,
-    network: NetworkClient,
-    instance: Mapping[str, Any],
-    made: Sequence[PortEntry],
-    selections: Sequence[Selection],
-    attempts: list[BuildAttempt],
-    first_claimed: bool = True,
-) -> int | None:
-    """The index of the first selection whose host takes the server and every port. The
-    scheduler claimed the first of its selections (``first_claimed``); any other is claimed here.
-    The server's group must admit it on the host (decided in the API database, where concurrent
-    builds of one group cannot race), then every port must bind; a refusal releases the claim.
-    ``attempts`` collects each host that failed and why. When none takes it, the caller ends
-    the build and its group forgets the server (``group_placements.release``)."""
-    uuid = instance["uuid"]
-    for index, selection in enumerate(selections):
-        host = selection.host
-        if (index > 0 or not first_claimed) and not placement.claim(
-            uuid, selection.allocations, instance["project_id"], instance["user_id"]
-        ):
-            attempts.append(BuildAttempt(host, "its resources were claimed by another server"))
-            continue
-        if not group_placements.admit(api_db, uuid, host):
-            attempts.append(BuildAttempt(host, group_placements.REFUSED))
-            placement.release(uuid)
-            continue
-        try:
-            ports.bind_all(network, made, host, selection.port_allocations)
-            return index
-        except BindingRefused as exc:
-            attempts.append(BuildAttempt(host, str(exc)))
-            placement.release(uuid)
-    return None
 
 
 def _instance_row(

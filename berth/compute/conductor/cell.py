@@ -18,8 +18,8 @@ from berth.compute import cleanup
 from berth.compute.cells import Cell
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
-from berth.compute.conductor import ports
-from berth.compute.conductor.build import bind_first
+from berth.compute.conductor import moves, ports, unshelve
+from berth.compute.conductor.claims import bind_first
 from berth.compute.db import group_placements, instances
 from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
 from berth.compute.objects.selection import Selection
@@ -94,6 +94,41 @@ class CellConductor:
         LOG.info("server %s rescheduled from %s to %s", instance_uuid, failed_host, selection.host)
         self.cell_rpc.host(self.cell, selection.host).build_and_run_instance(
             instance_uuid, alternates[chosen + 1 :], attempts
+        )
+
+    def reschedule_move(
+        self,
+        instance_uuid: str,
+        migration_uuid: str,
+        failed_host: str,
+        reason: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        """A move failed on its destination: the next alternate, or back to the source."""
+        moves.reschedule(
+            self.cell, self.db, self.api_db, self.placement, self.network, self.cell_rpc,
+            instance_uuid, migration_uuid, failed_host, reason, alternates, attempts,
+        )  # fmt: skip
+
+    def finish_revert_resize(self, instance_uuid: str, migration_uuid: str) -> None:
+        """The destination dropped a reverted server's copy: back to the source."""
+        moves.finish_revert(
+            self.db, self.api_db, self.placement, self.network, instance_uuid, migration_uuid
+        )
+
+    def unshelve_failed(
+        self,
+        instance_uuid: str,
+        failed_host: str,
+        reason: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        """An unshelve's spawn failed on ``failed_host``: the next alternate (``unshelve``)."""
+        services = unshelve.Services(self.api_db, self.placement, self.network, self.cell_rpc)
+        unshelve.retry(
+            services, self.cell, self.db, instance_uuid, failed_host, reason, alternates, attempts
         )
 
     def _fail(

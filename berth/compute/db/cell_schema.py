@@ -178,3 +178,32 @@ instance_action_events = sa.Table(
     sa.Column("details", sa.Text, nullable=True),
     **MYSQL,
 )
+
+# A server on the move (cold migrate, resize, live migration, evacuation), one row per move. The
+# row's uuid is also the Placement consumer that holds the source host's allocation while the
+# move is in flight; the server's own consumer holds the destination's.
+migrations = sa.Table(
+    "migrations",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("uuid", sa.String(UUID), nullable=False, unique=True),
+    sa.Column("instance_uuid", sa.String(UUID), nullable=False, index=True),
+    # migration, resize, live-migration, evacuation
+    sa.Column("migration_type", sa.String(16), nullable=False),
+    # pre-migrating, migrating, finished, confirming, confirmed, reverting, reverted, error, ...
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("source_compute", sa.String(NAME), nullable=True, index=True),
+    sa.Column("source_node", sa.String(NAME), nullable=True),
+    sa.Column("dest_compute", sa.String(NAME), nullable=True, index=True),
+    sa.Column("dest_node", sa.String(NAME), nullable=True),
+    sa.Column("dest_host", sa.String(NAME), nullable=True),
+    # The flavors before and after (the same for a migration), as the instance holds them.
+    sa.Column("old_flavor", sa.JSON, nullable=False),
+    sa.Column("new_flavor", sa.JSON, nullable=False),
+    # Port id -> request group -> provider on the source: where a revert binds the ports back.
+    sa.Column("source_port_allocations", sa.JSON, nullable=False),
+    sa.Column("project_id", sa.String(NAME), nullable=False),
+    sa.Column("user_id", sa.String(NAME), nullable=False),
+    *timestamps(),
+    **MYSQL,
+)

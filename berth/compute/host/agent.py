@@ -23,7 +23,7 @@ from berth.compute import actions, cleanup
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.db import compute_nodes, instances, pci_devices, services
-from berth.compute.host import interfaces, shelving
+from berth.compute.host import interfaces, moves, shelving
 from berth.compute.host.driver import SimulatedDriver, SpawnFailed
 from berth.compute.objects.build import BuildAttempt, PortEntry
 from berth.compute.objects.selection import Selection
@@ -153,6 +153,18 @@ class HostAgent:
         if not done:
             self._lost_while_spawning(instance_uuid)
 
+    def start_here(self, instance: Mapping[str, Any], claim_vfs: bool = True) -> str | None:
+        """Claim the server's virtual functions here (unless it holds them already) and spawn
+        it; why it failed, or None when it runs. A failure leaves what it took here to be given
+        back by the caller (``_give_back_here``)."""
+        try:
+            if claim_vfs:
+                self._claim_vfs(instance)
+            self.driver.spawn(instance["uuid"])
+        except (SpawnFailed, _NoFreeVf) as exc:
+            return str(exc)
+        return None
+
     def _lost_while_spawning(self, instance_uuid: str) -> None:
         """The server changed under the spawn: deleted (finish the delete), or ended in ERROR by
         the recovery, which gave back everything but what this host holds."""
@@ -227,6 +239,7 @@ class HostAgent:
                 conn, instance_uuid, actions.DELETE, actions.TERMINATE, self.host
             )
         self._give_back_here(instance_uuid)
+        moves.release_moves(self, instance)
         cleanup.release_server(
             self.placement,
             self.network,
@@ -236,6 +249,23 @@ class HostAgent:
         with self.db.write() as conn:
             instances.mark_deleted(conn, instance_uuid)
             actions.step_ended(conn, step, actions.SUCCESS)
+
+    # -- moves (``moves``) -------------------------------------------------------------------------
+
+    def finish_resize(
+        self,
+        instance_uuid: str,
+        migration_uuid: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        moves.finish_resize(self, instance_uuid, migration_uuid, alternates, attempts)
+
+    def confirm_resize(self, instance_uuid: str, migration_uuid: str) -> None:
+        moves.confirm_resize(self, instance_uuid, migration_uuid)
+
+    def revert_resize(self, instance_uuid: str, migration_uuid: str) -> None:
+        moves.revert_resize(self, instance_uuid, migration_uuid)
 
     # -- shelving (``shelving``) -----------------------------------------------------------------
 

@@ -1,0 +1,90 @@
+"""Server actions that move a server: migrate, resize, confirmResize, revertResize.
+
+Each answers 202 (confirm 204) once the move is handed over; the server then shows RESIZE, and
+VERIFY_RESIZE once it runs on the destination. The domain is :mod:`berth.compute.moves`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from starlette.responses import Response
+
+from berth.compute import exceptions, moves
+from berth.compute.api import microversion
+from berth.compute.api.request import ComputeRequest
+
+_MIGRATE = "os_compute_api:os-migrate-server:migrate"
+
+
+def migrate(req: ComputeRequest, server_id: str, argument: Any) -> Response:
+    req.authorize(_MIGRATE)
+    host = _migrate_host(req, argument)
+    if host is not None:
+        req.authorize(f"{_MIGRATE}:host")
+    moves.migrate(req.service, req.context, server_id, _may_see(req, _MIGRATE), host)
+    return req.no_content(202)
+
+
+def resize(req: ComputeRequest, server_id: str, argument: Any) -> Response:
+    rule = "os_compute_api:servers:resize"
+    req.authorize(rule)
+    if not isinstance(argument, dict) or not isinstance(argument.get("flavorRef"), str | int):
+        raise exceptions.BadRequest("Invalid input for resize: flavorRef is required.")
+    unknown = set(argument) - {"flavorRef", "OS-DCF:diskConfig"}
+    if unknown:
+        raise exceptions.BadRequest(f"Invalid input for resize: unknown keys {sorted(unknown)}.")
+    flavor_ref = str(argument["flavorRef"]).strip()
+    if not flavor_ref:
+        raise exceptions.BadRequest("Invalid input for resize: flavorRef is empty.")
+    moves.resize(req.service, req.context, server_id, _may_see(req, rule), flavor_ref)
+    return req.no_content(202)
+
+
+def confirm_resize(req: ComputeRequest, server_id: str, argument: Any) -> Response:
+    rule = "os_compute_api:servers:confirm_resize"
+    req.authorize(rule)
+    _no_argument("confirmResize", argument)
+    moves.confirm_resize(req.service, req.context, server_id, _may_see(req, rule))
+    return req.no_content(204)
+
+
+def revert_resize(req: ComputeRequest, server_id: str, argument: Any) -> Response:
+    rule = "os_compute_api:servers:revert_resize"
+    req.authorize(rule)
+    _no_argument("revertResize", argument)
+    moves.revert_resize(req.service, req.context, server_id, _may_see(req, rule))
+    return req.no_content(202)
+
+
+def _migrate_host(req: ComputeRequest, argument: Any) -> str | None:
+    """``{"migrate": null}``; from 2.56 ``{"migrate": {"host": "name" | null}}``."""
+    if argument is None:
+        return None
+    if not isinstance(argument, dict):
+        raise exceptions.BadRequest("Invalid input for migrate: null or an object expected.")
+    if not req.at_least(microversion.MIGRATE_TO_HOST):
+        if argument:
+            raise exceptions.BadRequest(
+                "Invalid input for migrate: a host may be named from microversion 2.56."
+            )
+        return None
+    unknown = set(argument) - {"host"}
+    if unknown:
+        raise exceptions.BadRequest(f"Invalid input for migrate: unknown keys {sorted(unknown)}.")
+    host = argument.get("host")
+    if host is not None and (not isinstance(host, str) or not host.strip() or len(host) > 255):
+        raise exceptions.BadRequest(
+            "Invalid input for migrate: host is a name of 1 to 255 characters."
+        )
+    return host
+
+
+def _no_argument(action: str, argument: Any) -> None:
+    if argument not in (None, {}):
+        raise exceptions.BadRequest(f"Invalid input for {action}: it takes no argument (null).")
+
+
+def _may_see(req: ComputeRequest, rule: str) -> Callable[[str], bool]:
+    return lambda project_id: req.allowed(rule, {"project_id": project_id})

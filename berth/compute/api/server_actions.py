@@ -1,0 +1,43 @@
+"""POST /servers/{server_id}/action: one JSON object with one key, the action, and its argument.
+
+Each action's handler lives with its kind (moves, shelving, ...) and is registered here by the
+name the body uses; an action Berth does not have is a 400 that says so, as Nova answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from starlette.responses import Response
+
+from berth.compute import exceptions
+from berth.compute.api import moves, shelve
+from berth.compute.api.request import ComputeRequest
+
+# (request, server id, the action's argument) -> the answer.
+ActionHandler = Callable[[ComputeRequest, str, Any], Response]
+
+ACTIONS: Mapping[str, ActionHandler] = {
+    "migrate": moves.migrate,
+    "resize": moves.resize,
+    "confirmResize": moves.confirm_resize,
+    "revertResize": moves.revert_resize,
+    "shelve": shelve.shelve,
+    "shelveOffload": shelve.shelve_offload,
+    "unshelve": shelve.unshelve,
+}
+
+
+def act(req: ComputeRequest) -> Response:
+    body = req.json_body()
+    if not isinstance(body, dict) or len(body) != 1:
+        raise exceptions.BadRequest(
+            "Invalid input: the body of a server action is an object with exactly one key, "
+            "the action."
+        )
+    ((name, argument),) = body.items()
+    handler = ACTIONS.get(name)
+    if handler is None:
+        raise exceptions.BadRequest(f"There is no such action: {name}")
+    return handler(req, req.param("server_id"), argument)

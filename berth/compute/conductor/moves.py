@@ -1,0 +1,324 @@
+"""Cold migrate and resize: the conductors' side (docs/compute.md, "Moving a server").
+
+Who holds which allocation, step by step:
+
+1. ``migrate_server`` (the super-conductor): a migration row records the source host, both
+   flavors and, per port, the providers its request groups use on the source. The server's
+   allocation moves to the migration's consumer in one atomic write, so the source stays
+   claimed while the scheduler claims the destination for the server's own consumer, with the
+   new flavor and the ports' current resource requests, in the server's cell. The ports are
+   bound to the destination with the providers of the chosen candidate (the next alternate is
+   claimed when a binding is refused), then ``finish_resize`` goes to the destination host.
+2. The destination host starts the server (``berth.compute.host.moves``): VERIFY_RESIZE, the
+   migration ``finished``. A spawn failure there comes back as ``reschedule_move`` to the cell
+   conductor, which gives up that destination and tries the alternates.
+3. Confirm: the source host drops its copy and the migration's allocation. Revert: the
+   destination drops its copy and the cell conductor puts everything back with
+   :func:`put_back`, which is also how a move that found no destination ends: the source
+   allocation returns to the server (replacing whatever it holds at the destination), the ports
+   are bound to the source with their old providers, the server's group record returns there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy.engine import RowMapping
+
+from berth.common.db import Database
+from berth.compute import actions
+from berth.compute.cells import Cell, CellRegistry
+from berth.compute.clients.network import NetworkClient, NetworkError
+from berth.compute.clients.placement import PlacementClient
+from berth.compute.conductor import claims, ports
+from berth.compute.db import cells as cell_store
+from berth.compute.db import group_placements, instances, migrations, request_specs
+from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
+from berth.compute.objects.request_spec import Destination, RequestSpec
+from berth.compute.objects.selection import Selection
+from berth.compute.rpc import CellRPC, NoValidHost, SchedulerAPI, ServiceUnreachable
+from berth.compute.servers import spec_flavor
+
+LOG = logging.getLogger(__name__)
+
+# Instance actions and their events (the API's action names, Nova's method names).
+MIGRATE = "migrate"
+RESIZE = "resize"
+REVERT_RESIZE = "revertResize"
+SCHEDULE = "conductor_migrate_server"
+FINISH_REVERT = "compute_finish_revert_resize"
+# The task states of a move before the server runs on its destination.
+MOVING = ("resize_prep", "resize_migrating")
+
+
+def action_of(migration: Mapping[str, Any]) -> str:
+    """The instance action a migration's events go under."""
+    return RESIZE if migration["migration_type"] == migrations.RESIZE else MIGRATE
+
+
+class Mover:
+    """The super-conductor's part of a move (step 1)."""
+
+    def __init__(
+        self,
+        api_db: Database,
+        cells: CellRegistry,
+        placement: PlacementClient,
+        network: NetworkClient,
+        scheduler: SchedulerAPI,
+        cell_rpc: CellRPC,
+    ) -> None:
+        self.api_db = api_db
+        self.cells = cells
+        self.placement = placement
+        self.network = network
+        self.scheduler = scheduler
+        self.cell_rpc = cell_rpc
+
+    def migrate_server(
+        self,
+        instance_uuid: str,
+        flavor: Mapping[str, Any] | None,
+        host: str | None,
+        same_host: bool,
+        request_id: str,
+    ) -> None:
+        with self.api_db.read() as conn:
+            mapping = cell_store.get_instance_mapping(conn, instance_uuid)
+            document = request_specs.get(conn, instance_uuid)
+        cell = self.cells.cell(mapping["cell_uuid"]) if mapping and mapping["cell_uuid"] else None
+        if cell is None or document is None:
+            LOG.info("server %s is gone; nothing to move", instance_uuid)
+            return
+        db = self.cells.database(cell)
+        with db.read() as conn:
+            instance = instances.get(conn, instance_uuid, include_deleted=False)
+        if instance is None or instance["task_state"] != "resize_prep":
+            LOG.info("server %s is no longer waiting to move", instance_uuid)
+            return
+        entries = [PortEntry.from_json(e) for e in instance["network_info"]]
+        try:
+            answered = [self.network.port(entry.port_id) for entry in entries]
+            spec = self._spec(cell, instance, document, answered, flavor, host, same_host)
+        except (ports.PortsUnusable, NetworkError) as exc:
+            self._refuse(db, instance, flavor, f"Move failed: {exc}")
+            return
+        with db.write() as conn:
+            migration = migrations.create(
+                conn, instance, migrations.RESIZE if flavor else migrations.MIGRATION,
+                "pre-migrating", flavor or instance["flavor"], _bound_providers(answered),
+            )  # fmt: skip
+        if not self.placement.move_allocations(instance_uuid, migration["uuid"], "MIGRATION"):
+            message = "Move failed: the server holds no allocation; heal it first."
+            with db.write() as conn:
+                migrations.update(conn, migration["uuid"], {"status": "error"})
+            self._refuse(db, instance, flavor, message)
+            return
+        try:
+            (selections,) = self.scheduler.select_destinations(spec)
+        except (NoValidHost, ServiceUnreachable) as exc:
+            put_back(db, self.api_db, self.placement, self.network, instance, migration, str(exc))
+            return
+        attempts: list[BuildAttempt] = []
+        chosen = claims.bind_first(
+            self.api_db, self.placement, self.network, instance, entries, selections, attempts
+        )
+        if chosen is None:
+            message = failed_everywhere(attempts)
+            put_back(db, self.api_db, self.placement, self.network, instance, migration, message)
+            return
+        go_to(db, self.cell_rpc, cell, instance, migration, selections, chosen, attempts)
+
+    def _spec(
+        self,
+        cell: Cell,
+        instance: RowMapping,
+        document: Mapping[str, Any],
+        answered: Sequence[Mapping[str, Any]],
+        flavor: Mapping[str, Any] | None,
+        host: str | None,
+        same_host: bool,
+    ) -> RequestSpec:
+        """The server's spec for this move: its (new) flavor, its ports' requests as they are
+        now, its cell (and host, if named), its own host ruled out unless allowed."""
+        spec = RequestSpec.from_json(document)
+        spec = dataclasses.replace(
+            spec,
+            instance_uuids=(instance["uuid"],),
+            flavor=spec_flavor(flavor) if flavor else spec.flavor,
+            ports=tuple(ports.requests(self.network, answered)),
+            ignore_hosts=frozenset() if same_host else frozenset({instance["host"]}),
+            destination=Destination(host=host, cell_uuid=cell.uuid),
+        )
+        return claims.with_group_hosts(self.api_db, self.cells, spec)
+
+    def _refuse(
+        self, db: Database, instance: RowMapping, flavor: Mapping[str, Any] | None, message: str
+    ) -> None:
+        """The move cannot start: the server stays as it is, the action says why."""
+        LOG.info("server %s cannot move: %s", instance["uuid"], message)
+        with db.write() as conn:
+            instances.update(conn, instance["uuid"], {"task_state": None}, ["resize_prep"])
+            instances.add_fault(conn, instance["uuid"], 400, message, details=message)
+            action = RESIZE if flavor else MIGRATE
+            actions.step_done(
+                conn, instance["uuid"], action, SCHEDULE, actions.ERROR, details=message
+            )
+
+
+def go_to(
+    db: Database,
+    cell_rpc: CellRPC,
+    cell: Cell,
+    instance: Mapping[str, Any],
+    migration: Mapping[str, Any],
+    selections: Sequence[Selection],
+    chosen: int,
+    attempts: Sequence[BuildAttempt],
+) -> None:
+    """The destination is claimed and the ports bound there: record it and hand over."""
+    selection = selections[chosen]
+    with db.write() as conn:
+        migrations.update(conn, migration["uuid"], {
+            "status": "migrating", "dest_compute": selection.host,
+            "dest_node": selection.node, "dest_host": selection.host,
+        })  # fmt: skip
+        moving = instances.update(
+            conn, instance["uuid"], {"task_state": "resize_migrating"}, MOVING
+        )
+        if moving:
+            actions.step_done(
+                conn, instance["uuid"], action_of(migration), SCHEDULE, actions.SUCCESS
+            )
+    if not moving:
+        LOG.info("server %s changed during its move; the move stops here", instance["uuid"])
+        return
+    LOG.info("server %s moves from %s to %s", instance["uuid"], instance["host"], selection.host)
+    cell_rpc.host(cell, selection.host).finish_resize(
+        instance["uuid"], migration["uuid"], selections[chosen + 1 :], attempts
+    )
+
+
+def put_back(
+    db: Database,
+    api_db: Database,
+    placement: PlacementClient,
+    network: NetworkClient,
+    instance: Mapping[str, Any],
+    migration: Mapping[str, Any],
+    failure: str | None,
+    failed_host: str | None = None,
+) -> None:
+    """The server back on its source as before the move: its source allocation (replacing what
+    it holds at the destination), its ports bound there with their old providers, its group
+    record, its host and flavor. ``failure`` says why the move failed (None: a revert asked
+    for it); then the migration is ``error`` and the server keeps a fault, else ``reverted``."""
+    uuid, source = instance["uuid"], migration["source_compute"]
+    placement.move_allocations(migration["uuid"], uuid, "INSTANCE")
+    entries = [PortEntry.from_json(e) for e in instance["network_info"]]
+    _bind_back(network, entries, source, migration["source_port_allocations"])
+    group_placements.admit(api_db, uuid, source)
+    network_info = ports.refreshed(network, entries)
+    with db.write() as conn:
+        now = instances.get(conn, uuid, include_deleted=False)
+        stopped = now is not None and now["power_state"] == 4
+        instances.update(conn, uuid, {
+            "host": source, "node": migration["source_node"], "flavor": migration["old_flavor"],
+            "vm_state": "stopped" if stopped else "active", "task_state": None,
+            "network_info": [entry.to_json() for entry in network_info],
+        })  # fmt: skip
+        if failure is None:
+            migrations.update(conn, migration["uuid"], {"status": "reverted"})
+            actions.step_done(conn, uuid, REVERT_RESIZE, FINISH_REVERT, actions.SUCCESS, source)
+            return
+        migrations.update(conn, migration["uuid"], {"status": "error"})
+        instances.add_fault(conn, uuid, 500, failure, details=failure, host=failed_host)
+        actions.step_done(
+            conn, uuid, action_of(migration), SCHEDULE, actions.ERROR, details=failure
+        )
+    LOG.info("server %s stays on %s: %s", uuid, source, failure)
+
+
+def _bind_back(
+    network: NetworkClient,
+    entries: Sequence[PortEntry],
+    host: str,
+    allocations: Mapping[str, Mapping[str, str]],
+) -> None:
+    """Every port bound to ``host`` again with the providers it had there, and active."""
+    for entry in entries:
+        try:
+            network.bind(entry.port_id, host, allocations.get(entry.port_id))
+            network.activate(entry.port_id, host)
+        except NetworkError:
+            LOG.exception("port %s could not be bound back to %s", entry.port_id, host)
+
+
+def _bound_providers(answered: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+    """Per port, the providers its binding profile names for its request groups."""
+    found: dict[str, dict[str, str]] = {}
+    for port in answered:
+        allocation = (port.get("binding:profile") or {}).get("allocation")
+        if isinstance(allocation, dict) and allocation:
+            found[port["id"]] = {str(g): str(rp) for g, rp in allocation.items()}
+    return found
+
+
+def reschedule(
+    cell: Cell,
+    db: Database,
+    api_db: Database,
+    placement: PlacementClient,
+    network: NetworkClient,
+    cell_rpc: CellRPC,
+    instance_uuid: str,
+    migration_uuid: str,
+    failed_host: str,
+    reason: str,
+    alternates: Sequence[Selection],
+    attempts: Sequence[BuildAttempt],
+) -> None:
+    """The cell conductor's part when a destination failed: release it, claim and bind the next
+    alternate that takes the server, or put it back on its source."""
+    tried = [*attempts, BuildAttempt(failed_host, reason)]
+    with db.read() as conn:
+        instance = instances.get(conn, instance_uuid, include_deleted=False)
+        migration = migrations.get(conn, migration_uuid)
+    if instance is None or migration is None or instance["task_state"] != "resize_migrating":
+        LOG.info("server %s is no longer moving; nothing to reschedule", instance_uuid)
+        return
+    with db.write() as conn:
+        # The failure counts against the host (the build-failure weigher), as a build's does.
+        instances.add_fault(conn, instance_uuid, 500, reason, details=reason, host=failed_host)
+    placement.release(instance_uuid)
+    entries = [PortEntry.from_json(e) for e in instance["network_info"]]
+    chosen = claims.bind_first(
+        api_db, placement, network, instance, entries, alternates, tried, first_claimed=False
+    )
+    if chosen is None:
+        message = failed_everywhere(tried)
+        put_back(db, api_db, placement, network, instance, migration, message, failed_host)
+        return
+    go_to(db, cell_rpc, cell, {**instance, "task_state": "resize_migrating"}, migration,
+          alternates, chosen, tried)  # fmt: skip
+
+
+def finish_revert(
+    db: Database,
+    api_db: Database,
+    placement: PlacementClient,
+    network: NetworkClient,
+    instance_uuid: str,
+    migration_uuid: str,
+) -> None:
+    """The cell conductor's part of a revert, once the destination dropped its copy."""
+    with db.read() as conn:
+        instance = instances.get(conn, instance_uuid, include_deleted=False)
+        migration = migrations.get(conn, migration_uuid)
+    if instance is None or migration is None or migration["status"] != "reverting":
+        LOG.info("server %s is no longer reverting; nothing to do", instance_uuid)
+        return
+    put_back(db, api_db, placement, network, instance, migration, None)
