@@ -4,6 +4,7 @@ the port is bound with the providers in its profile, and a refusal leaves nothin
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -246,3 +247,24 @@ def _held_vfs(stack: Stack, server_id: str) -> int:
     (cell,) = stack.compute.cells.cells(include_cell0=False)
     with stack.compute.cells.database(cell).read() as conn:
         return len(pci_devices.held_by(conn, server_id))
+
+
+def test_two_attaches_racing_for_the_last_bandwidth(start_stack: StackFactory) -> None:
+    stack, client, first = _server(start_stack)
+    flavor, image = w.flavor_and_image(stack, vcpus=1)
+    second = w.boot(client, flavor, image, "none", name="vm2")
+    assert w.wait(client, second)["status"] == "ACTIVE"
+    network = w.network(client)
+    ports = [_qos_port(client, network, 6000) for _ in range(2)]  # the bridge has 10000
+
+    def attach(pair: tuple[str, dict[str, Any]]) -> int:
+        return _attach(client, pair[0], {"port_id": pair[1]["id"]}).status_code
+
+    with ThreadPoolExecutor(2) as pool:
+        answers = sorted(pool.map(attach, zip((first, second), ports, strict=True)))
+    assert answers == [200, 400]
+    report = audit(stack.compute.cells, stack.placement_client, stack.network_client)
+    assert report.clean, report.lines()
+    held = [_resources(client, s) for s in (first, second)]
+    assert sum(r.get(BW, 0) for h in held for r in h.values()) == 6000
+    _assert_clean(stack)
