@@ -4,6 +4,7 @@ the port is bound with the providers in its profile, and a refusal leaves nothin
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -268,3 +269,43 @@ def test_two_attaches_racing_for_the_last_bandwidth(start_stack: StackFactory) -
     held = [_resources(client, s) for s in (first, second)]
     assert sum(r.get(BW, 0) for h in held for r in h.values()) == 6000
     _assert_clean(stack)
+
+
+def test_an_attached_port_moves_with_its_server(start_stack: StackFactory) -> None:
+    stack, client = start_stack(
+        {"cells": ["cell1"], "hosts": [{"name": "cn", "count": 2, **OVS_HOST}]}
+    )
+    flavor, image = w.flavor_and_image(stack)
+    server_id = w.boot(client, flavor, image, "none")
+    assert w.wait(client, server_id)["status"] == "ACTIVE"
+    port = _qos_port(client, w.network(client), 3000)
+    w.ok(_attach(client, server_id, {"port_id": port["id"]}))
+
+    action = f"/compute/v2.1/servers/{server_id}/action"
+    moved = client.post(action, json={"migrate": None}, headers=w.COMPUTE)
+    assert moved.status_code == 202, moved.text
+    deadline = time.monotonic() + 30
+    while (server := _show(client, server_id))["status"] != "VERIFY_RESIZE" or server[
+        "OS-EXT-STS:task_state"
+    ]:
+        assert time.monotonic() < deadline, server["status"]
+        time.sleep(0.05)
+    dest = server["OS-EXT-SRV-ATTR:host"]
+    names = {w.provider_name(client, rp): r for rp, r in _resources(client, server_id).items()}
+    assert names[f"{dest}:Open vSwitch agent:br-ex"] == {BW: 3000}
+    assert _port(client, port["id"])["binding:host_id"] == dest
+    confirmed = client.post(action, json={"confirmResize": None}, headers=w.COMPUTE)
+    assert confirmed.status_code == 204, confirmed.text
+    while _show(client, server_id)["status"] != "ACTIVE":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    _assert_clean(stack)
+
+    gone = client.delete(f"{_interfaces(client, server_id)}/{port['id']}", headers=w.COMPUTE)
+    assert gone.status_code == 202, gone.text
+    assert all(BW not in r for r in _resources(client, server_id).values())
+    _assert_clean(stack)
+
+
+def _show(client: httpx.Client, server_id: str) -> dict[str, Any]:
+    return w.ok(client.get(f"/compute/v2.1/servers/{server_id}", headers=w.COMPUTE))["server"]  # type: ignore[no-any-return]
