@@ -28,6 +28,8 @@ MIGRATE = "migrate"
 RESIZE = "resize"
 CONFIRM_RESIZE = "confirmResize"
 REVERT_RESIZE = "revertResize"
+LIVE_MIGRATION = "live-migration"
+MIGRATING = "migrating"
 # The task a move starts in, as Nova's (the server shows RESIZE).
 RESIZE_PREP = "resize_prep"
 RESIZE_REVERTING = "resize_reverting"
@@ -43,6 +45,41 @@ def migrate(
     host: str | None,
 ) -> None:
     """Move the server to another host of its cell (``host`` if given), with its flavor."""
+    started = server_tasks.start(
+        service, context, server_uuid, may_see,
+        action=MIGRATE, task_state=RESIZE_PREP, vm_states=MOVABLE,
+        check=_target_check(service, server_uuid, host),
+    )  # fmt: skip
+    _hand_to_conductor(service, context, started, None, host, same_host=False)
+
+
+def live_migrate(
+    service: ComputeService,
+    context: RequestContext,
+    server_uuid: str,
+    may_see: Callable[[str], bool],
+    host: str | None,
+) -> None:
+    """Move the running server to another host of its cell (``host`` if given) without
+    stopping it."""
+    started = server_tasks.start(
+        service, context, server_uuid, may_see, action=LIVE_MIGRATION, task_state=MIGRATING,
+        vm_states=("active", "paused"), check=_target_check(service, server_uuid, host),
+    )  # fmt: skip
+    try:
+        service.conductor.live_migrate_server(started.uuid, host, context.request_id)
+    except BusError:
+        LOG.exception("could not cast live_migrate_server for %s", started.uuid)
+        server_tasks.undo(service, started, MIGRATING)
+        raise exceptions.ComputeError(
+            "The conductor could not be reached; the server was not moved."
+        ) from None
+
+
+def _target_check(
+    service: ComputeService, server_uuid: str, host: str | None
+) -> Callable[[Cell, RowMapping], None]:
+    """Refuses a named host that is the server's own or no compute host of its cell."""
 
     def check(cell: Cell, row: RowMapping) -> None:
         if host is None:
@@ -56,11 +93,7 @@ def migrate(
         if not any(found["host"] == host for found in computes):
             raise exceptions.BadRequest(f"Compute host {host} could not be found.")
 
-    started = server_tasks.start(
-        service, context, server_uuid, may_see,
-        action=MIGRATE, task_state=RESIZE_PREP, vm_states=MOVABLE, check=check,
-    )  # fmt: skip
-    _hand_to_conductor(service, context, started, None, host, same_host=False)
+    return check
 
 
 def resize(

@@ -234,6 +234,12 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         f"POST {_S}/action (migrate)",
     ),
     _api_rule(
+        "os-migrate-server:migrate_live",
+        ADMIN,
+        "Live migrate a server to another host.",
+        f"POST {_S}/action (os-migrateLive)",
+    ),
+    _api_rule(
         "servers:resize", PROJECT_MEMBER_OR_ADMIN, "Resize a server.", f"POST {_S}/action (resize)"
     ),
     _api_rule(

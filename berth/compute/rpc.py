@@ -5,7 +5,7 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
 
     receiver          bus        topic                      methods
     super-conductor   API        super-conductor            build_instances (cast)
-                                                           migrate_server (cast)
+                                                           migrate_server, live_migrate_server (cast)
                                                            unshelve_instance (cast)
     scheduler         API        scheduler                  select_destinations (call)
     cell conductor    the cell   cell-conductor.<cell uuid> reschedule (cast)
@@ -13,7 +13,8 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
                                                            unshelve_failed (cast)
     compute host      the cell   compute.<host>             build_and_run_instance, terminate_instance (cast)
                                                            finish_resize, confirm_resize,
-                                                           revert_resize (cast)
+                                                           revert_resize, post_live_migration (cast)
+                                                           pre_live_migration (call)
                                                             attach_interface, detach_interface (call)
                                                            shelve_instance, shelve_offload_instance,
                                                            unshelve_instance (cast)
@@ -113,6 +114,12 @@ class MoveConductorAPI(Protocol):
         bind its ports at the destination and cast ``finish_resize`` there."""
         ...
 
+    def live_migrate_server(self, instance_uuid: str, host: str | None, request_id: str) -> None:
+        """Live migrate the server: park its source allocation on a new migration, schedule
+        (to ``host`` if named), give each port an inactive binding on the destination, start
+        the copy there, then switch the bindings over and let the source clean up."""
+        ...
+
 
 class SuperConductorAPI(MoveConductorAPI, Protocol):
     def build_instances(self, instance_uuids: Sequence[str], request_id: str) -> None:
@@ -173,6 +180,19 @@ class MoveHostAPI(Protocol):
 
     def revert_resize(self, instance_uuid: str, migration_uuid: str) -> None:
         """Drop the destination's copy and hand back to the cell conductor (the destination)."""
+        ...
+
+    def pre_live_migration(
+        self,
+        instance_uuid: str,
+        migration_uuid: str,
+        port_allocations: Mapping[str, Mapping[str, str]],
+    ) -> str | None:
+        """Start a live migration's copy here (the destination); why it failed, or None."""
+        ...
+
+    def post_live_migration(self, instance_uuid: str, migration_uuid: str) -> None:
+        """Drop the copy a live migration left here (the source) and the migration's allocation."""
         ...
 
 
@@ -273,6 +293,12 @@ class SuperConductorClient:
             SUPER_CONDUCTOR, "migrate_server", version=str(SUPER_CONDUCTOR_VERSION),
             instance_uuid=instance_uuid, flavor=None if flavor is None else dict(flavor),
             host=host, same_host=same_host, request_id=request_id,
+        )  # fmt: skip
+
+    def live_migrate_server(self, instance_uuid: str, host: str | None, request_id: str) -> None:
+        self._bus.cast(
+            SUPER_CONDUCTOR, "live_migrate_server", version=str(SUPER_CONDUCTOR_VERSION),
+            instance_uuid=instance_uuid, host=host, request_id=request_id,
         )  # fmt: skip
 
     def build_instances(self, instance_uuids: Sequence[str], request_id: str) -> None:
@@ -401,6 +427,21 @@ class ComputeHostClient:
 
     def revert_resize(self, instance_uuid: str, migration_uuid: str) -> None:
         self._migration_cast("revert_resize", instance_uuid, migration_uuid)
+
+    def pre_live_migration(
+        self,
+        instance_uuid: str,
+        migration_uuid: str,
+        port_allocations: Mapping[str, Mapping[str, str]],
+    ) -> str | None:
+        answer = self._call(
+            "pre_live_migration", instance_uuid=instance_uuid, migration_uuid=migration_uuid,
+            port_allocations={p: dict(g) for p, g in port_allocations.items()},
+        )  # fmt: skip
+        return answer.get("failure")
+
+    def post_live_migration(self, instance_uuid: str, migration_uuid: str) -> None:
+        self._migration_cast("post_live_migration", instance_uuid, migration_uuid)
 
     def _migration_cast(self, method: str, instance_uuid: str, migration_uuid: str) -> None:
         self._bus.cast(
@@ -533,6 +574,12 @@ class SuperConductorEndpoint:
         _accept(SUPER_CONDUCTOR, SUPER_CONDUCTOR_VERSION, version, newer)
         self._impl.migrate_server(instance_uuid, flavor, host, same_host, request_id)
 
+    def live_migrate_server(
+        self, version: str, instance_uuid: str, host: str | None, request_id: str = "", **newer: Any
+    ) -> None:
+        _accept(SUPER_CONDUCTOR, SUPER_CONDUCTOR_VERSION, version, newer)
+        self._impl.live_migrate_server(instance_uuid, host, request_id)
+
     def build_instances(
         self, version: str, instance_uuids: list[str], request_id: str = "", **newer: Any
     ) -> None:
@@ -656,6 +703,24 @@ class ComputeHostEndpoint:
     ) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
         self._impl.revert_resize(instance_uuid, migration_uuid)
+
+    def pre_live_migration(
+        self,
+        version: str,
+        instance_uuid: str,
+        migration_uuid: str,
+        port_allocations: dict[str, dict[str, str]],
+        **newer: Any,
+    ) -> dict[str, Any]:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        failure = self._impl.pre_live_migration(instance_uuid, migration_uuid, port_allocations)
+        return {"failure": failure}
+
+    def post_live_migration(
+        self, version: str, instance_uuid: str, migration_uuid: str, **newer: Any
+    ) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.post_live_migration(instance_uuid, migration_uuid)
 
     def build_and_run_instance(
         self,

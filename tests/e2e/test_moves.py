@@ -393,3 +393,133 @@ def test_a_migration_to_a_named_host(start_stack: StackFactory) -> None:
         client.get("/compute/v2.1/os-migrations", headers={"openstack-api-version": "compute 2.1"})
     )
     assert "migration_type" not in old["migrations"][0] and "uuid" not in old["migrations"][0]
+
+
+def _live(client: httpx.Client, server_id: str, host: str | None = None) -> None:
+    body = {"os-migrateLive": {"host": host, "block_migration": "auto"}}
+    _action(client, server_id, body)
+
+
+def _bindings(client: httpx.Client, port_id: str) -> list[tuple[str, str]]:
+    found = w.ok(client.get(f"/networking/v2.0/ports/{port_id}/bindings"))["bindings"]
+    return sorted((b["host"], b["status"]) for b in found)
+
+
+def test_a_live_migration_switches_the_bindings_over_and_releases_the_source(
+    start_stack: StackFactory,
+) -> None:
+    stack, client = _ovs_stack(start_stack, count=3)
+    server_id, port_id, _ = _qos_server(stack, client)
+    source = w.ok(client.get(f"/compute/v2.1/servers/{server_id}"))["server"][
+        "OS-EXT-SRV-ATTR:host"
+    ]
+    before = _held(client, server_id)
+    _, groups = _binding(client, port_id)
+    target = sorted(set(stack.agents) - {source})[0]
+
+    _live(client, server_id, target)
+    _wait_migration(client, server_id, "completed")
+    server = _wait_status(client, server_id, "ACTIVE")
+    assert server["OS-EXT-SRV-ATTR:host"] == target
+    (migration,) = _migrations(client, server_id)
+    assert (migration["migration_type"], migration["source_compute"]) == ("live-migration", source)
+    after = _held(client, server_id)
+    assert after == {name.replace(source, target): held for name, held in before.items()}
+    assert w.allocations(client, migration["uuid"]) == {}
+    assert _usages(client) == after
+    moved = {group: name.replace(source, target) for group, name in groups.items()}
+    assert _binding(client, port_id) == (target, moved)
+    assert _bindings(client, port_id) == [(target, "ACTIVE")]
+    events = [
+        (e["event"], e["host"], e["result"]) for e in _events(client, server_id, "live-migration")
+    ]
+    assert sorted(events) == sorted([
+        ("conductor_live_migrate_instance", "", "Success"),
+        ("compute_pre_live_migration", target, "Success"),
+        ("compute_post_live_migration", source, "Success"),
+    ])  # fmt: skip
+    _assert_clean(stack)
+
+
+def test_a_refused_destination_binding_aborts_the_live_migration(start_stack: StackFactory) -> None:
+    # The second host's bridge serves another physical network: the port cannot bind there.
+    other = {**OVS_HOST, "ovs": {"bridges": {"br-ex": {"physnets": ["other"]}}}}
+    stack, client = start_stack(
+        {"cells": ["cell1"], "hosts": [{"name": "a", **OVS_HOST}, {"name": "b", **other}]}
+    )
+    flavor, image = w.flavor_and_image(stack)
+    port = w.ok(
+        client.post("/networking/v2.0/ports", json={"port": {"network_id": w.network(client)}})
+    )["port"]
+    server_id = w.boot(client, flavor, image, [{"port": port["id"]}])
+    assert w.wait(client, server_id)["OS-EXT-SRV-ATTR:host"] == "a"
+    before, bound_before = _held(client, server_id), _binding(client, port["id"])
+
+    _live(client, server_id)
+    _wait_migration(client, server_id, "error")
+    server = _wait_status(client, server_id, "ACTIVE")
+    assert server["OS-EXT-SRV-ATTR:host"] == "a"
+    assert _held(client, server_id) == before
+    assert _usages(client) == before
+    assert _binding(client, port["id"]) == bound_before
+    assert _bindings(client, port["id"]) == [("a", "ACTIVE")]
+    (event,) = _events(client, server_id, "live-migration")
+    assert event["result"] == "Error" and "b:" in event["traceback"]
+    assert not stack.agents["b"].driver.running
+    _assert_clean(stack)
+
+
+def test_a_live_migration_whose_copies_fail_to_start_leaves_nothing_behind(
+    start_stack: StackFactory,
+) -> None:
+    stack, client = _ovs_stack(start_stack, count=3)
+    server_id, port_id, _ = _qos_server(stack, client)
+    source = w.ok(client.get(f"/compute/v2.1/servers/{server_id}"))["server"][
+        "OS-EXT-SRV-ATTR:host"
+    ]
+    before, bound_before = _held(client, server_id), _binding(client, port_id)
+    for name, agent in stack.agents.items():
+        agent.driver.failures.always = name != source
+
+    _live(client, server_id)
+    _wait_migration(client, server_id, "error")
+    _wait_status(client, server_id, "ACTIVE")
+    assert _held(client, server_id) == before
+    assert _usages(client) == before
+    assert _binding(client, port_id) == bound_before
+    assert _bindings(client, port_id) == [(source, "ACTIVE")]
+    tried = [
+        e
+        for e in _events(client, server_id, "live-migration")
+        if e["event"] == "compute_pre_live_migration"
+    ]
+    assert sorted(e["host"] for e in tried) == sorted(set(stack.agents) - {source})
+    _assert_clean(stack)
+
+
+def test_an_sriov_server_live_migrates_with_its_virtual_function(start_stack: StackFactory) -> None:
+    pfs = {"ens1f0": {"physnet": "physnet1", "vfs": 2, "egress_kbps": 10000, "ingress_kbps": 10000}}
+    host = {"vcpus": 16, "memory_mb": 32768, "disk_gb": 100, "sriov": {"pfs": pfs}}
+    stack, client = start_stack({"cells": ["cell1"], "hosts": [{"name": "sr", "count": 2, **host}]})
+    flavor, image = w.flavor_and_image(stack)
+    body = {
+        "network_id": w.network(client, "physnet1", "10.1.0.0/24"),
+        "qos_policy_id": w.bandwidth_policy(client, 3000),
+        "binding:vnic_type": "direct",
+    }
+    port = w.ok(client.post("/networking/v2.0/ports", json={"port": body}))["port"]
+    server_id = w.boot(client, flavor, image, [{"port": port["id"]}])
+    source = w.wait(client, server_id)["OS-EXT-SRV-ATTR:host"]
+    _live(client, server_id)
+    _wait_migration(client, server_id, "completed")
+    dest = _wait_status(client, server_id, "ACTIVE")["OS-EXT-SRV-ATTR:host"]
+    assert dest != source
+    cell_db = stack.compute.cells.database(stack.compute.cells.cells(include_cell0=False)[0])
+    with cell_db.read() as conn:
+        held = conn.execute(
+            sa.select(pci_devices.c.status).where(pci_devices.c.instance_uuid == server_id)
+        ).all()
+    assert [row.status for row in held] == ["allocated"]
+    assert set(_held(client, server_id)) == {dest, f"{dest}:NIC Switch agent:ens1f0"}
+    assert _bindings(client, port["id"]) == [(dest, "ACTIVE")]
+    _assert_clean(stack)

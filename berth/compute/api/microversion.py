@@ -19,6 +19,8 @@ LEGACY_HEADER = "x-openstack-nova-api-version"
 
 DELETED_SERVER_ACTIONS = (2, 21)  # a deleted server's instance actions can be read
 MIGRATION_TYPES = (2, 23)  # migrations show migration_type and links; /servers/{id}/migrations
+LIVE_MIGRATION_AUTO = (2, 25)  # block_migration may be "auto"; disk_over_commit is gone
+LIVE_MIGRATION_FORCE = (2, 30)  # a live migration to a named host may be forced
 NETWORKS_AUTO_NONE = (2, 37)  # networks is required: a list, "auto" or "none"
 FLAVOR_IN_SERVER = (2, 47)  # a server shows its flavor's values, not a link
 ACTION_EVENTS_FOR_ALL = (2, 51)  # an action's events show to whoever may see it

@@ -1,4 +1,5 @@
-"""Server actions that move a server: migrate, resize, confirmResize, revertResize.
+"""Server actions that move a server: migrate, resize, confirmResize, revertResize,
+os-migrateLive.
 
 Each answers 202 (confirm 204) once the move is handed over; the server then shows RESIZE, and
 VERIFY_RESIZE once it runs on the destination. The domain is :mod:`berth.compute.moves`.
@@ -24,6 +25,14 @@ def migrate(req: ComputeRequest, server_id: str, argument: Any) -> Response:
     if host is not None:
         req.authorize(f"{_MIGRATE}:host")
     moves.migrate(req.service, req.context, server_id, _may_see(req, _MIGRATE), host)
+    return req.no_content(202)
+
+
+def migrate_live(req: ComputeRequest, server_id: str, argument: Any) -> Response:
+    rule = f"{_MIGRATE}_live"
+    req.authorize(rule)
+    host = _live_host(req, argument)
+    moves.live_migrate(req.service, req.context, server_id, _may_see(req, rule), host)
     return req.no_content(202)
 
 
@@ -73,12 +82,47 @@ def _migrate_host(req: ComputeRequest, argument: Any) -> str | None:
     unknown = set(argument) - {"host"}
     if unknown:
         raise exceptions.BadRequest(f"Invalid input for migrate: unknown keys {sorted(unknown)}.")
-    host = argument.get("host")
+    return _host_name("migrate", argument.get("host"))
+
+
+def _host_name(action: str, host: Any) -> str | None:
     if host is not None and (not isinstance(host, str) or not host.strip() or len(host) > 255):
         raise exceptions.BadRequest(
-            "Invalid input for migrate: host is a name of 1 to 255 characters."
+            f"Invalid input for {action}: host is null or a name of 1 to 255 characters."
         )
     return host
+
+
+def _live_host(req: ComputeRequest, argument: Any) -> str | None:
+    """``{"os-migrateLive": {"host": name | null, "block_migration": bool (or "auto" from
+    2.25), "disk_over_commit": bool (before 2.25 only), "force": bool (from 2.30)}}``; a
+    simulated host copies no disk, so block_migration is checked, not used, and a named host is
+    checked by the scheduler whether forced or not."""
+    if not isinstance(argument, dict):
+        raise exceptions.BadRequest("Invalid input for os-migrateLive: an object is expected.")
+    auto = req.at_least(microversion.LIVE_MIGRATION_AUTO)
+    allowed = {"host", "block_migration"} | (set() if auto else {"disk_over_commit"})
+    if req.at_least(microversion.LIVE_MIGRATION_FORCE):
+        allowed.add("force")
+    unknown = set(argument) - allowed
+    missing = {"host", "block_migration"} - set(argument)
+    if not auto and "disk_over_commit" not in argument:
+        missing.add("disk_over_commit")
+    if unknown or missing:
+        raise exceptions.BadRequest(
+            f"Invalid input for os-migrateLive: unknown keys {sorted(unknown)}, "
+            f"missing keys {sorted(missing)}."
+        )
+    block = argument["block_migration"]
+    if not isinstance(block, bool) and not (auto and block == "auto"):
+        raise exceptions.BadRequest(
+            f"Invalid input for os-migrateLive: block_migration {block!r} is not a boolean"
+            + (" or 'auto'." if auto else ".")
+        )
+    for flag in ("disk_over_commit", "force"):
+        if flag in argument and not isinstance(argument[flag], bool):
+            raise exceptions.BadRequest(f"Invalid input for os-migrateLive: {flag} is a boolean.")
+    return _host_name("os-migrateLive", argument["host"])
 
 
 def _no_argument(action: str, argument: Any) -> None:

@@ -23,6 +23,7 @@ ACTIONS: Mapping[str, ActionHandler] = {
     "resize": moves.resize,
     "confirmResize": moves.confirm_resize,
     "revertResize": moves.revert_resize,
+    "os-migrateLive": moves.migrate_live,
     "shelve": shelve.shelve,
     "shelveOffload": shelve.shelve_offload,
     "unshelve": shelve.unshelve,

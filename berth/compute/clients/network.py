@@ -116,6 +116,22 @@ class NetworkClient:
             if exc.status != 404:
                 raise
 
+    def create_binding(
+        self, port_id: str, host: str, vnic_type: str, allocation: Mapping[str, str] | None
+    ) -> None:
+        """An inactive binding of the port for ``host`` (its active one stays where it is): a
+        live migration's destination, activated at the switch-over."""
+        profile = {"allocation": dict(allocation)} if allocation else {}
+        body = {"binding": {"host": host, "vnic_type": vnic_type, "profile": profile}}
+        answer = call(self.client, "POST", f"/v2.0/ports/{port_id}/bindings", json=body)
+        self._answer(answer, None)
+
+    def delete_binding(self, port_id: str, host: str) -> None:
+        """Forget the port's binding for ``host``; one gone already is fine."""
+        answer = call(self.client, "DELETE", f"/v2.0/ports/{port_id}/bindings/{host}")
+        if answer.status_code != 404:
+            self._answer(answer, None)
+
     def activate(self, port_id: str, host: str) -> None:
         answer = call(self.client, "PUT", f"/v2.0/ports/{port_id}/bindings/{host}/activate")
         self._answer(answer, None)

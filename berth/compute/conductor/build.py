@@ -114,10 +114,18 @@ class SuperConductor:
         request_id: str = "",
     ) -> None:
         """Cold migrate or resize a server (``berth.compute.conductor.moves``)."""
-        mover = moves.Mover(
+        self._mover().migrate_server(instance_uuid, flavor, host, same_host, request_id)
+
+    def live_migrate_server(
+        self, instance_uuid: str, host: str | None, request_id: str = ""
+    ) -> None:
+        """Live migrate a server (``berth.compute.conductor.moves``)."""
+        self._mover().live_migrate_server(instance_uuid, host, request_id)
+
+    def _mover(self) -> moves.Mover:
+        return moves.Mover(
             self.api_db, self.cells, self.placement, self.network, self.scheduler, self.cell_rpc
         )
-        mover.migrate_server(instance_uuid, flavor, host, same_host, request_id)
 
     def _prepare(self, uuid: str, step: _Step) -> _Build | None:
         """The server's ports, got or made, and its spec with their requests; None when the

@@ -48,8 +48,11 @@ LOG = logging.getLogger(__name__)
 MIGRATE = "migrate"
 RESIZE = "resize"
 REVERT_RESIZE = "revertResize"
+LIVE_MIGRATION = "live-migration"
 SCHEDULE = "conductor_migrate_server"
+LIVE_SCHEDULE = "conductor_live_migrate_instance"
 FINISH_REVERT = "compute_finish_revert_resize"
+_NO_ALLOCATION = "Move failed: the server holds no allocation; heal it first."
 # The task states of a move before the server runs on its destination.
 MOVING = ("resize_prep", "resize_migrating")
 
@@ -86,25 +89,17 @@ class Mover:
         same_host: bool,
         request_id: str,
     ) -> None:
-        with self.api_db.read() as conn:
-            mapping = cell_store.get_instance_mapping(conn, instance_uuid)
-            document = request_specs.get(conn, instance_uuid)
-        cell = self.cells.cell(mapping["cell_uuid"]) if mapping and mapping["cell_uuid"] else None
-        if cell is None or document is None:
-            LOG.info("server %s is gone; nothing to move", instance_uuid)
+        found = self._moving(instance_uuid, "resize_prep")
+        if found is None:
             return
-        db = self.cells.database(cell)
-        with db.read() as conn:
-            instance = instances.get(conn, instance_uuid, include_deleted=False)
-        if instance is None or instance["task_state"] != "resize_prep":
-            LOG.info("server %s is no longer waiting to move", instance_uuid)
-            return
+        cell, db, instance, document = found
+        action = RESIZE if flavor else MIGRATE
         entries = [PortEntry.from_json(e) for e in instance["network_info"]]
         try:
             answered = [self.network.port(entry.port_id) for entry in entries]
             spec = self._spec(cell, instance, document, answered, flavor, host, same_host)
         except (ports.PortsUnusable, NetworkError) as exc:
-            self._refuse(db, instance, flavor, f"Move failed: {exc}")
+            self._refuse(db, instance, action, "resize_prep", f"Move failed: {exc}")
             return
         with db.write() as conn:
             migration = migrations.create(
@@ -112,10 +107,9 @@ class Mover:
                 "pre-migrating", flavor or instance["flavor"], _bound_providers(answered),
             )  # fmt: skip
         if not self.placement.move_allocations(instance_uuid, migration["uuid"], "MIGRATION"):
-            message = "Move failed: the server holds no allocation; heal it first."
             with db.write() as conn:
                 migrations.update(conn, migration["uuid"], {"status": "error"})
-            self._refuse(db, instance, flavor, message)
+            self._refuse(db, instance, action, "resize_prep", _NO_ALLOCATION)
             return
         try:
             (selections,) = self.scheduler.select_destinations(spec)
@@ -131,6 +125,153 @@ class Mover:
             put_back(db, self.api_db, self.placement, self.network, instance, migration, message)
             return
         go_to(db, self.cell_rpc, cell, instance, migration, selections, chosen, attempts)
+
+    def live_migrate_server(self, instance_uuid: str, host: str | None, request_id: str) -> None:
+        """Live migrate: nothing moves until the destination runs the copy; a refused binding
+        or a failed start there tries the next alternate, and with none left the server stays
+        where it is, as it was (``_live_failed``)."""
+        found = self._moving(instance_uuid, "migrating")
+        if found is None:
+            return
+        cell, db, instance, document = found
+        entries = [PortEntry.from_json(e) for e in instance["network_info"]]
+        try:
+            answered = [self.network.port(entry.port_id) for entry in entries]
+            spec = self._spec(cell, instance, document, answered, None, host, same_host=False)
+        except (ports.PortsUnusable, NetworkError) as exc:
+            self._refuse(db, instance, LIVE_MIGRATION, "migrating", f"Move failed: {exc}")
+            return
+        with db.write() as conn:
+            migration = migrations.create(
+                conn, instance, migrations.LIVE_MIGRATION, "preparing", instance["flavor"],
+                _bound_providers(answered),
+            )  # fmt: skip
+        if not self.placement.move_allocations(instance_uuid, migration["uuid"], "MIGRATION"):
+            with db.write() as conn:
+                migrations.update(conn, migration["uuid"], {"status": "error"})
+            self._refuse(db, instance, LIVE_MIGRATION, "migrating", _NO_ALLOCATION)
+            return
+        try:
+            (selections,) = self.scheduler.select_destinations(spec)
+        except (NoValidHost, ServiceUnreachable) as exc:
+            self._live_failed(db, instance, migration, str(exc))
+            return
+        attempts: list[BuildAttempt] = []
+        for index, selection in enumerate(selections):
+            if self._prepare_live(cell, instance, migration, answered, selection, index, attempts):
+                self._switch_over(cell, db, instance, migration, entries, selection)
+                return
+        self._live_failed(db, instance, migration, failed_everywhere(attempts))
+
+    def _prepare_live(
+        self,
+        cell: Cell,
+        instance: RowMapping,
+        migration: RowMapping,
+        answered: Sequence[Mapping[str, Any]],
+        selection: Selection,
+        index: int,
+        attempts: list[BuildAttempt],
+    ) -> bool:
+        """Whether ``selection``'s host is claimed (the scheduler claimed the first), admits the
+        server's group, takes an inactive binding of every port and starts the copy; on a
+        refusal what this attempt made is undone and the reason kept in ``attempts``."""
+        uuid, dest = instance["uuid"], selection.host
+        if index > 0 and not self.placement.claim(
+            uuid, selection.allocations, instance["project_id"], instance["user_id"]
+        ):
+            attempts.append(BuildAttempt(dest, "its resources were claimed by another server"))
+            return False
+        if not group_placements.admit(self.api_db, uuid, dest):
+            attempts.append(BuildAttempt(dest, group_placements.REFUSED))
+            self.placement.release(uuid)
+            return False
+        made: list[str] = []
+        try:
+            for port in answered:
+                self.network.create_binding(
+                    port["id"], dest, port.get("binding:vnic_type", "normal"),
+                    selection.port_allocations.get(port["id"]),
+                )  # fmt: skip
+                made.append(port["id"])
+            failure = self.cell_rpc.host(cell, dest).pre_live_migration(
+                uuid, migration["uuid"], selection.port_allocations
+            )
+        except (NetworkError, ServiceUnreachable) as exc:
+            failure = str(exc)
+        if failure is None:
+            return True
+        attempts.append(BuildAttempt(dest, failure))
+        for port_id in made:
+            self.network.delete_binding(port_id, dest)
+        self.placement.release(uuid)
+        return False
+
+    def _switch_over(
+        self,
+        cell: Cell,
+        db: Database,
+        instance: RowMapping,
+        migration: RowMapping,
+        entries: Sequence[PortEntry],
+        selection: Selection,
+    ) -> None:
+        """The copy runs on the destination: its bindings become the active ones, the source's
+        go, the server is there; the source cleans up (``post_live_migration``)."""
+        uuid, source = instance["uuid"], instance["host"]
+        with db.write() as conn:
+            migrations.update(conn, migration["uuid"], {
+                "status": "running", "dest_compute": selection.host,
+                "dest_node": selection.node, "dest_host": selection.host,
+            })  # fmt: skip
+        for entry in entries:
+            self.network.activate(entry.port_id, selection.host)
+            self.network.delete_binding(entry.port_id, source)
+        network_info = ports.refreshed(self.network, entries)
+        with db.write() as conn:
+            instances.update(conn, uuid, {
+                "host": selection.host, "node": selection.node, "task_state": None,
+                "network_info": [entry.to_json() for entry in network_info],
+            })  # fmt: skip
+            actions.step_done(conn, uuid, LIVE_MIGRATION, LIVE_SCHEDULE, actions.SUCCESS)
+        LOG.info("server %s live migrated from %s to %s", uuid, source, selection.host)
+        self.cell_rpc.host(cell, source).post_live_migration(uuid, migration["uuid"])
+
+    def _live_failed(
+        self, db: Database, instance: RowMapping, migration: RowMapping, failure: str
+    ) -> None:
+        """Nothing moved: the source allocation back to the server (the ports never left)."""
+        uuid = instance["uuid"]
+        self.placement.move_allocations(migration["uuid"], uuid, "INSTANCE")
+        group_placements.admit(self.api_db, uuid, instance["host"])
+        with db.write() as conn:
+            migrations.update(conn, migration["uuid"], {"status": "error"})
+            instances.update(conn, uuid, {"task_state": None}, ["migrating"])
+            instances.add_fault(conn, uuid, 500, failure, details=failure)
+            actions.step_done(
+                conn, uuid, LIVE_MIGRATION, LIVE_SCHEDULE, actions.ERROR, details=failure
+            )
+        LOG.info("server %s stays on %s: %s", uuid, instance["host"], failure)
+
+    def _moving(
+        self, instance_uuid: str, task_state: str
+    ) -> tuple[Cell, Database, RowMapping, Mapping[str, Any]] | None:
+        """The server's cell, cell database, Instance and stored spec, when it still waits to
+        move (in ``task_state``)."""
+        with self.api_db.read() as conn:
+            mapping = cell_store.get_instance_mapping(conn, instance_uuid)
+            document = request_specs.get(conn, instance_uuid)
+        cell = self.cells.cell(mapping["cell_uuid"]) if mapping and mapping["cell_uuid"] else None
+        if cell is None or document is None:
+            LOG.info("server %s is gone; nothing to move", instance_uuid)
+            return None
+        db = self.cells.database(cell)
+        with db.read() as conn:
+            instance = instances.get(conn, instance_uuid, include_deleted=False)
+        if instance is None or instance["task_state"] != task_state:
+            LOG.info("server %s is no longer waiting to move", instance_uuid)
+            return None
+        return cell, db, instance, document
 
     def _spec(
         self,
@@ -156,17 +297,15 @@ class Mover:
         return claims.with_group_hosts(self.api_db, self.cells, spec)
 
     def _refuse(
-        self, db: Database, instance: RowMapping, flavor: Mapping[str, Any] | None, message: str
+        self, db: Database, instance: RowMapping, action: str, task_state: str, message: str
     ) -> None:
         """The move cannot start: the server stays as it is, the action says why."""
         LOG.info("server %s cannot move: %s", instance["uuid"], message)
+        event = LIVE_SCHEDULE if action == LIVE_MIGRATION else SCHEDULE
         with db.write() as conn:
-            instances.update(conn, instance["uuid"], {"task_state": None}, ["resize_prep"])
+            instances.update(conn, instance["uuid"], {"task_state": None}, [task_state])
             instances.add_fault(conn, instance["uuid"], 400, message, details=message)
-            action = RESIZE if flavor else MIGRATE
-            actions.step_done(
-                conn, instance["uuid"], action, SCHEDULE, actions.ERROR, details=message
-            )
+            actions.step_done(conn, instance["uuid"], action, event, actions.ERROR, details=message)
 
 
 def go_to(

@@ -153,13 +153,19 @@ class HostAgent:
         if not done:
             self._lost_while_spawning(instance_uuid)
 
-    def start_here(self, instance: Mapping[str, Any], claim_vfs: bool = True) -> str | None:
+    def start_here(
+        self,
+        instance: Mapping[str, Any],
+        claim_vfs: bool = True,
+        allocations: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> str | None:
         """Claim the server's virtual functions here (unless it holds them already) and spawn
         it; why it failed, or None when it runs. A failure leaves what it took here to be given
-        back by the caller (``_give_back_here``)."""
+        back by the caller (``_give_back_here``). ``allocations`` (port -> group -> provider)
+        name the ports' providers here when their active bindings are elsewhere still."""
         try:
             if claim_vfs:
-                self._claim_vfs(instance)
+                self._claim_vfs(instance, allocations)
             self.driver.spawn(instance["uuid"])
         except (SpawnFailed, _NoFreeVf) as exc:
             return str(exc)
@@ -175,14 +181,22 @@ class HostAgent:
             return
         self.terminate_instance(instance_uuid)
 
-    def _claim_vfs(self, instance: Mapping[str, Any]) -> None:
+    def _claim_vfs(
+        self,
+        instance: Mapping[str, Any],
+        allocations: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> None:
         """One virtual function per SR-IOV port, on the physical function that holds the port's
-        bandwidth (the provider its binding profile names), else on any with one free."""
+        bandwidth (the provider ``allocations`` or else its binding profile names), else on any
+        with one free."""
         for entry in map(PortEntry.from_json, instance["network_info"]):
             if entry.vnic_type not in SRIOV_VNIC_TYPES:
                 continue
-            port = self.network.port(entry.port_id)
-            providers = list((port.get("binding:profile") or {}).get("allocation", {}).values())
+            if allocations is not None:
+                providers = list(allocations.get(entry.port_id, {}).values())
+            else:
+                port = self.network.port(entry.port_id)
+                providers = list((port.get("binding:profile") or {}).get("allocation", {}).values())
             pf = self._pf_of(providers)
             with self.db.write() as conn:
                 names = [pf] if pf else list(pci_devices.free_vfs(conn, self._node_id))
@@ -266,6 +280,17 @@ class HostAgent:
 
     def revert_resize(self, instance_uuid: str, migration_uuid: str) -> None:
         moves.revert_resize(self, instance_uuid, migration_uuid)
+
+    def pre_live_migration(
+        self,
+        instance_uuid: str,
+        migration_uuid: str,
+        port_allocations: Mapping[str, Mapping[str, str]],
+    ) -> str | None:
+        return moves.pre_live_migration(self, instance_uuid, migration_uuid, port_allocations)
+
+    def post_live_migration(self, instance_uuid: str, migration_uuid: str) -> None:
+        moves.post_live_migration(self, instance_uuid, migration_uuid)
 
     # -- shelving (``shelving``) -----------------------------------------------------------------
 

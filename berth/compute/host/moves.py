@@ -31,6 +31,9 @@ CONFIRM = "compute_confirm_resize"
 REVERT = "compute_revert_resize"
 CONFIRM_RESIZE = "confirmResize"
 REVERT_RESIZE = "revertResize"
+LIVE_MIGRATION = "live-migration"
+PRE_LIVE = "compute_pre_live_migration"
+POST_LIVE = "compute_post_live_migration"
 SHUTDOWN = 4
 
 
@@ -138,3 +141,45 @@ def release_moves(agent: HostAgent, instance: Mapping[str, Any]) -> None:
         migrations.update(conn, moving["uuid"], {"status": "error"})
         # The copy on the other end of the move: its virtual functions, wherever they are.
         pci_devices.release(conn, instance["uuid"])
+
+
+def pre_live_migration(
+    agent: HostAgent,
+    instance_uuid: str,
+    migration_uuid: str,
+    port_allocations: Mapping[str, Mapping[str, str]],
+) -> str | None:
+    """Start the live migration's copy here (the destination): its virtual functions on the
+    physical functions its ports' inactive bindings here name, the spawn. Why it failed (having
+    given back what it took here), or None."""
+    with agent.db.read() as conn:
+        instance = instances.get(conn, instance_uuid, include_deleted=False)
+    if instance is None or instance["task_state"] != "migrating":
+        return f"server {instance_uuid} is no longer being live migrated"
+    with agent.db.write() as conn:
+        step = actions.step_started(conn, instance_uuid, LIVE_MIGRATION, PRE_LIVE, agent.host)
+    failure = agent.start_here(instance, allocations=port_allocations)
+    if failure is not None:
+        agent._give_back_here(instance_uuid)
+    with agent.db.write() as conn:
+        if failure is None:
+            pci_devices.allocate(conn, instance_uuid, agent._node_id)
+        actions.step_ended(conn, step, actions.ERROR if failure else actions.SUCCESS, failure)
+    return failure
+
+
+def post_live_migration(agent: HostAgent, instance_uuid: str, migration_uuid: str) -> None:
+    """The server runs on its destination: drop the copy here (the source), its virtual
+    functions and the allocation the migration holds."""
+    with agent.db.read() as conn:
+        migration = migrations.get(conn, migration_uuid)
+    if migration is None or migration["status"] != "running":
+        LOG.info("live migration %s is not running; nothing to clean up", migration_uuid)
+        return
+    with agent.db.write() as conn:
+        step = actions.step_started(conn, instance_uuid, LIVE_MIGRATION, POST_LIVE, agent.host)
+    agent._give_back_here(instance_uuid)
+    agent.placement.release(migration_uuid)
+    with agent.db.write() as conn:
+        migrations.update(conn, migration_uuid, {"status": "completed"}, ["running"])
+        actions.step_ended(conn, step, actions.SUCCESS)
