@@ -37,7 +37,9 @@ NOSTATE = 0
 
 
 def shelve(agent: HostAgent, instance_uuid: str, offload: bool) -> None:
-    """Power the guest off: SHELVED; with ``offload``, offloaded at once (same action)."""
+    """Power the guest off: SHELVED; with ``offload``, offloaded at once, under the same action
+    and task state (so the server goes from ACTIVE to SHELVED_OFFLOADED, never showing SHELVED
+    to a client that would offload it again, as ``openstack server shelve --offload`` does)."""
     with agent.db.read() as conn:
         row = instances.get(conn, instance_uuid, include_deleted=False)
     if row is None or row["task_state"] != "shelving" or row["host"] != agent.host:
@@ -51,27 +53,24 @@ def shelve(agent: HostAgent, instance_uuid: str, offload: bool) -> None:
         done = instances.update(
             conn,
             instance_uuid,
-            {
-                "vm_state": "shelved",
-                "task_state": "shelving_offloading" if offload else None,
-                "power_state": SHUTDOWN,
-            },
+            {"power_state": SHUTDOWN} if offload else
+            {"vm_state": "shelved", "task_state": None, "power_state": SHUTDOWN},
             expected_task_states=["shelving"],
-        )
+        )  # fmt: skip
         actions.step_ended(conn, step, actions.SUCCESS if done else actions.ERROR)
     if done and offload:
-        _offload(agent, instance_uuid, actions.SHELVE)
+        _offload(agent, instance_uuid, actions.SHELVE, "shelving")
 
 
 def shelve_offload(agent: HostAgent, instance_uuid: str) -> None:
     """Offload a SHELVED server (the API set ``shelving_offloading``)."""
-    _offload(agent, instance_uuid, actions.SHELVE_OFFLOAD)
+    _offload(agent, instance_uuid, actions.SHELVE_OFFLOAD, "shelving_offloading")
 
 
-def _offload(agent: HostAgent, instance_uuid: str, action: str) -> None:
+def _offload(agent: HostAgent, instance_uuid: str, action: str, task_state: str) -> None:
     with agent.db.read() as conn:
         row = instances.get(conn, instance_uuid, include_deleted=False)
-    if row is None or row["task_state"] != "shelving_offloading" or row["host"] != agent.host:
+    if row is None or row["task_state"] != task_state or row["host"] != agent.host:
         return
     with agent.db.write() as conn:
         step = actions.step_started(
@@ -95,7 +94,7 @@ def _offload(agent: HostAgent, instance_uuid: str, action: str) -> None:
                 "host": None,
                 "node": None,
             },
-            expected_task_states=["shelving_offloading"],
+            expected_task_states=[task_state],
         )
         actions.step_ended(conn, step, actions.SUCCESS if done else actions.ERROR)
     if not done:
