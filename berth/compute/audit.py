@@ -1,9 +1,9 @@
 """Finding what a failure path failed to give back (DESIGN.md, "Invariants").
 
 Every allocation in Placement must belong to a live server on the host that holds it, or to a
-move under way on its source host; every port
-the compute service owns (``device_owner`` ``compute:*``) must belong to a live server and be
-bound to its host (a shelved-offloaded server keeps its ports, unbound, and holds no
+move under way (or an evacuation whose failed host has not come back) on its source host; every
+port the compute service owns (``device_owner`` ``compute:*``) must belong to a live server and
+be bound to its host (a shelved-offloaded server keeps its ports, unbound, and holds no
 allocation); no provider may be used past its capacity; no build may stay stuck (nothing
 happened to it for ``stuck_after``: see ``stuck``). The audit reads all three services and
 reports each leak as a line an operator can act on, a stuck build with what it holds.
@@ -138,8 +138,9 @@ def _moves(cells: CellRegistry) -> dict[str, Any]:
 
 
 def _migration_leak(migration: Any, provider: str, host: str) -> list[str]:
-    """A migration may hold its source host's resources while its move is under way, only."""
-    if migration["status"] not in migrations.IN_PROGRESS:
+    """A migration may hold its source host's resources while its move is under way, and an
+    evacuation until its failed host comes back, only."""
+    if not migrations.holds_source(migration):
         return [f"{migration['uuid']} on {provider}: migration {migration['status']}"]
     if host != migration["source_compute"]:
         return [f"{migration['uuid']} on {provider}: migration from {migration['source_compute']}"]

@@ -293,6 +293,13 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         "Unshelve a shelved or offloaded server.",
         f"POST {_S}/action (unshelve)",
     ),
+    # evacuation
+    _api_rule(
+        "os-evacuate",
+        ADMIN,
+        "Evacuate a server from a failed host to a new host.",
+        f"POST {_S}/action (evacuate)",
+    ),
     # flavors
     _api_rule("os-flavor-manage:create", ADMIN, "Create a flavor.", "POST /flavors"),
     _api_rule("os-flavor-manage:update", ADMIN, "Update a flavor's description.", f"PUT {_F}"),

@@ -7,10 +7,12 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
     super-conductor   API        super-conductor            build_instances (cast)
                                                            migrate_server, live_migrate_server (cast)
                                                            unshelve_instance (cast)
+                                                           evacuate_server (cast)
     scheduler         API        scheduler                  select_destinations (call)
     cell conductor    the cell   cell-conductor.<cell uuid> reschedule (cast)
                                                            reschedule_move, finish_revert_resize (cast)
                                                            unshelve_failed (cast)
+                                                           evacuate_failed (cast)
     compute host      the cell   compute.<host>             build_and_run_instance, terminate_instance (cast)
                                                            finish_resize, confirm_resize,
                                                            revert_resize, post_live_migration (cast)
@@ -18,6 +20,7 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
                                                             attach_interface, detach_interface (call)
                                                            shelve_instance, shelve_offload_instance,
                                                            unshelve_instance (cast)
+                                                           evacuate_instance (cast)
 
 Topics name their cell, so cells may share a broker's virtual host without crossing.
 
@@ -121,7 +124,15 @@ class MoveConductorAPI(Protocol):
         ...
 
 
-class SuperConductorAPI(MoveConductorAPI, Protocol):
+class EvacuateConductorAPI(Protocol):
+    def evacuate_server(self, instance_uuid: str, host: str | None, request_id: str) -> None:
+        """Rebuild the server of a host that is down elsewhere in its cell (on ``host`` if
+        named): park its source allocation on a new evacuation migration, schedule, bind its
+        ports at the destination and cast ``evacuate_instance`` there."""
+        ...
+
+
+class SuperConductorAPI(MoveConductorAPI, EvacuateConductorAPI, Protocol):
     def build_instances(self, instance_uuids: Sequence[str], request_id: str) -> None:
         """Build the servers of one request (their BuildRequests and specs are in the API DB)."""
         ...
@@ -196,7 +207,35 @@ class MoveHostAPI(Protocol):
         ...
 
 
-class CellConductorAPI(MoveCellConductorAPI, Protocol):
+class EvacuateCellConductorAPI(Protocol):
+    def evacuate_failed(
+        self,
+        instance_uuid: str,
+        migration_uuid: str,
+        failed_host: str,
+        reason: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        """An evacuation's spawn failed on ``failed_host``: the next alternate, or ERROR with
+        the server's allocation and ports given back to its source."""
+        ...
+
+
+class EvacuateHostAPI(Protocol):
+    def evacuate_instance(
+        self,
+        instance_uuid: str,
+        migration_uuid: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        """Rebuild the evacuated server here (the destination, claimed and bound); on failure
+        hand it to the cell conductor with the alternates."""
+        ...
+
+
+class CellConductorAPI(MoveCellConductorAPI, EvacuateCellConductorAPI, Protocol):
     def reschedule(
         self,
         instance_uuid: str,
@@ -221,7 +260,7 @@ class CellConductorAPI(MoveCellConductorAPI, Protocol):
         ...
 
 
-class ComputeHostAPI(MoveHostAPI, Protocol):
+class ComputeHostAPI(MoveHostAPI, EvacuateHostAPI, Protocol):
     def build_and_run_instance(
         self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
     ) -> None:
@@ -313,6 +352,12 @@ class SuperConductorClient:
             instance_uuid=instance_uuid, request_id=request_id,
         )  # fmt: skip
 
+    def evacuate_server(self, instance_uuid: str, host: str | None, request_id: str) -> None:
+        self._bus.cast(
+            SUPER_CONDUCTOR, "evacuate_server", version=str(SUPER_CONDUCTOR_VERSION),
+            instance_uuid=instance_uuid, host=host, request_id=request_id,
+        )  # fmt: skip
+
 
 class SchedulerClient:
     def __init__(self, bus: BusClient, timeout: float) -> None:
@@ -399,6 +444,22 @@ class CellConductorClient:
             self._topic, "unshelve_failed", version=str(CELL_CONDUCTOR_VERSION),
             instance_uuid=instance_uuid, failed_host=failed_host, reason=reason,
             alternates=[s.to_json() for s in alternates], attempts=[a.to_json() for a in attempts],
+        )  # fmt: skip
+
+    def evacuate_failed(
+        self,
+        instance_uuid: str,
+        migration_uuid: str,
+        failed_host: str,
+        reason: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        self._bus.cast(
+            self._topic, "evacuate_failed", version=str(CELL_CONDUCTOR_VERSION),
+            instance_uuid=instance_uuid, migration_uuid=migration_uuid, failed_host=failed_host,
+            reason=reason, alternates=[s.to_json() for s in alternates],
+            attempts=[a.to_json() for a in attempts],
         )  # fmt: skip
 
 
@@ -521,6 +582,19 @@ class ComputeHostClient:
             attempts=[a.to_json() for a in attempts],
         )  # fmt: skip
 
+    def evacuate_instance(
+        self,
+        instance_uuid: str,
+        migration_uuid: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        self._bus.cast(
+            self._topic, "evacuate_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid, migration_uuid=migration_uuid,
+            alternates=[s.to_json() for s in alternates], attempts=[a.to_json() for a in attempts],
+        )  # fmt: skip
+
 
 class BusCellRPC:
     """``CellRPC`` over each cell's own bus (``connect`` gives a cell's bus client)."""
@@ -591,6 +665,17 @@ class SuperConductorEndpoint:
     ) -> None:
         _accept(SUPER_CONDUCTOR, SUPER_CONDUCTOR_VERSION, version, newer)
         self._impl.unshelve_instance(instance_uuid, request_id)
+
+    def evacuate_server(
+        self,
+        version: str,
+        instance_uuid: str,
+        host: str | None = None,
+        request_id: str = "",
+        **newer: Any,
+    ) -> None:
+        _accept(SUPER_CONDUCTOR, SUPER_CONDUCTOR_VERSION, version, newer)
+        self._impl.evacuate_server(instance_uuid, host, request_id)
 
 
 class SchedulerEndpoint:
@@ -673,6 +758,22 @@ class CellConductorEndpoint:
         _accept("cell conductor", CELL_CONDUCTOR_VERSION, version, newer)
         self._impl.unshelve_failed(
             instance_uuid, failed_host, reason, *_build_state(alternates, attempts)
+        )
+
+    def evacuate_failed(
+        self,
+        version: str,
+        instance_uuid: str,
+        migration_uuid: str,
+        failed_host: str,
+        reason: str,
+        alternates: list[dict[str, Any]],
+        attempts: list[dict[str, Any]],
+        **newer: Any,
+    ) -> None:
+        _accept("cell conductor", CELL_CONDUCTOR_VERSION, version, newer)
+        self._impl.evacuate_failed(
+            instance_uuid, migration_uuid, failed_host, reason, *_build_state(alternates, attempts)
         )
 
 
@@ -784,3 +885,17 @@ class ComputeHostEndpoint:
     ) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
         self._impl.unshelve_instance(instance_uuid, *_build_state(alternates, attempts))
+
+    def evacuate_instance(
+        self,
+        version: str,
+        instance_uuid: str,
+        migration_uuid: str,
+        alternates: list[dict[str, Any]],
+        attempts: list[dict[str, Any]],
+        **newer: Any,
+    ) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.evacuate_instance(
+            instance_uuid, migration_uuid, *_build_state(alternates, attempts)
+        )

@@ -12,7 +12,7 @@ from typing import Any
 from starlette.responses import Response
 
 from berth.compute import exceptions
-from berth.compute.api import moves, shelve
+from berth.compute.api import evacuate, moves, shelve
 from berth.compute.api.request import ComputeRequest
 
 # (request, server id, the action's argument) -> the answer.
@@ -27,6 +27,7 @@ ACTIONS: Mapping[str, ActionHandler] = {
     "shelve": shelve.shelve,
     "shelveOffload": shelve.shelve_offload,
     "unshelve": shelve.unshelve,
+    "evacuate": evacuate.evacuate,
 }
 
 

@@ -26,7 +26,7 @@ from berth.compute import actions, cleanup
 from berth.compute.cells import CellRegistry
 from berth.compute.clients.network import NetworkClient, NetworkError
 from berth.compute.clients.placement import PlacementClient
-from berth.compute.conductor import claims, moves, ports, unshelve
+from berth.compute.conductor import claims, evacuate, moves, ports, unshelve
 from berth.compute.db import (
     build_requests,
     group_placements,
@@ -99,6 +99,11 @@ class SuperConductor:
                     step,
                     build.made,
                 )
+
+    def evacuate_server(self, instance_uuid: str, host: str | None, request_id: str = "") -> None:
+        """Rebuild a down host's server elsewhere (``evacuate``)."""
+        services = evacuate.Services(self.api_db, self.placement, self.network, self.cell_rpc)
+        evacuate.evacuate_server(services, self.cells, self.scheduler, instance_uuid, host)
 
     def unshelve_instance(self, instance_uuid: str, request_id: str = "") -> None:
         """Bring a shelved server back (``unshelve``)."""

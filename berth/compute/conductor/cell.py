@@ -18,7 +18,7 @@ from berth.compute import cleanup
 from berth.compute.cells import Cell
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
-from berth.compute.conductor import moves, ports, unshelve
+from berth.compute.conductor import evacuate, moves, ports, unshelve
 from berth.compute.conductor.claims import bind_first
 from berth.compute.db import group_placements, instances
 from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
@@ -130,6 +130,22 @@ class CellConductor:
         unshelve.retry(
             services, self.cell, self.db, instance_uuid, failed_host, reason, alternates, attempts
         )
+
+    def evacuate_failed(
+        self,
+        instance_uuid: str,
+        migration_uuid: str,
+        failed_host: str,
+        reason: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        """An evacuation's spawn failed on ``failed_host``: the next alternate (``evacuate``)."""
+        services = evacuate.Services(self.api_db, self.placement, self.network, self.cell_rpc)
+        evacuate.evacuate_failed(
+            services, self.cell, self.db, instance_uuid, migration_uuid, failed_host, reason,
+            alternates, attempts,
+        )  # fmt: skip
 
     def _fail(
         self, instance_uuid: str, failed_host: str, message: str, made: Sequence[PortEntry]

@@ -28,6 +28,19 @@ IN_PROGRESS = (
 )  # fmt: skip
 
 
+# An evacuation's status once the server runs on its destination: the failed host's copy and
+# the allocation the migration holds there stay until that host comes back (then "completed").
+EVACUATED = "done"
+
+
+def holds_source(migration: Mapping[str, Any]) -> bool:
+    """Whether the migration may hold its source host's resources: while its move is under way,
+    and an evacuation until its failed host comes back."""
+    if migration["status"] in IN_PROGRESS:
+        return True
+    return migration["migration_type"] == EVACUATION and migration["status"] == EVACUATED
+
+
 def create(
     conn: Connection,
     instance: Mapping[str, Any],

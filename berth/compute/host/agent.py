@@ -23,7 +23,7 @@ from berth.compute import actions, cleanup
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.db import compute_nodes, instances, pci_devices, services
-from berth.compute.host import interfaces, moves, shelving
+from berth.compute.host import evacuate, interfaces, moves, shelving
 from berth.compute.host.driver import SimulatedDriver, SpawnFailed
 from berth.compute.objects.build import BuildAttempt, PortEntry
 from berth.compute.objects.selection import Selection
@@ -95,6 +95,8 @@ class HostAgent:
         self.placement.ensure_provider(self.node_uuid, self.host)
         self.placement.set_inventories(self.node_uuid, self.inventories())
         self.placement.update_traits(self.node_uuid, set(r.traits) | {"COMPUTE_NODE"}, set())
+        # Back after a failure: the servers evacuated meanwhile leave this host for good.
+        evacuate.clean_up_evacuated(self)
         return self.node_uuid
 
     def inventories(self) -> dict[str, dict[str, Any]]:
@@ -304,6 +306,17 @@ class HostAgent:
         self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
     ) -> None:
         shelving.unshelve(self, instance_uuid, alternates, attempts)
+
+    # -- evacuation (``evacuate``) ----------------------------------------------------------------
+
+    def evacuate_instance(
+        self,
+        instance_uuid: str,
+        migration_uuid: str,
+        alternates: Sequence[Selection],
+        attempts: Sequence[BuildAttempt],
+    ) -> None:
+        evacuate.evacuate_instance(self, instance_uuid, migration_uuid, alternates, attempts)
 
 
 def beat(agents: Iterable[HostAgent], now: dt.datetime) -> None:
