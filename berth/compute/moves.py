@@ -43,14 +43,16 @@ def migrate(
     server_uuid: str,
     may_see: Callable[[str], bool],
     host: str | None,
+    cross_cell: bool = False,
 ) -> None:
-    """Move the server to another host of its cell (``host`` if given), with its flavor."""
+    """Move the server to another host of its cell (``host`` if given), with its flavor; to
+    another cell when ``cross_cell`` and its own has no room."""
     started = server_tasks.start(
         service, context, server_uuid, may_see,
         action=MIGRATE, task_state=RESIZE_PREP, vm_states=MOVABLE,
         check=_target_check(service, server_uuid, host),
     )  # fmt: skip
-    _hand_to_conductor(service, context, started, None, host, same_host=False)
+    _hand_to_conductor(service, context, started, None, host, False, cross_cell)
 
 
 def live_migrate(
@@ -102,6 +104,7 @@ def resize(
     server_uuid: str,
     may_see: Callable[[str], bool],
     flavor_ref: str,
+    cross_cell: bool = False,
 ) -> None:
     """Move the server to a host that can give it the new flavor (its own host too, when
     ``allow_resize_to_same_host`` is on)."""
@@ -123,7 +126,7 @@ def resize(
         action=RESIZE, task_state=RESIZE_PREP, vm_states=MOVABLE, check=check,
     )  # fmt: skip
     same_host = service.settings.allow_resize_to_same_host
-    _hand_to_conductor(service, context, started, flavor, None, same_host=same_host)
+    _hand_to_conductor(service, context, started, flavor, None, same_host, cross_cell)
 
 
 def confirm_resize(
@@ -144,9 +147,12 @@ def confirm_resize(
             context.user_id or "", context.project_id or "",
         )  # fmt: skip
     try:
-        service.cell_rpc.host(cell, migration["source_compute"]).confirm_resize(
-            server_uuid, migration["uuid"]
-        )
+        if migration["cross_cell_move"]:
+            service.conductor.confirm_cross_cell_resize(server_uuid, migration["uuid"])
+        else:
+            service.cell_rpc.host(cell, migration["source_compute"]).confirm_resize(
+                server_uuid, migration["uuid"]
+            )
     except BusError:
         LOG.exception("could not cast confirm_resize for %s", server_uuid)
         with service.cells.database(cell).write() as conn:
@@ -177,9 +183,12 @@ def revert_resize(
             server_tasks.undo(service, started, RESIZE_REVERTING)
             raise exceptions.Conflict(f"Instance {server_uuid} is being confirmed or reverted.")
     try:
-        service.cell_rpc.host(started.cell, migration["dest_compute"]).revert_resize(
-            server_uuid, migration["uuid"]
-        )
+        if migration["cross_cell_move"]:
+            service.conductor.revert_cross_cell_resize(server_uuid, migration["uuid"])
+        else:
+            service.cell_rpc.host(started.cell, migration["dest_compute"]).revert_resize(
+                server_uuid, migration["uuid"]
+            )
     except BusError:
         LOG.exception("could not cast revert_resize for %s", server_uuid)
         with service.cells.database(started.cell).write() as conn:
@@ -195,9 +204,12 @@ def _hand_to_conductor(
     flavor: Mapping[str, Any] | None,
     host: str | None,
     same_host: bool,
+    cross_cell: bool,
 ) -> None:
     try:
-        service.conductor.migrate_server(started.uuid, flavor, host, same_host, context.request_id)
+        service.conductor.migrate_server(
+            started.uuid, flavor, host, same_host, context.request_id, cross_cell
+        )
     except BusError:
         LOG.exception("could not cast migrate_server for %s", started.uuid)
         server_tasks.undo(service, started, RESIZE_PREP)

@@ -520,9 +520,25 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
 )
 
 
+# Rules that guard a behaviour, not an API (upstream's "compute:" ones).
+_BEHAVIOUR_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
+    policy.DocumentedRuleDefault(
+        name="compute:servers:resize:cross_cell",
+        check_str="!",
+        description="Let a cold migration or resize move a server to another cell when its own "
+        "has no room (nobody by default, as upstream).",
+        operations=[
+            {"method": "POST", "path": f"{_S}/action (resize)"},
+            {"method": "POST", "path": f"{_S}/action (migrate)"},
+        ],
+        scope_types=["project"],
+    ),
+)
+
+
 def default_rules() -> list[policy.RuleDefault]:
     """Every rule Compute registers, base rules first, as oslo.policy defaults."""
-    return [*_BASE_RULES, *_API_RULES]
+    return [*_BASE_RULES, *_API_RULES, *_BEHAVIOUR_RULES]
 
 
 class ComputePolicyEnforcer(common_policy.PolicyEnforcer):

@@ -5,7 +5,9 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
 
     receiver          bus        topic                      methods
     super-conductor   API        super-conductor            build_instances (cast)
-                                                           migrate_server, live_migrate_server (cast)
+                                                           migrate_server, live_migrate_server,
+                                                           confirm_cross_cell_resize,
+                                                           revert_cross_cell_resize (cast)
                                                            unshelve_instance (cast)
                                                            evacuate_server (cast)
     scheduler         API        scheduler                  select_destinations (call)
@@ -15,8 +17,8 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
                                                            evacuate_failed (cast)
     compute host      the cell   compute.<host>             build_and_run_instance, terminate_instance (cast)
                                                            finish_resize, confirm_resize,
-                                                           revert_resize, post_live_migration (cast)
-                                                           pre_live_migration (call)
+                                                           revert_resize, post_live_migration,
+                                                           drop_copy (cast); start_copy (call)
                                                             attach_interface, detach_interface (call)
                                                            shelve_instance, shelve_offload_instance,
                                                            unshelve_instance (cast)
@@ -111,10 +113,20 @@ class MoveConductorAPI(Protocol):
         host: str | None,
         same_host: bool,
         request_id: str,
+        cross_cell: bool = False,
     ) -> None:
         """Cold migrate (``flavor`` None) or resize the server: park its source allocation on a
-        new migration, schedule (to ``host`` if named; its own host only when ``same_host``),
-        bind its ports at the destination and cast ``finish_resize`` there."""
+        new migration, schedule (to ``host`` if named; its own host only when ``same_host``;
+        another cell when its own has no room and ``cross_cell``), bind its ports at the
+        destination and cast ``finish_resize`` there (or move its records to the other cell)."""
+        ...
+
+    def confirm_cross_cell_resize(self, instance_uuid: str, migration_uuid: str) -> None:
+        """Keep a server that moved to another cell there: drop the source cell's copy."""
+        ...
+
+    def revert_cross_cell_resize(self, instance_uuid: str, migration_uuid: str) -> None:
+        """Bring a server that moved to another cell back to its source cell."""
         ...
 
     def live_migrate_server(self, instance_uuid: str, host: str | None, request_id: str) -> None:
@@ -193,17 +205,23 @@ class MoveHostAPI(Protocol):
         """Drop the destination's copy and hand back to the cell conductor (the destination)."""
         ...
 
-    def pre_live_migration(
+    def start_copy(
         self,
         instance_uuid: str,
         migration_uuid: str,
         port_allocations: Mapping[str, Mapping[str, str]],
     ) -> str | None:
-        """Start a live migration's copy here (the destination); why it failed, or None."""
+        """Start the copy of a moving server here (the destination of a live migration or of a
+        move between cells); why it failed, or None."""
         ...
 
     def post_live_migration(self, instance_uuid: str, migration_uuid: str) -> None:
         """Drop the copy a live migration left here (the source) and the migration's allocation."""
+        ...
+
+    def drop_copy(self, instance_uuid: str) -> None:
+        """Drop the server's copy here and its virtual functions (the other end of a move
+        between cells, once confirmed or reverted)."""
         ...
 
 
@@ -327,11 +345,24 @@ class SuperConductorClient:
         host: str | None,
         same_host: bool,
         request_id: str,
+        cross_cell: bool = False,
     ) -> None:
         self._bus.cast(
             SUPER_CONDUCTOR, "migrate_server", version=str(SUPER_CONDUCTOR_VERSION),
             instance_uuid=instance_uuid, flavor=None if flavor is None else dict(flavor),
-            host=host, same_host=same_host, request_id=request_id,
+            host=host, same_host=same_host, request_id=request_id, cross_cell=cross_cell,
+        )  # fmt: skip
+
+    def confirm_cross_cell_resize(self, instance_uuid: str, migration_uuid: str) -> None:
+        self._bus.cast(
+            SUPER_CONDUCTOR, "confirm_cross_cell_resize", version=str(SUPER_CONDUCTOR_VERSION),
+            instance_uuid=instance_uuid, migration_uuid=migration_uuid,
+        )  # fmt: skip
+
+    def revert_cross_cell_resize(self, instance_uuid: str, migration_uuid: str) -> None:
+        self._bus.cast(
+            SUPER_CONDUCTOR, "revert_cross_cell_resize", version=str(SUPER_CONDUCTOR_VERSION),
+            instance_uuid=instance_uuid, migration_uuid=migration_uuid,
         )  # fmt: skip
 
     def live_migrate_server(self, instance_uuid: str, host: str | None, request_id: str) -> None:
@@ -489,20 +520,26 @@ class ComputeHostClient:
     def revert_resize(self, instance_uuid: str, migration_uuid: str) -> None:
         self._migration_cast("revert_resize", instance_uuid, migration_uuid)
 
-    def pre_live_migration(
+    def start_copy(
         self,
         instance_uuid: str,
         migration_uuid: str,
         port_allocations: Mapping[str, Mapping[str, str]],
     ) -> str | None:
         answer = self._call(
-            "pre_live_migration", instance_uuid=instance_uuid, migration_uuid=migration_uuid,
+            "start_copy", instance_uuid=instance_uuid, migration_uuid=migration_uuid,
             port_allocations={p: dict(g) for p, g in port_allocations.items()},
         )  # fmt: skip
         return answer.get("failure")
 
     def post_live_migration(self, instance_uuid: str, migration_uuid: str) -> None:
         self._migration_cast("post_live_migration", instance_uuid, migration_uuid)
+
+    def drop_copy(self, instance_uuid: str) -> None:
+        self._bus.cast(
+            self._topic, "drop_copy", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid,
+        )  # fmt: skip
 
     def _migration_cast(self, method: str, instance_uuid: str, migration_uuid: str) -> None:
         self._bus.cast(
@@ -643,10 +680,23 @@ class SuperConductorEndpoint:
         host: str | None,
         same_host: bool,
         request_id: str = "",
+        cross_cell: bool = False,
         **newer: Any,
     ) -> None:
         _accept(SUPER_CONDUCTOR, SUPER_CONDUCTOR_VERSION, version, newer)
-        self._impl.migrate_server(instance_uuid, flavor, host, same_host, request_id)
+        self._impl.migrate_server(instance_uuid, flavor, host, same_host, request_id, cross_cell)
+
+    def confirm_cross_cell_resize(
+        self, version: str, instance_uuid: str, migration_uuid: str, **newer: Any
+    ) -> None:
+        _accept(SUPER_CONDUCTOR, SUPER_CONDUCTOR_VERSION, version, newer)
+        self._impl.confirm_cross_cell_resize(instance_uuid, migration_uuid)
+
+    def revert_cross_cell_resize(
+        self, version: str, instance_uuid: str, migration_uuid: str, **newer: Any
+    ) -> None:
+        _accept(SUPER_CONDUCTOR, SUPER_CONDUCTOR_VERSION, version, newer)
+        self._impl.revert_cross_cell_resize(instance_uuid, migration_uuid)
 
     def live_migrate_server(
         self, version: str, instance_uuid: str, host: str | None, request_id: str = "", **newer: Any
@@ -805,7 +855,7 @@ class ComputeHostEndpoint:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
         self._impl.revert_resize(instance_uuid, migration_uuid)
 
-    def pre_live_migration(
+    def start_copy(
         self,
         version: str,
         instance_uuid: str,
@@ -814,8 +864,12 @@ class ComputeHostEndpoint:
         **newer: Any,
     ) -> dict[str, Any]:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
-        failure = self._impl.pre_live_migration(instance_uuid, migration_uuid, port_allocations)
+        failure = self._impl.start_copy(instance_uuid, migration_uuid, port_allocations)
         return {"failure": failure}
+
+    def drop_copy(self, version: str, instance_uuid: str, **newer: Any) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.drop_copy(instance_uuid)
 
     def post_live_migration(
         self, version: str, instance_uuid: str, migration_uuid: str, **newer: Any

@@ -4,6 +4,7 @@ who holds which allocation at each step, where each port is bound and with which
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -523,3 +524,146 @@ def test_an_sriov_server_live_migrates_with_its_virtual_function(start_stack: St
     assert set(_held(client, server_id)) == {dest, f"{dest}:NIC Switch agent:ens1f0"}
     assert _bindings(client, port["id"]) == [(dest, "ACTIVE")]
     _assert_clean(stack)
+
+
+def _two_cells(
+    start_stack: StackFactory, tmp_path: Path, cross_cell: bool = True
+) -> tuple[Stack, httpx.Client]:
+    """One host in each of two cells; moves between cells allowed to admins when ``cross_cell``."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        '"compute:servers:resize:cross_cell": "rule:context_is_admin"\n' if cross_cell else "{}\n"
+    )
+    fleet = {
+        "cells": ["cell1", "cell2"],
+        "hosts": [
+            {"name": "left", "cell": "cell1", **OVS_HOST},
+            {"name": "right", "cell": "cell2", **OVS_HOST},
+        ],
+    }
+    return start_stack(fleet, policy_file=str(policy))
+
+
+def _rows_in(stack: Stack, cell_name: str, server_id: str) -> list[Any]:
+    from berth.compute.db import instances
+
+    (cell,) = (c for c in stack.compute.cells.cells() if c.name == cell_name)
+    with stack.compute.cells.database(cell).read() as conn:
+        return [row for row in [instances.get(conn, server_id)] if row is not None]
+
+
+def test_a_server_moves_to_another_cell_with_its_records_and_stays_when_confirmed(
+    start_stack: StackFactory, tmp_path: Path
+) -> None:
+    stack, client = _two_cells(start_stack, tmp_path)
+    server_id, port_id, _ = _qos_server(stack, client)
+    source = w.ok(client.get(f"/compute/v2.1/servers/{server_id}"))["server"][
+        "OS-EXT-SRV-ATTR:host"
+    ]
+    dest = {"left": "right", "right": "left"}[source]
+    source_cell, dest_cell = (
+        w.cell_of(stack, server_id),
+        {"cell1": "cell2", "cell2": "cell1"}[w.cell_of(stack, server_id)],
+    )
+    before = _held(client, server_id)
+    _, groups = _binding(client, port_id)
+
+    _action(client, server_id, {"migrate": None})
+    server = _wait_status(client, server_id, "VERIFY_RESIZE")
+    assert (server["OS-EXT-SRV-ATTR:host"], w.cell_of(stack, server_id)) == (dest, dest_cell)
+    (migration,) = _migrations(client, server_id)
+    assert (migration["source_compute"], migration["dest_compute"], migration["status"]) == (
+        source,
+        dest,
+        "finished",
+    )
+    assert _held(client, migration["uuid"]) == before
+    after = _held(client, server_id)
+    assert after == {name.replace(source, dest): held for name, held in before.items()}
+    assert _binding(client, port_id) == (
+        dest,
+        {g: n.replace(source, dest) for g, n in groups.items()},
+    )
+    listed = w.ok(client.get("/compute/v2.1/servers"))["servers"]
+    assert [s["id"] for s in listed] == [server_id]
+    assert {a["action"] for a in _actions(client, server_id)} == {"create", "migrate"}
+    _assert_clean(stack)
+
+    _action(client, server_id, {"confirmResize": None}, status=204)
+    _wait_status(client, server_id, "ACTIVE")
+    _wait_migration(client, server_id, "confirmed")
+    assert w.allocations(client, migration["uuid"]) == {}
+    assert _usages(client) == after
+    assert _rows_in(stack, source_cell, server_id) == []
+    assert not stack.agents[source].driver.running
+    _assert_clean(stack)
+
+
+def test_a_server_moved_to_another_cell_comes_back_when_reverted(
+    start_stack: StackFactory, tmp_path: Path
+) -> None:
+    stack, client = _two_cells(start_stack, tmp_path)
+    server_id, port_id, _ = _qos_server(stack, client)
+    source = w.ok(client.get(f"/compute/v2.1/servers/{server_id}"))["server"][
+        "OS-EXT-SRV-ATTR:host"
+    ]
+    source_cell = w.cell_of(stack, server_id)
+    before, bound_before = _held(client, server_id), _binding(client, port_id)
+
+    _action(client, server_id, {"resize": {"flavorRef": _bigger_flavor(stack)}})
+    _wait_status(client, server_id, "VERIFY_RESIZE")
+    dest_cell = w.cell_of(stack, server_id)
+    assert dest_cell != source_cell
+    _action(client, server_id, {"revertResize": None})
+    server = _wait_status(client, server_id, "ACTIVE")
+    assert (server["OS-EXT-SRV-ATTR:host"], server["flavor"]["vcpus"]) == (source, 2)
+    assert w.cell_of(stack, server_id) == source_cell
+    assert _held(client, server_id) == before
+    assert _usages(client) == before
+    assert _binding(client, port_id) == bound_before
+    assert _rows_in(stack, dest_cell, server_id) == []
+    assert [m["status"] for m in _migrations(client, server_id)] == ["reverted"]
+    assert {a["action"] for a in _actions(client, server_id)} == {
+        "create",
+        "resize",
+        "revertResize",
+    }
+    _assert_clean(stack)
+
+
+def test_a_move_between_cells_needs_the_rule_and_a_failed_one_leaves_nothing(
+    start_stack: StackFactory, tmp_path: Path
+) -> None:
+    stack, client = _two_cells(start_stack, tmp_path, cross_cell=False)
+    server_id, port_id, _ = _qos_server(stack, client)
+    before = _held(client, server_id)
+    _action(client, server_id, {"migrate": None})
+    _wait_migration(client, server_id, "error")
+    _wait_status(client, server_id, "ACTIVE")
+    assert _held(client, server_id) == before
+    _assert_clean(stack)
+
+    allowed, client2 = _two_cells(start_stack, tmp_path)
+    server_id, port_id, _ = _qos_server(allowed, client2)
+    source = w.ok(client2.get(f"/compute/v2.1/servers/{server_id}"))["server"][
+        "OS-EXT-SRV-ATTR:host"
+    ]
+    source_cell = w.cell_of(allowed, server_id)
+    before, bound_before = _held(client2, server_id), _binding(client2, port_id)
+    allowed.agents[{"left": "right", "right": "left"}[source]].driver.failures.always = True
+    _action(client2, server_id, {"migrate": None})
+    _wait_migration(client2, server_id, "error")
+    _wait_status(client2, server_id, "ACTIVE")
+    assert w.cell_of(allowed, server_id) == source_cell
+    assert _held(client2, server_id) == before
+    assert _usages(client2) == before
+    assert _binding(client2, port_id) == bound_before
+    other = {"cell1": "cell2", "cell2": "cell1"}[source_cell]
+    assert _rows_in(allowed, other, server_id) == []
+    _assert_clean(allowed)
+
+
+def _actions(client: httpx.Client, server_id: str) -> list[dict[str, Any]]:
+    return w.ok(client.get(f"/compute/v2.1/servers/{server_id}/os-instance-actions"))[
+        "instanceActions"
+    ]  # type: ignore[no-any-return]

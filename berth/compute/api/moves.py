@@ -17,6 +17,7 @@ from berth.compute.api import microversion
 from berth.compute.api.request import ComputeRequest
 
 _MIGRATE = "os_compute_api:os-migrate-server:migrate"
+_CROSS_CELL = "compute:servers:resize:cross_cell"
 
 
 def migrate(req: ComputeRequest, server_id: str, argument: Any) -> Response:
@@ -24,7 +25,9 @@ def migrate(req: ComputeRequest, server_id: str, argument: Any) -> Response:
     host = _migrate_host(req, argument)
     if host is not None:
         req.authorize(f"{_MIGRATE}:host")
-    moves.migrate(req.service, req.context, server_id, _may_see(req, _MIGRATE), host)
+    moves.migrate(
+        req.service, req.context, server_id, _may_see(req, _MIGRATE), host, _cross_cell(req)
+    )
     return req.no_content(202)
 
 
@@ -47,7 +50,9 @@ def resize(req: ComputeRequest, server_id: str, argument: Any) -> Response:
     flavor_ref = str(argument["flavorRef"]).strip()
     if not flavor_ref:
         raise exceptions.BadRequest("Invalid input for resize: flavorRef is empty.")
-    moves.resize(req.service, req.context, server_id, _may_see(req, rule), flavor_ref)
+    moves.resize(
+        req.service, req.context, server_id, _may_see(req, rule), flavor_ref, _cross_cell(req)
+    )
     return req.no_content(202)
 
 
@@ -128,6 +133,11 @@ def _live_host(req: ComputeRequest, argument: Any) -> str | None:
 def _no_argument(action: str, argument: Any) -> None:
     if argument not in (None, {}):
         raise exceptions.BadRequest(f"Invalid input for {action}: it takes no argument (null).")
+
+
+def _cross_cell(req: ComputeRequest) -> bool:
+    """Whether the move may leave the server's cell (Nova's rule; nobody by default)."""
+    return req.allowed(_CROSS_CELL)
 
 
 def _may_see(req: ComputeRequest, rule: str) -> Callable[[str], bool]:

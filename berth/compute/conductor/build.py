@@ -26,7 +26,7 @@ from berth.compute import actions, cleanup
 from berth.compute.cells import CellRegistry
 from berth.compute.clients.network import NetworkClient, NetworkError
 from berth.compute.clients.placement import PlacementClient
-from berth.compute.conductor import claims, evacuate, moves, ports, unshelve
+from berth.compute.conductor import claims, cross_cell, evacuate, moves, ports, unshelve
 from berth.compute.db import (
     build_requests,
     group_placements,
@@ -117,9 +117,18 @@ class SuperConductor:
         host: str | None,
         same_host: bool,
         request_id: str = "",
+        cross_cell: bool = False,
     ) -> None:
         """Cold migrate or resize a server (``berth.compute.conductor.moves``)."""
-        self._mover().migrate_server(instance_uuid, flavor, host, same_host, request_id)
+        self._mover().migrate_server(instance_uuid, flavor, host, same_host, request_id, cross_cell)
+
+    def confirm_cross_cell_resize(self, instance_uuid: str, migration_uuid: str) -> None:
+        """Keep a server that moved between cells (``berth.compute.conductor.cross_cell``)."""
+        cross_cell.confirm(self._mover(), instance_uuid, migration_uuid)
+
+    def revert_cross_cell_resize(self, instance_uuid: str, migration_uuid: str) -> None:
+        """Bring a server that moved between cells back (``berth.compute.conductor.cross_cell``)."""
+        cross_cell.revert(self._mover(), instance_uuid, migration_uuid)
 
     def live_migrate_server(
         self, instance_uuid: str, host: str | None, request_id: str = ""

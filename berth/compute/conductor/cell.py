@@ -18,7 +18,7 @@ from berth.compute import cleanup
 from berth.compute.cells import Cell
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
-from berth.compute.conductor import evacuate, moves, ports, unshelve
+from berth.compute.conductor import evacuate, move_steps, ports, unshelve
 from berth.compute.conductor.claims import bind_first
 from berth.compute.db import group_placements, instances
 from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
@@ -106,14 +106,14 @@ class CellConductor:
         attempts: Sequence[BuildAttempt],
     ) -> None:
         """A move failed on its destination: the next alternate, or back to the source."""
-        moves.reschedule(
+        move_steps.reschedule(
             self.cell, self.db, self.api_db, self.placement, self.network, self.cell_rpc,
             instance_uuid, migration_uuid, failed_host, reason, alternates, attempts,
         )  # fmt: skip
 
     def finish_revert_resize(self, instance_uuid: str, migration_uuid: str) -> None:
         """The destination dropped a reverted server's copy: back to the source."""
-        moves.finish_revert(
+        move_steps.finish_revert(
             self.db, self.api_db, self.placement, self.network, instance_uuid, migration_uuid
         )
 

@@ -33,7 +33,7 @@ from berth.compute import actions
 from berth.compute.cells import Cell, CellRegistry
 from berth.compute.clients.network import NetworkClient, NetworkError
 from berth.compute.clients.placement import PlacementClient
-from berth.compute.conductor import claims, ports
+from berth.compute.conductor import claims, cross_cell, move_steps, ports
 from berth.compute.db import cells as cell_store
 from berth.compute.db import group_placements, instances, migrations, request_specs
 from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
@@ -44,22 +44,8 @@ from berth.compute.servers import spec_flavor
 
 LOG = logging.getLogger(__name__)
 
-# Instance actions and their events (the API's action names, Nova's method names).
-MIGRATE = "migrate"
-RESIZE = "resize"
-REVERT_RESIZE = "revertResize"
-LIVE_MIGRATION = "live-migration"
-SCHEDULE = "conductor_migrate_server"
 LIVE_SCHEDULE = "conductor_live_migrate_instance"
-FINISH_REVERT = "compute_finish_revert_resize"
 _NO_ALLOCATION = "Move failed: the server holds no allocation; heal it first."
-# The task states of a move before the server runs on its destination.
-MOVING = ("resize_prep", "resize_migrating")
-
-
-def action_of(migration: Mapping[str, Any]) -> str:
-    """The instance action a migration's events go under."""
-    return RESIZE if migration["migration_type"] == migrations.RESIZE else MIGRATE
 
 
 class Mover:
@@ -88,12 +74,13 @@ class Mover:
         host: str | None,
         same_host: bool,
         request_id: str,
+        may_leave_cell: bool = False,
     ) -> None:
         found = self._moving(instance_uuid, "resize_prep")
         if found is None:
             return
         cell, db, instance, document = found
-        action = RESIZE if flavor else MIGRATE
+        action = move_steps.RESIZE if flavor else move_steps.MIGRATE
         entries = [PortEntry.from_json(e) for e in instance["network_info"]]
         try:
             answered = [self.network.port(entry.port_id) for entry in entries]
@@ -104,7 +91,7 @@ class Mover:
         with db.write() as conn:
             migration = migrations.create(
                 conn, instance, migrations.RESIZE if flavor else migrations.MIGRATION,
-                "pre-migrating", flavor or instance["flavor"], _bound_providers(answered),
+                "pre-migrating", flavor or instance["flavor"], move_steps.bound_providers(answered),
             )  # fmt: skip
         if not self.placement.move_allocations(instance_uuid, migration["uuid"], "MIGRATION"):
             with db.write() as conn:
@@ -112,9 +99,11 @@ class Mover:
             self._refuse(db, instance, action, "resize_prep", _NO_ALLOCATION)
             return
         try:
-            (selections,) = self.scheduler.select_destinations(spec)
+            selections = self._destinations(spec, may_leave_cell)
         except (NoValidHost, ServiceUnreachable) as exc:
-            put_back(db, self.api_db, self.placement, self.network, instance, migration, str(exc))
+            move_steps.put_back(
+                db, self.api_db, self.placement, self.network, instance, migration, str(exc)
+            )
             return
         attempts: list[BuildAttempt] = []
         chosen = claims.bind_first(
@@ -122,9 +111,28 @@ class Mover:
         )
         if chosen is None:
             message = failed_everywhere(attempts)
-            put_back(db, self.api_db, self.placement, self.network, instance, migration, message)
+            move_steps.put_back(
+                db, self.api_db, self.placement, self.network, instance, migration, message
+            )
             return
-        go_to(db, self.cell_rpc, cell, instance, migration, selections, chosen, attempts)
+        if selections[chosen].cell_uuid != cell.uuid:
+            cross_cell.move_across(self, cell, instance, migration, selections, chosen, attempts)
+            return
+        move_steps.go_to(db, self.cell_rpc, cell, instance, migration, selections, chosen, attempts)
+
+    def _destinations(self, spec: RequestSpec, may_leave_cell: bool) -> list[Selection]:
+        """The claimed selection and its alternates in the server's cell, or, when it has no
+        room and the move may leave it, in another."""
+        try:
+            (selections,) = self.scheduler.select_destinations(spec)
+        except NoValidHost:
+            if not may_leave_cell or spec.destination is None:
+                raise
+            anywhere = dataclasses.replace(
+                spec, destination=dataclasses.replace(spec.destination, cell_uuid=None)
+            )
+            (selections,) = self.scheduler.select_destinations(anywhere)
+        return selections
 
     def live_migrate_server(self, instance_uuid: str, host: str | None, request_id: str) -> None:
         """Live migrate: nothing moves until the destination runs the copy; a refused binding
@@ -139,17 +147,19 @@ class Mover:
             answered = [self.network.port(entry.port_id) for entry in entries]
             spec = self._spec(cell, instance, document, answered, None, host, same_host=False)
         except (ports.PortsUnusable, NetworkError) as exc:
-            self._refuse(db, instance, LIVE_MIGRATION, "migrating", f"Move failed: {exc}")
+            self._refuse(
+                db, instance, move_steps.LIVE_MIGRATION, "migrating", f"Move failed: {exc}"
+            )
             return
         with db.write() as conn:
             migration = migrations.create(
                 conn, instance, migrations.LIVE_MIGRATION, "preparing", instance["flavor"],
-                _bound_providers(answered),
+                move_steps.bound_providers(answered),
             )  # fmt: skip
         if not self.placement.move_allocations(instance_uuid, migration["uuid"], "MIGRATION"):
             with db.write() as conn:
                 migrations.update(conn, migration["uuid"], {"status": "error"})
-            self._refuse(db, instance, LIVE_MIGRATION, "migrating", _NO_ALLOCATION)
+            self._refuse(db, instance, move_steps.LIVE_MIGRATION, "migrating", _NO_ALLOCATION)
             return
         try:
             (selections,) = self.scheduler.select_destinations(spec)
@@ -194,7 +204,7 @@ class Mover:
                     selection.port_allocations.get(port["id"]),
                 )  # fmt: skip
                 made.append(port["id"])
-            failure = self.cell_rpc.host(cell, dest).pre_live_migration(
+            failure = self.cell_rpc.host(cell, dest).start_copy(
                 uuid, migration["uuid"], selection.port_allocations
             )
         except (NetworkError, ServiceUnreachable) as exc:
@@ -233,7 +243,7 @@ class Mover:
                 "host": selection.host, "node": selection.node, "task_state": None,
                 "network_info": [entry.to_json() for entry in network_info],
             })  # fmt: skip
-            actions.step_done(conn, uuid, LIVE_MIGRATION, LIVE_SCHEDULE, actions.SUCCESS)
+            actions.step_done(conn, uuid, move_steps.LIVE_MIGRATION, LIVE_SCHEDULE, actions.SUCCESS)
         LOG.info("server %s live migrated from %s to %s", uuid, source, selection.host)
         self.cell_rpc.host(cell, source).post_live_migration(uuid, migration["uuid"])
 
@@ -249,7 +259,7 @@ class Mover:
             instances.update(conn, uuid, {"task_state": None}, ["migrating"])
             instances.add_fault(conn, uuid, 500, failure, details=failure)
             actions.step_done(
-                conn, uuid, LIVE_MIGRATION, LIVE_SCHEDULE, actions.ERROR, details=failure
+                conn, uuid, move_steps.LIVE_MIGRATION, LIVE_SCHEDULE, actions.ERROR, details=failure
             )
         LOG.info("server %s stays on %s: %s", uuid, instance["host"], failure)
 
@@ -301,163 +311,8 @@ class Mover:
     ) -> None:
         """The move cannot start: the server stays as it is, the action says why."""
         LOG.info("server %s cannot move: %s", instance["uuid"], message)
-        event = LIVE_SCHEDULE if action == LIVE_MIGRATION else SCHEDULE
+        event = LIVE_SCHEDULE if action == move_steps.LIVE_MIGRATION else move_steps.SCHEDULE
         with db.write() as conn:
             instances.update(conn, instance["uuid"], {"task_state": None}, [task_state])
             instances.add_fault(conn, instance["uuid"], 400, message, details=message)
             actions.step_done(conn, instance["uuid"], action, event, actions.ERROR, details=message)
-
-
-def go_to(
-    db: Database,
-    cell_rpc: CellRPC,
-    cell: Cell,
-    instance: Mapping[str, Any],
-    migration: Mapping[str, Any],
-    selections: Sequence[Selection],
-    chosen: int,
-    attempts: Sequence[BuildAttempt],
-) -> None:
-    """The destination is claimed and the ports bound there: record it and hand over."""
-    selection = selections[chosen]
-    with db.write() as conn:
-        migrations.update(conn, migration["uuid"], {
-            "status": "migrating", "dest_compute": selection.host,
-            "dest_node": selection.node, "dest_host": selection.host,
-        })  # fmt: skip
-        moving = instances.update(
-            conn, instance["uuid"], {"task_state": "resize_migrating"}, MOVING
-        )
-        if moving:
-            actions.step_done(
-                conn, instance["uuid"], action_of(migration), SCHEDULE, actions.SUCCESS
-            )
-    if not moving:
-        LOG.info("server %s changed during its move; the move stops here", instance["uuid"])
-        return
-    LOG.info("server %s moves from %s to %s", instance["uuid"], instance["host"], selection.host)
-    cell_rpc.host(cell, selection.host).finish_resize(
-        instance["uuid"], migration["uuid"], selections[chosen + 1 :], attempts
-    )
-
-
-def put_back(
-    db: Database,
-    api_db: Database,
-    placement: PlacementClient,
-    network: NetworkClient,
-    instance: Mapping[str, Any],
-    migration: Mapping[str, Any],
-    failure: str | None,
-    failed_host: str | None = None,
-) -> None:
-    """The server back on its source as before the move: its source allocation (replacing what
-    it holds at the destination), its ports bound there with their old providers, its group
-    record, its host and flavor. ``failure`` says why the move failed (None: a revert asked
-    for it); then the migration is ``error`` and the server keeps a fault, else ``reverted``."""
-    uuid, source = instance["uuid"], migration["source_compute"]
-    placement.move_allocations(migration["uuid"], uuid, "INSTANCE")
-    entries = [PortEntry.from_json(e) for e in instance["network_info"]]
-    _bind_back(network, entries, source, migration["source_port_allocations"])
-    group_placements.admit(api_db, uuid, source)
-    network_info = ports.refreshed(network, entries)
-    with db.write() as conn:
-        now = instances.get(conn, uuid, include_deleted=False)
-        stopped = now is not None and now["power_state"] == 4
-        instances.update(conn, uuid, {
-            "host": source, "node": migration["source_node"], "flavor": migration["old_flavor"],
-            "vm_state": "stopped" if stopped else "active", "task_state": None,
-            "network_info": [entry.to_json() for entry in network_info],
-        })  # fmt: skip
-        if failure is None:
-            migrations.update(conn, migration["uuid"], {"status": "reverted"})
-            actions.step_done(conn, uuid, REVERT_RESIZE, FINISH_REVERT, actions.SUCCESS, source)
-            return
-        migrations.update(conn, migration["uuid"], {"status": "error"})
-        instances.add_fault(conn, uuid, 500, failure, details=failure, host=failed_host)
-        actions.step_done(
-            conn, uuid, action_of(migration), SCHEDULE, actions.ERROR, details=failure
-        )
-    LOG.info("server %s stays on %s: %s", uuid, source, failure)
-
-
-def _bind_back(
-    network: NetworkClient,
-    entries: Sequence[PortEntry],
-    host: str,
-    allocations: Mapping[str, Mapping[str, str]],
-) -> None:
-    """Every port bound to ``host`` again with the providers it had there, and active."""
-    for entry in entries:
-        try:
-            network.bind(entry.port_id, host, allocations.get(entry.port_id))
-            network.activate(entry.port_id, host)
-        except NetworkError:
-            LOG.exception("port %s could not be bound back to %s", entry.port_id, host)
-
-
-def _bound_providers(answered: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, str]]:
-    """Per port, the providers its binding profile names for its request groups."""
-    found: dict[str, dict[str, str]] = {}
-    for port in answered:
-        allocation = (port.get("binding:profile") or {}).get("allocation")
-        if isinstance(allocation, dict) and allocation:
-            found[port["id"]] = {str(g): str(rp) for g, rp in allocation.items()}
-    return found
-
-
-def reschedule(
-    cell: Cell,
-    db: Database,
-    api_db: Database,
-    placement: PlacementClient,
-    network: NetworkClient,
-    cell_rpc: CellRPC,
-    instance_uuid: str,
-    migration_uuid: str,
-    failed_host: str,
-    reason: str,
-    alternates: Sequence[Selection],
-    attempts: Sequence[BuildAttempt],
-) -> None:
-    """The cell conductor's part when a destination failed: release it, claim and bind the next
-    alternate that takes the server, or put it back on its source."""
-    tried = [*attempts, BuildAttempt(failed_host, reason)]
-    with db.read() as conn:
-        instance = instances.get(conn, instance_uuid, include_deleted=False)
-        migration = migrations.get(conn, migration_uuid)
-    if instance is None or migration is None or instance["task_state"] != "resize_migrating":
-        LOG.info("server %s is no longer moving; nothing to reschedule", instance_uuid)
-        return
-    with db.write() as conn:
-        # The failure counts against the host (the build-failure weigher), as a build's does.
-        instances.add_fault(conn, instance_uuid, 500, reason, details=reason, host=failed_host)
-    placement.release(instance_uuid)
-    entries = [PortEntry.from_json(e) for e in instance["network_info"]]
-    chosen = claims.bind_first(
-        api_db, placement, network, instance, entries, alternates, tried, first_claimed=False
-    )
-    if chosen is None:
-        message = failed_everywhere(tried)
-        put_back(db, api_db, placement, network, instance, migration, message, failed_host)
-        return
-    go_to(db, cell_rpc, cell, {**instance, "task_state": "resize_migrating"}, migration,
-          alternates, chosen, tried)  # fmt: skip
-
-
-def finish_revert(
-    db: Database,
-    api_db: Database,
-    placement: PlacementClient,
-    network: NetworkClient,
-    instance_uuid: str,
-    migration_uuid: str,
-) -> None:
-    """The cell conductor's part of a revert, once the destination dropped its copy."""
-    with db.read() as conn:
-        instance = instances.get(conn, instance_uuid, include_deleted=False)
-        migration = migrations.get(conn, migration_uuid)
-    if instance is None or migration is None or migration["status"] != "reverting":
-        LOG.info("server %s is no longer reverting; nothing to do", instance_uuid)
-        return
-    put_back(db, api_db, placement, network, instance, migration, None)

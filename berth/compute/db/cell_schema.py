@@ -97,6 +97,9 @@ instances = sa.Table(
     sa.Column("launched_at", sa.DateTime, nullable=True),
     sa.Column("terminated_at", sa.DateTime, nullable=True),
     sa.Column("deleted", sa.Boolean, nullable=False, default=False),
+    # A copy of a server moving between cells that is not the server (yet, or any more): the
+    # InstanceMapping names the cell whose copy is. Hidden copies are left out of every list.
+    sa.Column("hidden", sa.Boolean, nullable=False, default=False, server_default=sa.false()),
     *timestamps(),
     **MYSQL,
 )
@@ -204,6 +207,12 @@ migrations = sa.Table(
     sa.Column("source_port_allocations", sa.JSON, nullable=False),
     sa.Column("project_id", sa.String(NAME), nullable=False),
     sa.Column("user_id", sa.String(NAME), nullable=False),
+    # A move between cells keeps a row in each; the source cell's is hidden once the server
+    # runs in the target cell (and the target's, if the move is reverted).
+    sa.Column(
+        "cross_cell_move", sa.Boolean, nullable=False, default=False, server_default=sa.false()
+    ),
+    sa.Column("hidden", sa.Boolean, nullable=False, default=False, server_default=sa.false()),
     *timestamps(),
     **MYSQL,
 )

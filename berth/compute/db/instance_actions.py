@@ -164,3 +164,20 @@ def action_of_event(conn: Connection, event_id: int) -> int:
         instance_action_events.c.id == event_id
     )
     return int(conn.execute(query).scalar_one())
+
+
+def copy(conn: Connection, found: list[tuple[RowMapping, list[RowMapping]]]) -> None:
+    """Write actions and their events read from another cell (a server moving here)."""
+    for action, its_events in found:
+        values = {k: v for k, v in action.items() if k != "id"}
+        action_id = conn.execute(instance_actions.insert().values(**values)).inserted_primary_key[0]
+        for event in its_events:
+            kept = {k: v for k, v in event.items() if k not in ("id", "action_id")}
+            conn.execute(instance_action_events.insert().values(action_id=action_id, **kept))
+
+
+def purge(conn: Connection, instance_uuid: str) -> None:
+    """Remove the instance's actions and their events from this cell."""
+    ids = sa.select(instance_actions.c.id).where(instance_actions.c.instance_uuid == instance_uuid)
+    conn.execute(instance_action_events.delete().where(instance_action_events.c.action_id.in_(ids)))
+    conn.execute(instance_actions.delete().where(instance_actions.c.instance_uuid == instance_uuid))

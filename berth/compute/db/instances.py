@@ -11,7 +11,7 @@ more.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -24,6 +24,8 @@ from berth.compute.db.errors import Duplicate
 
 # Columns only :func:`create` and :func:`mark_deleted` set.
 _FIXED = frozenset({"id", "uuid", "deleted"})
+# What a copy in another cell does not take over: its own row id.
+_NOT_COPIED = frozenset({"id"})
 _FAULT_MESSAGE_LENGTH = 255
 
 
@@ -58,7 +60,7 @@ def list_instances(
 ) -> list[RowMapping]:
     """Instances, newest first, narrowed by project, host, state(s), a substring of the display
     name (case-insensitive), a set of uuids, and a time their row last changed before (its
-    update, else its creation)."""
+    update, else its creation). Hidden copies (of a server moving between cells) are left out."""
     query = sa.select(instances).order_by(instances.c.created_at.desc(), instances.c.id.desc())
     if project_id is not None:
         query = query.where(instances.c.project_id == project_id)
@@ -77,7 +79,7 @@ def list_instances(
         query = query.where(changed < changed_before)
     if not include_deleted:
         query = query.where(instances.c.deleted == sa.false())
-    return list(conn.execute(query).mappings())
+    return list(conn.execute(query.where(instances.c.hidden == sa.false())).mappings())
 
 
 def up_between(
@@ -95,7 +97,7 @@ def up_between(
     )
     if project_id is not None:
         query = query.where(instances.c.project_id == project_id)
-    return list(conn.execute(query).mappings())
+    return list(conn.execute(query.where(instances.c.hidden == sa.false())).mappings())
 
 
 def update(
@@ -131,6 +133,29 @@ def mark_deleted(conn: Connection, uuid: str, now: dt.datetime | None = None) ->
         .values(deleted=True, vm_state="deleted", task_state=None, terminated_at=now)
     )
     return result.rowcount > 0
+
+
+def copy_to(
+    conn: Connection,
+    row: Mapping[str, Any],
+    values: Mapping[str, Any],
+    its_faults: Sequence[Mapping[str, Any]] = (),
+) -> None:
+    """Write ``row`` (an instance of another cell), changed by ``values``, into this cell with
+    its faults; a stale copy of it here (an earlier move) is replaced."""
+    purge(conn, row["uuid"])
+    copied = {k: v for k, v in row.items() if k not in _NOT_COPIED}
+    conn.execute(instances.insert().values(**{**copied, **values}))
+    for fault in reversed(its_faults):
+        conn.execute(
+            instance_faults.insert().values(**{k: v for k, v in fault.items() if k != "id"})
+        )
+
+
+def purge(conn: Connection, uuid: str) -> None:
+    """Remove every trace of the instance from this cell (a copy the server left behind)."""
+    conn.execute(instance_faults.delete().where(instance_faults.c.instance_uuid == uuid))
+    conn.execute(instances.delete().where(instances.c.uuid == uuid))
 
 
 def _task_state_in(states: Collection[str | None]) -> sa.ColumnElement[bool]:

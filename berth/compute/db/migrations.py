@@ -87,6 +87,7 @@ def in_progress(conn: Connection, instance_uuid: str) -> RowMapping | None:
         .where(
             migrations.c.instance_uuid == instance_uuid,
             migrations.c.status.in_(IN_PROGRESS),
+            migrations.c.hidden == sa.false(),
         )
         .order_by(migrations.c.id.desc())
     )
@@ -102,9 +103,13 @@ def list_migrations(
     source_compute: str | None = None,
     statuses: Collection[str] | None = None,
     changed_since: dt.datetime | None = None,
+    include_hidden: bool = False,
 ) -> list[RowMapping]:
-    """Migrations, newest first; ``host`` matches either end."""
+    """Migrations, newest first; ``host`` matches either end. The hidden copy a cross-cell move
+    keeps in its other cell is left out unless asked for."""
     query = sa.select(migrations).order_by(migrations.c.created_at.desc(), migrations.c.id.desc())
+    if not include_hidden:
+        query = query.where(migrations.c.hidden == sa.false())
     if instance_uuid is not None:
         query = query.where(migrations.c.instance_uuid == instance_uuid)
     if host is not None:
@@ -123,6 +128,13 @@ def list_migrations(
         changed = sa.func.coalesce(migrations.c.updated_at, migrations.c.created_at)
         query = query.where(changed >= changed_since)
     return list(conn.execute(query).mappings())
+
+
+def copy_to(conn: Connection, row: Mapping[str, Any], values: Mapping[str, Any]) -> None:
+    """Write ``row`` (a migration of another cell), changed by ``values``, into this cell."""
+    conn.execute(migrations.delete().where(migrations.c.uuid == row["uuid"]))
+    copied = {k: v for k, v in row.items() if k != "id"}
+    conn.execute(migrations.insert().values(**{**copied, **values}))
 
 
 def update(

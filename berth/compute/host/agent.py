@@ -283,13 +283,16 @@ class HostAgent:
     def revert_resize(self, instance_uuid: str, migration_uuid: str) -> None:
         moves.revert_resize(self, instance_uuid, migration_uuid)
 
-    def pre_live_migration(
+    def start_copy(
         self,
         instance_uuid: str,
         migration_uuid: str,
         port_allocations: Mapping[str, Mapping[str, str]],
     ) -> str | None:
-        return moves.pre_live_migration(self, instance_uuid, migration_uuid, port_allocations)
+        return moves.start_copy(self, instance_uuid, migration_uuid, port_allocations)
+
+    def drop_copy(self, instance_uuid: str) -> None:
+        self._give_back_here(instance_uuid)
 
     def post_live_migration(self, instance_uuid: str, migration_uuid: str) -> None:
         moves.post_live_migration(self, instance_uuid, migration_uuid)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from berth.compute import actions
 from berth.compute.conductor import ports
-from berth.compute.conductor.moves import action_of
+from berth.compute.conductor.move_steps import action_of
 from berth.compute.db import instances, migrations, pci_devices
 from berth.compute.objects.build import BuildAttempt, PortEntry
 from berth.compute.objects.selection import Selection
@@ -34,6 +34,8 @@ REVERT_RESIZE = "revertResize"
 LIVE_MIGRATION = "live-migration"
 PRE_LIVE = "compute_pre_live_migration"
 POST_LIVE = "compute_post_live_migration"
+# The task states of a server whose copy a destination starts (live; between cells).
+_COPYING = ("migrating", "resize_migrating")
 SHUTDOWN = 4
 
 
@@ -143,21 +145,25 @@ def release_moves(agent: HostAgent, instance: Mapping[str, Any]) -> None:
         pci_devices.release(conn, instance["uuid"])
 
 
-def pre_live_migration(
+def start_copy(
     agent: HostAgent,
     instance_uuid: str,
     migration_uuid: str,
     port_allocations: Mapping[str, Mapping[str, str]],
 ) -> str | None:
-    """Start the live migration's copy here (the destination): its virtual functions on the
-    physical functions its ports' inactive bindings here name, the spawn. Why it failed (having
-    given back what it took here), or None."""
+    """Start a moving server's copy here, the destination of a live migration (while the
+    source still runs it) or of a move between cells (a copy of its records is here already):
+    its virtual functions on the physical functions its ports' providers here are on, the spawn.
+    Why it failed (having given back what it took here), or None."""
     with agent.db.read() as conn:
         instance = instances.get(conn, instance_uuid, include_deleted=False)
-    if instance is None or instance["task_state"] != "migrating":
-        return f"server {instance_uuid} is no longer being live migrated"
+        migration = migrations.get(conn, migration_uuid)
+    if instance is None or migration is None or instance["task_state"] not in _COPYING:
+        return f"server {instance_uuid} is no longer moving here"
+    live = migration["migration_type"] == migrations.LIVE_MIGRATION
+    action, event = (LIVE_MIGRATION, PRE_LIVE) if live else (action_of(migration), FINISH)
     with agent.db.write() as conn:
-        step = actions.step_started(conn, instance_uuid, LIVE_MIGRATION, PRE_LIVE, agent.host)
+        step = actions.step_started(conn, instance_uuid, action, event, agent.host)
     failure = agent.start_here(instance, allocations=port_allocations)
     if failure is not None:
         agent._give_back_here(instance_uuid)
