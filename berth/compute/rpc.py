@@ -32,9 +32,16 @@ can be upgraded one at a time) and refuses another major with ``IncompatibleVers
 inside (request spec, selections, attempts, diagnosis) carry their own versions (``objects``).
 Nothing crosses the bus as an untyped dict: clients encode, endpoints decode.
 
-Version history (bump the minor for an added argument, the major for anything else):
+Version history (bump the minor for an added argument or method, the major for anything else):
 
 - super-conductor 1.0, scheduler 1.0, cell conductor 1.0, compute host 1.0: first versioned API.
+- super-conductor 1.1, cell conductor 1.1, compute host 1.1: the moves (migrate_server with
+  cross_cell, live_migrate_server, evacuate_server, the cross-cell confirm and revert,
+  reschedule_move, finish_revert_resize, evacuate_failed, finish_resize, confirm_resize,
+  revert_resize, start_copy, drop_copy, post_live_migration, evacuate_instance), shelving
+  (unshelve_instance, unshelve_failed, shelve_instance, shelve_offload_instance) and interfaces
+  (attach_interface, detach_interface). A 1.0 receiver has none of them: upgrade the cell
+  conductors and hosts before the API and super-conductor start asking for them.
 """
 
 from __future__ import annotations
@@ -58,10 +65,10 @@ LOG = logging.getLogger(__name__)
 SUPER_CONDUCTOR = "super-conductor"
 SCHEDULER = "scheduler"
 
-SUPER_CONDUCTOR_VERSION = Version(1, 0)
+SUPER_CONDUCTOR_VERSION = Version(1, 1)
 SCHEDULER_VERSION = Version(1, 0)
-CELL_CONDUCTOR_VERSION = Version(1, 0)
-COMPUTE_HOST_VERSION = Version(1, 0)
+CELL_CONDUCTOR_VERSION = Version(1, 1)
+COMPUTE_HOST_VERSION = Version(1, 1)
 
 
 def cell_conductor_topic(cell_uuid: str) -> str:
