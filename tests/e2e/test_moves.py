@@ -595,6 +595,9 @@ def test_a_server_moves_to_another_cell_with_its_records_and_stays_when_confirme
     assert w.allocations(client, migration["uuid"]) == {}
     assert _usages(client) == after
     assert _rows_in(stack, source_cell, server_id) == []
+    deadline = time.monotonic() + 10
+    while stack.agents[source].driver.running and time.monotonic() < deadline:
+        time.sleep(0.05)  # the source host drops its copy after the confirm is answered
     assert not stack.agents[source].driver.running
     _assert_clean(stack)
 
@@ -667,3 +670,60 @@ def _actions(client: httpx.Client, server_id: str) -> list[dict[str, Any]]:
     return w.ok(client.get(f"/compute/v2.1/servers/{server_id}/os-instance-actions"))[
         "instanceActions"
     ]  # type: ignore[no-any-return]
+
+
+def test_an_sriov_server_moves_to_another_cell_with_its_virtual_function(
+    start_stack: StackFactory, tmp_path: Path
+) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text('"compute:servers:resize:cross_cell": "rule:context_is_admin"\n')
+    pfs = {"ens1f0": {"physnet": "physnet1", "vfs": 2, "egress_kbps": 10000, "ingress_kbps": 10000}}
+    host = {"vcpus": 16, "memory_mb": 32768, "disk_gb": 100, "sriov": {"pfs": pfs}}
+    fleet = {
+        "cells": ["cell1", "cell2"],
+        "hosts": [
+            {"name": "left", "cell": "cell1", **host},
+            {"name": "right", "cell": "cell2", **host},
+        ],
+    }
+    stack, client = start_stack(fleet, policy_file=str(policy))
+    flavor, image = w.flavor_and_image(stack)
+    body = {
+        "network_id": w.network(client, "physnet1", "10.1.0.0/24"),
+        "qos_policy_id": w.bandwidth_policy(client, 3000),
+        "binding:vnic_type": "direct",
+    }
+    port = w.ok(client.post("/networking/v2.0/ports", json={"port": body}))["port"]
+    server_id = w.boot(client, flavor, image, [{"port": port["id"]}])
+    source = w.wait(client, server_id)["OS-EXT-SRV-ATTR:host"]
+    dest = {"left": "right", "right": "left"}[source]
+    cells = {
+        c.name: stack.compute.cells.database(c)
+        for c in stack.compute.cells.cells(include_cell0=False)
+    }
+
+    def vfs() -> dict[str, list[str]]:
+        found = {}
+        for name, db in cells.items():
+            with db.read() as conn:
+                query = sa.select(pci_devices.c.status).where(
+                    pci_devices.c.instance_uuid == server_id
+                )
+                found[name] = [row.status for row in conn.execute(query)]
+        return found
+
+    source_cell = w.cell_of(stack, server_id)
+    dest_cell = {"cell1": "cell2", "cell2": "cell1"}[source_cell]
+    _action(client, server_id, {"migrate": None})
+    assert _wait_status(client, server_id, "VERIFY_RESIZE")["OS-EXT-SRV-ATTR:host"] == dest
+    assert vfs() == {source_cell: ["allocated"], dest_cell: ["allocated"]}
+    assert set(_held(client, server_id)) == {dest, f"{dest}:NIC Switch agent:ens1f0"}
+    assert _bindings(client, port["id"]) == [(dest, "ACTIVE")]
+    _action(client, server_id, {"confirmResize": None}, status=204)
+    _wait_migration(client, server_id, "confirmed")
+    _wait_status(client, server_id, "ACTIVE")
+    deadline = time.monotonic() + 10
+    while vfs()[source_cell] and time.monotonic() < deadline:
+        time.sleep(0.05)  # the source host drops its copy after the confirm is answered
+    assert vfs() == {source_cell: [], dest_cell: ["allocated"]}
+    _assert_clean(stack)
