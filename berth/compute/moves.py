@@ -17,9 +17,10 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from berth.bus import BusError
 from berth.common.context import RequestContext
-from berth.compute import actions, exceptions, server_tasks, servers
+from berth.compute import actions, exceptions, quotas, server_tasks, servers
 from berth.compute.cells import Cell
 from berth.compute.db import flavors, migrations, services
+from berth.compute.db.quotas import ServerSize
 from berth.compute.service import ComputeService
 
 LOG = logging.getLogger(__name__)
@@ -120,6 +121,12 @@ def resize(
                 f"Resizing to a smaller root disk ({flavor['root_gb']} GiB, from "
                 f"{old['root_gb']} GiB) is not allowed."
             )
+        with service.api_db.write() as conn:
+            quotas.admit_resize(
+                conn, service.cells, row["project_id"],
+                ServerSize(vcpus=old["vcpus"], memory_mb=old["memory_mb"]),
+                ServerSize(vcpus=flavor["vcpus"], memory_mb=flavor["memory_mb"]),
+            )  # fmt: skip
 
     started = server_tasks.start(
         service, context, server_uuid, may_see,

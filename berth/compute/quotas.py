@@ -241,6 +241,27 @@ def admit_servers(
     return allowed
 
 
+def admit_resize(
+    conn: Connection, cells: CellRegistry, project_id: str, old: ServerSize, new: ServerSize
+) -> None:
+    """Room for a server of the project to grow from ``old`` to ``new`` (a resize), or
+    QuotaExceeded; a smaller flavor always fits. The server counts with its old flavor until it
+    runs with the new one, so two resizes of one project started together are each checked
+    alone, as upstream's counting does."""
+    grows = {CORES: new.vcpus - old.vcpus, RAM: new.memory_mb - old.memory_mb}
+    if all(delta <= 0 for delta in grows.values()):
+        return
+    store.hold_project(conn, project_id)
+    limits = project_limits(conn, project_id)
+    if all(limits[name] < 0 for name in grows):
+        return
+    usage = project_usage(conn, cells, project_id)
+    wanted = {name: (Quota(limits[name], usage[name]), delta) for name, delta in grows.items()}
+    over = {name: want for name, want in wanted.items() if not want[0].fits(want[1])}
+    if over:
+        raise _exceeded(over)
+
+
 def admit_server_group(conn: Connection, project_id: str) -> None:
     """One more server group for the project, or QuotaExceeded; the caller creates it in the
     same transaction."""

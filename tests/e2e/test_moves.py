@@ -727,3 +727,21 @@ def test_an_sriov_server_moves_to_another_cell_with_its_virtual_function(
         time.sleep(0.05)  # the source host drops its copy after the confirm is answered
     assert vfs() == {source_cell: [], dest_cell: ["allocated"]}
     _assert_clean(stack)
+
+
+def test_a_resize_past_the_projects_cores_is_refused(start_stack: StackFactory) -> None:
+    stack, client = _ovs_stack(start_stack, count=2)
+    flavor, image = w.flavor_and_image(stack)
+    server_id = w.boot(client, flavor, image, "none")
+    assert w.wait(client, server_id)["status"] == "ACTIVE"
+    w.ok(client.put("/compute/v2.1/os-quota-sets/admin", json={"quota_set": {"cores": 3}}))
+    answer = client.post(
+        f"/compute/v2.1/servers/{server_id}/action",
+        json={"resize": {"flavorRef": _bigger_flavor(stack)}},
+    )
+    assert answer.status_code == 403, answer.text
+    assert "cores" in answer.json()["forbidden"]["message"]
+    assert _migrations(client, server_id) == []
+    smaller = w.flavor_and_image(stack, vcpus=1, ram=1024)[0]
+    _action(client, server_id, {"resize": {"flavorRef": smaller}})
+    assert _wait_status(client, server_id, "VERIFY_RESIZE")["flavor"]["vcpus"] == 1
