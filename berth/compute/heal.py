@@ -29,6 +29,7 @@ from berth.compute.scheduler.placement_query import (
     port_allocations,
     port_group,
 )
+from berth.compute.servers import spec_flavor
 
 # Provider uuid -> resource class -> amount.
 Amounts = Mapping[str, Mapping[str, int]]
@@ -248,6 +249,9 @@ def heal(
         try:
             if server is None:
                 raise _CannotHeal("its compute node or its request spec is gone")
+            if server.row["task_state"] is not None:
+                # A move or build under way holds allocations its row does not describe yet.
+                raise _CannotHeal(f"a task is under way ({server.row['task_state']}); try again")
             _heal_one(placement, network, server, dry_run, report)
         except (_CannotHeal, PlacementError, NetworkError, ServiceUnavailable) as exc:
             report.failures.append(f"{uuid}: {exc}")
@@ -294,7 +298,10 @@ def _heal_one(
     ]
     try:
         spec = server.spec
-        flavor = flavor_groups(spec.flavor, spec.image, boot_from_volume=spec.boot_from_volume)
+        # The Instance's flavor is the one it runs with (a resize changes it; the spec follows).
+        flavor = flavor_groups(
+            spec_flavor(server.row["flavor"]), spec.image, boot_from_volume=spec.boot_from_volume
+        )
     except QueryError as exc:
         raise _CannotHeal(f"its flavor cannot be read: {exc}") from exc
     wanted = plan(uuid, node, flavor.unnamed.resources, held, traits, ports)

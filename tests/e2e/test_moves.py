@@ -15,6 +15,7 @@ from berth.allinone.stack import Stack
 from berth.compute.audit import audit
 from berth.compute.db import flavors
 from berth.compute.db.cell_schema import pci_devices
+from berth.compute.heal import heal
 from tests.e2e import workflow as w
 from tests.e2e.conftest import StackFactory
 
@@ -133,8 +134,11 @@ def _binding(client: httpx.Client, port_id: str) -> tuple[str, dict[str, str]]:
 
 
 def _assert_clean(stack: Stack) -> None:
+    """The audit finds nothing, and heal-allocations would change nothing."""
     report = audit(stack.compute.cells, stack.placement_client, stack.network_client)
     assert report.clean, report.lines()
+    healed = heal(stack.compute.cells, stack.placement_client, stack.network_client, dry_run=True)
+    assert (healed.actions, healed.failures) == ([], []), healed.actions
 
 
 def test_a_cold_migration_parks_the_source_on_the_migration_until_confirmed(
@@ -745,3 +749,20 @@ def test_a_resize_past_the_projects_cores_is_refused(start_stack: StackFactory) 
     smaller = w.flavor_and_image(stack, vcpus=1, ram=1024)[0]
     _action(client, server_id, {"resize": {"flavorRef": smaller}})
     assert _wait_status(client, server_id, "VERIFY_RESIZE")["flavor"]["vcpus"] == 1
+
+
+def test_a_confirmed_resize_is_what_later_moves_and_heal_see(start_stack: StackFactory) -> None:
+    stack, client = _ovs_stack(start_stack, count=3)
+    server_id, _, _ = _qos_server(stack, client)
+    _action(client, server_id, {"resize": {"flavorRef": _bigger_flavor(stack)}})
+    _wait_status(client, server_id, "VERIFY_RESIZE")
+    _action(client, server_id, {"confirmResize": None}, status=204)
+    host = _wait_status(client, server_id, "ACTIVE")["OS-EXT-SRV-ATTR:host"]
+    _assert_clean(stack)
+    _action(client, server_id, {"migrate": None})
+    server = _wait_status(client, server_id, "VERIFY_RESIZE")
+    assert server["OS-EXT-SRV-ATTR:host"] != host
+    assert _held(client, server_id)[server["OS-EXT-SRV-ATTR:host"]] == {
+        "VCPU": 4, "MEMORY_MB": 4096, "DISK_GB": 20,
+    }  # fmt: skip
+    _assert_clean(stack)

@@ -6,6 +6,7 @@ revert end with.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -16,10 +17,12 @@ from berth.compute.cells import Cell
 from berth.compute.clients.network import NetworkClient, NetworkError
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.conductor import claims, ports
-from berth.compute.db import group_placements, instances, migrations
+from berth.compute.db import group_placements, instances, migrations, request_specs
 from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
+from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.objects.selection import Selection
 from berth.compute.rpc import CellRPC
+from berth.compute.servers import spec_flavor
 
 LOG = logging.getLogger(__name__)
 
@@ -74,6 +77,17 @@ def go_to(
     )
 
 
+def keep_flavor(api_db: Database, instance_uuid: str, flavor: Mapping[str, Any]) -> None:
+    """The server's stored RequestSpec with ``flavor``: later moves, unshelve, evacuation and
+    heal read the flavor the server has now from it."""
+    with api_db.write() as conn:
+        document = request_specs.get(conn, instance_uuid)
+        if document is None:
+            return
+        spec = dataclasses.replace(RequestSpec.from_json(document), flavor=spec_flavor(flavor))
+        request_specs.save(conn, instance_uuid, spec.to_json())
+
+
 def put_back(
     db: Database,
     api_db: Database,
@@ -93,6 +107,7 @@ def put_back(
     entries = [PortEntry.from_json(e) for e in instance["network_info"]]
     _bind_back(network, entries, source, migration["source_port_allocations"])
     group_placements.admit(api_db, uuid, source)
+    keep_flavor(api_db, uuid, migration["old_flavor"])
     network_info = ports.refreshed(network, entries)
     with db.write() as conn:
         now = instances.get(conn, uuid, include_deleted=False)

@@ -115,6 +115,7 @@ class Mover:
                 db, self.api_db, self.placement, self.network, instance, migration, message
             )
             return
+        move_steps.keep_flavor(self.api_db, instance_uuid, migration["new_flavor"])
         if selections[chosen].cell_uuid != cell.uuid:
             cross_cell.move_across(self, cell, instance, migration, selections, chosen, attempts)
             return
@@ -299,7 +300,7 @@ class Mover:
         spec = dataclasses.replace(
             spec,
             instance_uuids=(instance["uuid"],),
-            flavor=spec_flavor(flavor) if flavor else spec.flavor,
+            flavor=spec_flavor(flavor or instance["flavor"]),
             ports=tuple(ports.requests(self.network, answered)),
             ignore_hosts=frozenset() if same_host else frozenset({instance["host"]}),
             destination=Destination(host=host, cell_uuid=cell.uuid),
