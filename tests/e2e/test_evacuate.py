@@ -11,6 +11,7 @@ import pytest
 import sqlalchemy as sa
 
 from berth.allinone.stack import Stack
+from berth.compute.db import instances
 from berth.compute.db.cell_schema import pci_devices
 from tests.e2e import workflow as w
 from tests.e2e.conftest import StackFactory
@@ -263,5 +264,37 @@ def test_before_2_14_the_answer_is_the_password(
         assert answer["adminPass"] == given
     _wait_status(client, server_id, "ACTIVE")
     _wait_migration(client, server_id, "done")
+    _comes_back(stack, client, source)
+    _assert_clean(stack)
+
+
+@pytest.mark.parametrize(
+    ("vm_state", "power_state", "status"), [("stopped", 4, "SHUTOFF"), ("error", 0, "ACTIVE")]
+)
+def test_a_stopped_server_stays_stopped_and_a_failed_one_runs_again(
+    start_stack: StackFactory, vm_state: str, power_state: int, status: str
+) -> None:
+    stack, client = _ovs_stack(start_stack, count=2)
+    server_id, port_id, _ = _qos_server(stack, client)
+    source = _host_of(client, server_id)
+    dest = sorted(set(stack.agents) - {source})[0]
+    # Berth has no os-stop yet: the server is put in the state as its host would.
+    cell_db = stack.compute.cells.database(stack.compute.cells.cells(include_cell0=False)[0])
+    with cell_db.write() as conn:
+        instances.update(conn, server_id, {"vm_state": vm_state, "power_state": power_state})
+    _force_down(client, source)
+
+    assert _evacuate(client, server_id, {}).status_code == 202
+    server = _wait_status(client, server_id, status)
+    assert (server["OS-EXT-SRV-ATTR:host"], server["OS-EXT-STS:vm_state"]) == (
+        dest,
+        "stopped" if vm_state == "stopped" else "active",
+    )
+    driver = stack.agents[dest].driver
+    assert (server_id in driver.stopped, server_id in driver.running) == (
+        vm_state == "stopped",
+        vm_state != "stopped",
+    )
+    assert _binding(client, port_id)[0] == dest
     _comes_back(stack, client, source)
     _assert_clean(stack)
