@@ -61,7 +61,8 @@ def evacuate(
             raise exceptions.NotFound(f"Compute host {host} not found.")
         own = next((found for found in computes if found["host"] == source), None)
         if own is not None and services.is_up(own, utcnow(), service.settings.service_down_time):
-            raise exceptions.Conflict(f"Compute service of {source} is still in use.")
+            # A 400, as Nova answers it (the server's state is not the problem).
+            raise exceptions.BadRequest(f"Compute service of {source} is still in use.")
 
     started = server_tasks.start(
         service, context, server_uuid, may_see,

@@ -11,6 +11,7 @@ import pytest
 import sqlalchemy as sa
 
 from berth.allinone.stack import Stack
+from berth.compute.conductor import claims
 from berth.compute.db import instances
 from berth.compute.db.cell_schema import pci_devices
 from tests.e2e import workflow as w
@@ -222,7 +223,7 @@ def test_evacuations_that_cannot_be_are_refused(start_stack: StackFactory) -> No
         (error,) = answer.json().values()
         assert message in error["message"]
 
-    refused({}, LATEST, 409, f"Compute service of {source} is still in use.")
+    refused({}, LATEST, 400, f"Compute service of {source} is still in use.")
     _force_down(client, source)
     refused({"host": "nowhere"}, LATEST, 404, "Compute host nowhere not found.")
     refused({"host": source}, LATEST, 400, "can't be the same")
@@ -241,7 +242,7 @@ def test_evacuations_that_cannot_be_are_refused(start_stack: StackFactory) -> No
     password = answer.json()["adminPass"]
     assert isinstance(password, str) and password
     assert _wait_status(client, server_id, "ACTIVE")["OS-EXT-SRV-ATTR:host"] == other
-    refused({"onSharedStorage": False}, v2_1, 409, f"Compute service of {other} is still in use.")
+    refused({"onSharedStorage": False}, v2_1, 400, f"Compute service of {other} is still in use.")
 
 
 @pytest.mark.parametrize("given", [None, "s3cret"])
@@ -297,4 +298,28 @@ def test_a_stopped_server_stays_stopped_and_a_failed_one_runs_again(
     )
     assert _binding(client, port_id)[0] == dest
     _comes_back(stack, client, source)
+    _assert_clean(stack)
+
+
+def test_an_unexpected_error_in_the_conductor_puts_the_server_back(
+    start_stack: StackFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stack, client = _ovs_stack(start_stack, count=2)
+    server_id, port_id, _ = _qos_server(stack, client)
+    source = _host_of(client, server_id)
+    before, bound_before = _held(client, server_id), _binding(client, port_id)
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(claims, "bind_first", broken)
+    _force_down(client, source)
+    assert _evacuate(client, server_id, {}).status_code == 202
+    _wait_migration(client, server_id, "error")
+    assert _wait_status(client, server_id, "ACTIVE")["OS-EXT-SRV-ATTR:host"] == source
+    assert _held(client, server_id) == before
+    assert _usages(client) == before
+    assert _binding(client, port_id) == bound_before
+    (event,) = _events(client, server_id, "evacuate")
+    assert "an unexpected error" in event["traceback"]
     _assert_clean(stack)

@@ -24,6 +24,7 @@ The source host is down and takes no part. Who holds which allocation, step by s
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -108,6 +109,28 @@ def evacuate_server(
             migrations.update(conn, migration["uuid"], {"status": "error"})
         _refuse(db, instance, "Evacuation failed: the server holds no allocation; heal it first.")
         return
+    try:
+        _schedule(services, cell, db, scheduler, instance, migration, spec, entries, started)
+    except Exception:
+        LOG.exception("evacuation of %s failed unexpectedly", instance_uuid)
+        message = "Evacuation failed: an unexpected error; the conductor's log has it."
+        put_back(db, services, instance, migration, message)
+
+
+def _schedule(
+    services: Services,
+    cell: Cell,
+    db: Database,
+    scheduler: SchedulerAPI,
+    instance: RowMapping,
+    migration: RowMapping,
+    spec: RequestSpec,
+    entries: Sequence[PortEntry],
+    started: dt.datetime,
+) -> None:
+    """A destination claimed for the server and its ports bound there, then the hand-over; or
+    the server put back."""
+    instance_uuid = instance["uuid"]
     try:
         (selections,) = scheduler.select_destinations(spec)
     except (NoValidHost, ServiceUnreachable) as exc:
