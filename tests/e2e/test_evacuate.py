@@ -14,21 +14,9 @@ from berth.allinone.stack import Stack
 from berth.compute.conductor import claims
 from berth.compute.db import instances
 from berth.compute.db.cell_schema import pci_devices
+from tests.e2e import moving as mv
 from tests.e2e import workflow as w
 from tests.e2e.conftest import StackFactory
-from tests.e2e.test_moves import (
-    _assert_clean,
-    _binding,
-    _events,
-    _held,
-    _migrations,
-    _ovs_stack,
-    _qos_server,
-    _sum,
-    _usages,
-    _wait_migration,
-    _wait_status,
-)
 
 LATEST = {"openstack-api-version": "compute 2.64"}
 
@@ -77,41 +65,41 @@ def _evacuate(
 def test_an_evacuated_server_holds_its_destination_and_the_migration_its_failed_host(
     start_stack: StackFactory,
 ) -> None:
-    stack, client = _ovs_stack(start_stack)
-    server_id, port_id, _ = _qos_server(stack, client)
+    stack, client = mv.ovs_stack(start_stack)
+    server_id, port_id, _ = mv.qos_server(stack, client)
     source = _host_of(client, server_id)
-    before, (_, groups) = _held(client, server_id), _binding(client, port_id)
+    before, (_, groups) = mv.held(client, server_id), mv.binding(client, port_id)
     _force_down(client, source)
 
     answer = _evacuate(client, server_id, {})
     assert (answer.status_code, answer.content) == (202, b"")
-    server = _wait_status(client, server_id, "ACTIVE")
+    server = mv.wait_status(client, server_id, "ACTIVE")
     dest = server["OS-EXT-SRV-ATTR:host"]
     assert dest != source
-    (migration,) = _migrations(client, server_id)
+    (migration,) = mv.migrations(client, server_id)
     assert (migration["migration_type"], migration["status"]) == ("evacuation", "done")
     assert (migration["source_compute"], migration["dest_compute"]) == (source, dest)
     # The migration holds the failed host as it was; the server the destination, same amounts.
-    assert _held(client, migration["uuid"]) == before
-    after = _held(client, server_id)
+    assert mv.held(client, migration["uuid"]) == before
+    after = mv.held(client, server_id)
     assert after == {name.replace(source, dest): held for name, held in before.items()}
-    assert _usages(client) == _sum(before, after)
+    assert mv.usages(client) == mv.total(before, after)
     moved = {group: name.replace(source, dest) for group, name in groups.items()}
-    assert _binding(client, port_id) == (dest, moved)
+    assert mv.binding(client, port_id) == (dest, moved)
     assert server_id in stack.agents[dest].driver.running
-    events = _events(client, server_id, "evacuate")
+    events = mv.events(client, server_id, "evacuate")
     assert [(e["event"], e["result"], e["host"]) for e in events] == [
         ("conductor_rebuild_server", "Success", ""),
         ("compute_rebuild_instance", "Success", dest),
     ]
-    _assert_clean(stack)
+    mv.assert_clean(stack)
 
     _comes_back(stack, client, source)
     assert server_id not in stack.agents[source].driver.running
-    assert _migrations(client, server_id)[0]["status"] == "completed"
+    assert mv.migrations(client, server_id)[0]["status"] == "completed"
     assert w.allocations(client, migration["uuid"]) == {}
-    assert _usages(client) == after
-    _assert_clean(stack)
+    assert mv.usages(client) == after
+    mv.assert_clean(stack)
 
 
 def test_an_sriov_server_gets_a_virtual_function_on_its_destination(
@@ -131,7 +119,7 @@ def test_an_sriov_server_gets_a_virtual_function_on_its_destination(
     assert w.wait(client, server_id)["status"] == "ACTIVE"
     source = _host_of(client, server_id)
     dest = sorted(set(stack.agents) - {source})[0]
-    before = _held(client, server_id)
+    before = mv.held(client, server_id)
     cell_db = stack.compute.cells.database(stack.compute.cells.cells(include_cell0=False)[0])
 
     def vfs() -> list[str]:
@@ -147,70 +135,70 @@ def test_an_sriov_server_gets_a_virtual_function_on_its_destination(
     headers = {"openstack-api-version": "compute 2.29"}
     answer = _evacuate(client, server_id, {"host": dest, "force": True}, headers)
     assert answer.status_code == 202, answer.text
-    assert _wait_status(client, server_id, "ACTIVE")["OS-EXT-SRV-ATTR:host"] == dest
+    assert mv.wait_status(client, server_id, "ACTIVE")["OS-EXT-SRV-ATTR:host"] == dest
     assert vfs() == ["allocated", "allocated"]  # the failed host's until it comes back
-    bound, groups = _binding(client, port["id"])
+    bound, groups = mv.binding(client, port["id"])
     assert (bound, set(groups.values())) == (dest, {f"{dest}:NIC Switch agent:ens1f0"})
-    (migration,) = _migrations(client, server_id)
-    assert _held(client, migration["uuid"]) == before
-    _assert_clean(stack)
+    (migration,) = mv.migrations(client, server_id)
+    assert mv.held(client, migration["uuid"]) == before
+    mv.assert_clean(stack)
 
     _comes_back(stack, client, source)
     assert vfs() == ["allocated"]
-    assert set(_held(client, server_id)) == {dest, f"{dest}:NIC Switch agent:ens1f0"}
-    assert source not in "".join(_usages(client))
-    _assert_clean(stack)
+    assert set(mv.held(client, server_id)) == {dest, f"{dest}:NIC Switch agent:ens1f0"}
+    assert source not in "".join(mv.usages(client))
+    mv.assert_clean(stack)
 
 
 def test_an_evacuation_whose_destinations_all_fail_leaves_the_server_on_its_source(
     start_stack: StackFactory,
 ) -> None:
-    stack, client = _ovs_stack(start_stack, count=3)
-    server_id, port_id, _ = _qos_server(stack, client)
+    stack, client = mv.ovs_stack(start_stack, count=3)
+    server_id, port_id, _ = mv.qos_server(stack, client)
     source = _host_of(client, server_id)
-    before, bound_before = _held(client, server_id), _binding(client, port_id)
+    before, bound_before = mv.held(client, server_id), mv.binding(client, port_id)
     for name, agent in stack.agents.items():
         agent.driver.failures.always = name != source
     _force_down(client, source)
 
     assert _evacuate(client, server_id, {}).status_code == 202
-    _wait_migration(client, server_id, "error")
-    server = _wait_status(client, server_id, "ERROR")
+    mv.wait_migration(client, server_id, "error")
+    server = mv.wait_status(client, server_id, "ERROR")
     assert server["OS-EXT-SRV-ATTR:host"] == source
     assert "every spawn on this host fails" in server["fault"]["message"]
-    assert _held(client, server_id) == before
-    assert _usages(client) == before  # nothing left on either destination tried
-    assert _binding(client, port_id) == bound_before
-    events = _events(client, server_id, "evacuate")
+    assert mv.held(client, server_id) == before
+    assert mv.usages(client) == before  # nothing left on either destination tried
+    assert mv.binding(client, port_id) == bound_before
+    events = mv.events(client, server_id, "evacuate")
     rebuilt = [e for e in events if e["event"] == "compute_rebuild_instance"]
     assert len(rebuilt) == 2 and all(e["result"] == "Error" for e in rebuilt)
     assert {e["host"] for e in rebuilt} == set(stack.agents) - {source}
     assert not any(server_id in a.driver.running for n, a in stack.agents.items() if n != source)
-    _assert_clean(stack)
+    mv.assert_clean(stack)
 
 
 def test_an_evacuation_no_host_can_take_leaves_the_server_as_it_was(
     start_stack: StackFactory,
 ) -> None:
-    stack, client = _ovs_stack(start_stack, count=1)
-    server_id, port_id, _ = _qos_server(stack, client)
+    stack, client = mv.ovs_stack(start_stack, count=1)
+    server_id, port_id, _ = mv.qos_server(stack, client)
     source = _host_of(client, server_id)
-    before, bound_before = _held(client, server_id), _binding(client, port_id)
+    before, bound_before = mv.held(client, server_id), mv.binding(client, port_id)
     _force_down(client, source)
 
     assert _evacuate(client, server_id, {}).status_code == 202
-    _wait_migration(client, server_id, "error")
-    assert _wait_status(client, server_id, "ACTIVE")["OS-EXT-SRV-ATTR:host"] == source
-    assert _held(client, server_id) == before
-    assert _binding(client, port_id) == bound_before
-    (event,) = _events(client, server_id, "evacuate")
+    mv.wait_migration(client, server_id, "error")
+    assert mv.wait_status(client, server_id, "ACTIVE")["OS-EXT-SRV-ATTR:host"] == source
+    assert mv.held(client, server_id) == before
+    assert mv.binding(client, port_id) == bound_before
+    (event,) = mv.events(client, server_id, "evacuate")
     assert (event["event"], event["result"]) == ("conductor_rebuild_server", "Error")
     assert "No valid host" in event["traceback"]
-    _assert_clean(stack)
+    mv.assert_clean(stack)
 
 
 def test_evacuations_that_cannot_be_are_refused(start_stack: StackFactory) -> None:
-    stack, client = _ovs_stack(start_stack, count=2)
+    stack, client = mv.ovs_stack(start_stack, count=2)
     flavor, image = w.flavor_and_image(stack)
     server_id = w.boot(client, flavor, image, "none")
     source = w.wait(client, server_id)["OS-EXT-SRV-ATTR:host"]
@@ -235,13 +223,13 @@ def test_evacuations_that_cannot_be_are_refused(start_stack: StackFactory) -> No
     refused(shared, v2_1, 400, "admin password can't be changed on existing disk")
     member = {**v2_1, "x-auth-token": "demo:admin", "x-roles": "member"}
     refused({"onSharedStorage": False}, member, 403, "os_compute_api:os-evacuate")
-    assert _migrations(client, server_id) == []
+    assert mv.migrations(client, server_id) == []
 
     answer = _evacuate(client, server_id, {"onSharedStorage": False, "host": other}, v2_1)
     assert answer.status_code == 200, answer.text
     password = answer.json()["adminPass"]
     assert isinstance(password, str) and password
-    assert _wait_status(client, server_id, "ACTIVE")["OS-EXT-SRV-ATTR:host"] == other
+    assert mv.wait_status(client, server_id, "ACTIVE")["OS-EXT-SRV-ATTR:host"] == other
     refused({"onSharedStorage": False}, v2_1, 400, f"Compute service of {other} is still in use.")
 
 
@@ -249,7 +237,7 @@ def test_evacuations_that_cannot_be_are_refused(start_stack: StackFactory) -> No
 def test_before_2_14_the_answer_is_the_password(
     start_stack: StackFactory, given: str | None
 ) -> None:
-    stack, client = _ovs_stack(start_stack, count=2)
+    stack, client = mv.ovs_stack(start_stack, count=2)
     flavor, image = w.flavor_and_image(stack)
     server_id = w.boot(client, flavor, image, "none")
     source = w.wait(client, server_id)["OS-EXT-SRV-ATTR:host"]
@@ -263,10 +251,10 @@ def test_before_2_14_the_answer_is_the_password(
         assert isinstance(answer["adminPass"], str) and len(answer["adminPass"]) >= 8
     else:
         assert answer["adminPass"] == given
-    _wait_status(client, server_id, "ACTIVE")
-    _wait_migration(client, server_id, "done")
+    mv.wait_status(client, server_id, "ACTIVE")
+    mv.wait_migration(client, server_id, "done")
     _comes_back(stack, client, source)
-    _assert_clean(stack)
+    mv.assert_clean(stack)
 
 
 @pytest.mark.parametrize(
@@ -275,8 +263,8 @@ def test_before_2_14_the_answer_is_the_password(
 def test_a_stopped_server_stays_stopped_and_a_failed_one_runs_again(
     start_stack: StackFactory, vm_state: str, power_state: int, status: str
 ) -> None:
-    stack, client = _ovs_stack(start_stack, count=2)
-    server_id, port_id, _ = _qos_server(stack, client)
+    stack, client = mv.ovs_stack(start_stack, count=2)
+    server_id, port_id, _ = mv.qos_server(stack, client)
     source = _host_of(client, server_id)
     dest = sorted(set(stack.agents) - {source})[0]
     # Berth has no os-stop yet: the server is put in the state as its host would.
@@ -286,7 +274,7 @@ def test_a_stopped_server_stays_stopped_and_a_failed_one_runs_again(
     _force_down(client, source)
 
     assert _evacuate(client, server_id, {}).status_code == 202
-    server = _wait_status(client, server_id, status)
+    server = mv.wait_status(client, server_id, status)
     assert (server["OS-EXT-SRV-ATTR:host"], server["OS-EXT-STS:vm_state"]) == (
         dest,
         "stopped" if vm_state == "stopped" else "active",
@@ -296,18 +284,18 @@ def test_a_stopped_server_stays_stopped_and_a_failed_one_runs_again(
         vm_state == "stopped",
         vm_state != "stopped",
     )
-    assert _binding(client, port_id)[0] == dest
+    assert mv.binding(client, port_id)[0] == dest
     _comes_back(stack, client, source)
-    _assert_clean(stack)
+    mv.assert_clean(stack)
 
 
 def test_an_unexpected_error_in_the_conductor_puts_the_server_back(
     start_stack: StackFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stack, client = _ovs_stack(start_stack, count=2)
-    server_id, port_id, _ = _qos_server(stack, client)
+    stack, client = mv.ovs_stack(start_stack, count=2)
+    server_id, port_id, _ = mv.qos_server(stack, client)
     source = _host_of(client, server_id)
-    before, bound_before = _held(client, server_id), _binding(client, port_id)
+    before, bound_before = mv.held(client, server_id), mv.binding(client, port_id)
 
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("a bug")
@@ -315,11 +303,11 @@ def test_an_unexpected_error_in_the_conductor_puts_the_server_back(
     monkeypatch.setattr(claims, "bind_first", broken)
     _force_down(client, source)
     assert _evacuate(client, server_id, {}).status_code == 202
-    _wait_migration(client, server_id, "error")
-    assert _wait_status(client, server_id, "ACTIVE")["OS-EXT-SRV-ATTR:host"] == source
-    assert _held(client, server_id) == before
-    assert _usages(client) == before
-    assert _binding(client, port_id) == bound_before
-    (event,) = _events(client, server_id, "evacuate")
+    mv.wait_migration(client, server_id, "error")
+    assert mv.wait_status(client, server_id, "ACTIVE")["OS-EXT-SRV-ATTR:host"] == source
+    assert mv.held(client, server_id) == before
+    assert mv.usages(client) == before
+    assert mv.binding(client, port_id) == bound_before
+    (event,) = mv.events(client, server_id, "evacuate")
     assert "an unexpected error" in event["traceback"]
-    _assert_clean(stack)
+    mv.assert_clean(stack)

@@ -37,7 +37,7 @@ from berth.compute import actions
 from berth.compute.cells import Cell, CellRegistry
 from berth.compute.clients.network import NetworkClient, NetworkError
 from berth.compute.clients.placement import PlacementClient
-from berth.compute.conductor import claims, ports
+from berth.compute.conductor import claims, move_steps, ports
 from berth.compute.db import cells as cell_store
 from berth.compute.db import group_placements, instances, migrations, request_specs
 from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
@@ -102,7 +102,7 @@ def evacuate_server(
     with db.write() as conn:
         migration = migrations.create(
             conn, instance, migrations.EVACUATION, ACCEPTED, instance["flavor"],
-            _bound_providers(answered),
+            move_steps.bound_providers(answered),
         )  # fmt: skip
     if not services.placement.move_allocations(instance_uuid, migration["uuid"], "MIGRATION"):
         with db.write() as conn:
@@ -227,10 +227,7 @@ def _go_to(
     """The destination is claimed and the ports bound there: record it and hand over."""
     selection = selections[chosen]
     with db.write() as conn:
-        migrations.update(conn, migration["uuid"], {
-            "status": PRE_MIGRATING, "dest_compute": selection.host,
-            "dest_node": selection.node, "dest_host": selection.host,
-        })  # fmt: skip
+        move_steps.record_destination(conn, migration["uuid"], selection, PRE_MIGRATING)
         current = instances.get(conn, instance["uuid"], include_deleted=False)
     if current is None or current["task_state"] != REBUILDING:
         LOG.info("server %s changed during its evacuation; it stops here", instance["uuid"])
@@ -258,14 +255,7 @@ def put_back(
     uuid, source = instance["uuid"], migration["source_compute"]
     services.placement.move_allocations(migration["uuid"], uuid, "INSTANCE")
     entries = [PortEntry.from_json(e) for e in instance["network_info"]]
-    for entry in entries:
-        try:
-            services.network.bind(
-                entry.port_id, source, migration["source_port_allocations"].get(entry.port_id)
-            )
-            services.network.activate(entry.port_id, source)
-        except NetworkError:
-            LOG.exception("port %s could not be bound back to %s", entry.port_id, source)
+    move_steps.bind_back(services.network, entries, source, migration["source_port_allocations"])
     group_placements.admit(services.api_db, uuid, source)
     network_info = ports.refreshed(services.network, entries)
     with db.write() as conn:
@@ -289,13 +279,3 @@ def _refuse(db: Database, instance: RowMapping, message: str) -> None:
         actions.step_done(
             conn, instance["uuid"], EVACUATE, SCHEDULE, actions.ERROR, details=message
         )
-
-
-def _bound_providers(answered: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, str]]:
-    """Per port, the providers its binding profile names for its request groups."""
-    found: dict[str, dict[str, str]] = {}
-    for port in answered:
-        allocation = (port.get("binding:profile") or {}).get("allocation")
-        if isinstance(allocation, dict) and allocation:
-            found[port["id"]] = {str(g): str(rp) for g, rp in allocation.items()}
-    return found

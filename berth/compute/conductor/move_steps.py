@@ -11,6 +11,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sqlalchemy.engine import Connection
+
 from berth.common.db import Database
 from berth.compute import actions
 from berth.compute.cells import Cell
@@ -57,10 +59,7 @@ def go_to(
     """The destination is claimed and the ports bound there: record it and hand over."""
     selection = selections[chosen]
     with db.write() as conn:
-        migrations.update(conn, migration["uuid"], {
-            "status": "migrating", "dest_compute": selection.host,
-            "dest_node": selection.node, "dest_host": selection.host,
-        })  # fmt: skip
+        record_destination(conn, migration["uuid"], selection, "migrating")
         moving = instances.update(
             conn, instance["uuid"], {"task_state": "resize_migrating"}, MOVING
         )
@@ -88,6 +87,16 @@ def keep_flavor(api_db: Database, instance_uuid: str, flavor: Mapping[str, Any])
         request_specs.save(conn, instance_uuid, spec.to_json())
 
 
+def record_destination(
+    conn: Connection, migration_uuid: str, selection: Selection, status: str
+) -> None:
+    """The migration headed for ``selection``'s host, in ``status``."""
+    migrations.update(conn, migration_uuid, {
+        "status": status, "dest_compute": selection.host,
+        "dest_node": selection.node, "dest_host": selection.host,
+    })  # fmt: skip
+
+
 def put_back(
     db: Database,
     api_db: Database,
@@ -105,7 +114,7 @@ def put_back(
     uuid, source = instance["uuid"], migration["source_compute"]
     placement.move_allocations(migration["uuid"], uuid, "INSTANCE")
     entries = [PortEntry.from_json(e) for e in instance["network_info"]]
-    _bind_back(network, entries, source, migration["source_port_allocations"])
+    bind_back(network, entries, source, migration["source_port_allocations"])
     group_placements.admit(api_db, uuid, source)
     keep_flavor(api_db, uuid, migration["old_flavor"])
     network_info = ports.refreshed(network, entries)
@@ -129,7 +138,7 @@ def put_back(
     LOG.info("server %s stays on %s: %s", uuid, source, failure)
 
 
-def _bind_back(
+def bind_back(
     network: NetworkClient,
     entries: Sequence[PortEntry],
     host: str,
