@@ -3,10 +3,11 @@ with its Keystone: cold migrate and confirm, resize and revert, live migration (
 scheduler's choice and to a named host), shelve and unshelve, a port and a network attached and a
 port detached, evacuation from a host forced down, and the server's event list that records them.
 
-After each step the tour asks the CLI where the server is and asks Placement (through
-osc-placement's ``resource provider allocation show``) who holds what: the server on its host and
-on that host's bridge with its ports' QoS bandwidth, a move's migration consumer on the source
-while the move waits for confirmation, and nothing once it is done.
+After each step the tour asks the CLI where the server is and asks Placement (over HTTP, with the
+admin's token from ``openstack token issue``) who holds what: the server on its host and on that
+host's bridge with its ports' QoS bandwidth, a move's migration consumer on the source while the
+move waits for confirmation, and nothing once it is done. (Each CLI run takes seconds, so waits
+poll the Compute API the same way and ask the CLI once the server has settled.)
 
 One cloud serves the module (its Keystone takes a while to set up). The CLI's ``server evacuate
 --wait`` is not used: python-openstackclient 10.5 waits for ``ACTIVE`` among lower-cased statuses
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 
@@ -51,6 +53,7 @@ SETTLE_SECONDS = 120
 @dataclass
 class Cloud:
     clouds: Path
+    http: httpx.Client = field(init=False)  # the admin's token, at berth up's address
     providers: dict[str, str] = field(default_factory=dict)  # uuid -> name
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
@@ -83,17 +86,22 @@ class Cloud:
         """``server show`` once the server is ``status`` with no task under way."""
         deadline = time.monotonic() + SETTLE_SECONDS
         while True:
-            shown = self.server(server)
+            answer = self.http.get(f"/compute/v2.1/servers/{server}")
+            shown = answer.raise_for_status().json()["server"]
             if shown["status"] == status and shown["OS-EXT-STS:task_state"] is None:
-                return shown
+                break
             assert shown["status"] != "ERROR", shown.get("fault")
             assert time.monotonic() < deadline, f"{server} is {shown['status']}, not {status}"
-            time.sleep(1)
+            time.sleep(0.2)
+        shown = self.server(server)
+        assert (shown["status"], shown["OS-EXT-STS:task_state"]) == (status, None)
+        return shown
 
     def allocations(self, consumer: str) -> dict[str, dict[str, int]]:
         """What ``consumer`` holds in Placement, by provider name."""
-        held = self.json("resource", "provider", "allocation", "show", consumer)
-        return {self.providers[a["resource_provider"]]: a["resources"] for a in held}
+        answer = self.http.get(f"/placement/allocations/{consumer}").raise_for_status()
+        held = answer.json()["allocations"]
+        return {self.providers[uuid]: a["resources"] for uuid, a in held.items()}
 
     def last_migration(self, server: str) -> dict[str, Any]:
         migrations = self.json("server", "migration", "list", "--server", server)
@@ -112,8 +120,11 @@ def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cloud]:
     root = tmp_path_factory.mktemp("moves-cloud")
     fleet = root / "fleet.yaml"
     fleet.write_text(yaml.safe_dump(THREE_OVS_HOSTS))
-    with running_berth_up(str(root / "data"), str(fleet), auth="keystone"):
+    with running_berth_up(str(root / "data"), str(fleet), auth="keystone") as url:
         cloud = Cloud(root / "data" / "clouds.yaml")
+        token = cloud.json("token", "issue")["id"]
+        headers = {"x-auth-token": token, "openstack-api-version": "compute 2.64"}
+        cloud.http = httpx.Client(base_url=url, headers=headers, timeout=30)
         cloud.cli("network", "create", "--provider-network-type", "flat",
                   "--provider-physical-network", "public", "--share", "public")  # fmt: skip
         cloud.cli("subnet", "create", "--network", "public", "--subnet-range", "192.0.2.0/24",
@@ -129,7 +140,8 @@ def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cloud]:
         cloud.providers.update(
             (p["uuid"], p["name"]) for p in cloud.json("resource", "provider", "list")
         )
-        yield cloud
+        with cloud.http:
+            yield cloud
 
 
 def test_one_tour_of_every_move_and_interface_command(cloud: Cloud) -> None:
@@ -247,7 +259,7 @@ def _attach_and_detach(cloud: Cloud, server: str, host: str) -> None:
     assert sorted(p["Name"] for p in listed) == ["port1", "port2"]
 
     cloud.cli("server", "remove", "port", server, "port2")
-    _until(lambda: cloud.json("port", "show", "port2")["device_id"] == "", "port2 detached")
+    _until(lambda: _device(cloud, "port2") == "", "port2 detached")
     port2 = cloud.json("port", "show", "port2")
     assert (port2["binding_host_id"], port2["binding_profile"]) == ("", {})
     assert cloud.allocations(server) == _on(host, SMALL)
@@ -265,7 +277,7 @@ def _evacuate(cloud: Cloud, server: str, failed: str) -> str:
     states = {s["Host"]: s["State"] for s in cloud.json("compute", "service", "list")}
     assert states[failed] == "down"
     cloud.cli("server", "evacuate", server)  # not --wait: see the module's docstring
-    _until(lambda: cloud.server(server)["OS-EXT-SRV-ATTR:host"] != failed, "evacuated")
+    _until(lambda: _host(cloud, server) != failed, "evacuated")
     rebuilt = cloud.settled(server, "ACTIVE")["OS-EXT-SRV-ATTR:host"]
     assert rebuilt in HOSTS - {failed}
     migration = cloud.last_migration(server)
@@ -298,4 +310,16 @@ def _until(condition: Callable[[], bool], what: str) -> None:
     deadline = time.monotonic() + SETTLE_SECONDS
     while not condition():
         assert time.monotonic() < deadline, f"not {what} within {SETTLE_SECONDS} s"
-        time.sleep(1)
+        time.sleep(0.2)
+
+
+def _device(cloud: Cloud, port: str) -> str:
+    answer = cloud.http.get("/networking/v2.0/ports", params={"name": port}).raise_for_status()
+    (found,) = answer.json()["ports"]
+    return str(found["device_id"])
+
+
+def _host(cloud: Cloud, server: str) -> str | None:
+    answer = cloud.http.get(f"/compute/v2.1/servers/{server}").raise_for_status()
+    host = answer.json()["server"]["OS-EXT-SRV-ATTR:host"]
+    return None if host is None else str(host)
