@@ -70,7 +70,7 @@ class HostAgent:
         self.driver = driver
         self.cell_conductor = cell_conductor
         self.node_uuid = ""
-        self._node_id = 0
+        self.node_id = 0
         self.service_id = 0
 
     # -- reporting -------------------------------------------------------------------------------
@@ -90,7 +90,7 @@ class HostAgent:
                 "reserved_host_disk_mb": r.reserved_host_disk_mb,
             })  # fmt: skip
             pci_devices.sync_host(conn, node["id"], r.pci)
-        self.service_id, self._node_id, self.node_uuid = service["id"], node["id"], node["uuid"]
+        self.service_id, self.node_id, self.node_uuid = service["id"], node["id"], node["uuid"]
         self.heartbeat()
         self.placement.ensure_provider(self.node_uuid, self.host)
         self.placement.set_inventories(self.node_uuid, self.inventories())
@@ -127,19 +127,17 @@ class HostAgent:
             step = actions.step_started(
                 conn, instance_uuid, actions.CREATE, actions.BUILD, self.host
             )
-        try:
-            self._claim_vfs(instance)
-            self.driver.spawn(instance_uuid)
-        except (SpawnFailed, _NoFreeVf) as exc:
+        failure = self.start_here(instance)
+        if failure is not None:
             with self.db.write() as conn:
-                actions.step_ended(conn, step, actions.ERROR, str(exc))
-            self._give_back_here(instance_uuid)
-            self.cell_conductor.reschedule(instance_uuid, self.host, str(exc), alternates, attempts)
+                actions.step_ended(conn, step, actions.ERROR, failure)
+            self.give_back_here(instance_uuid)
+            self.cell_conductor.reschedule(instance_uuid, self.host, failure, alternates, attempts)
             return
         for entry in instance["network_info"]:
             self.network.activate(PortEntry.from_json(entry).port_id, self.host)
         with self.db.write() as conn:
-            pci_devices.allocate(conn, instance_uuid, self._node_id)
+            pci_devices.allocate(conn, instance_uuid, self.node_id)
             done = instances.update(
                 conn,
                 instance_uuid,
@@ -153,7 +151,7 @@ class HostAgent:
             )
             actions.step_ended(conn, step, actions.SUCCESS if done else actions.ERROR)
         if not done:
-            self._lost_while_spawning(instance_uuid)
+            self.lost_while_spawning(instance_uuid)
 
     def start_here(
         self,
@@ -163,7 +161,7 @@ class HostAgent:
     ) -> str | None:
         """Claim the server's virtual functions here (unless it holds them already) and spawn
         it; why it failed, or None when it runs. A failure leaves what it took here to be given
-        back by the caller (``_give_back_here``). ``allocations`` (port -> group -> provider)
+        back by the caller (``give_back_here``). ``allocations`` (port -> group -> provider)
         name the ports' providers here when their active bindings are elsewhere still."""
         try:
             if claim_vfs:
@@ -173,13 +171,13 @@ class HostAgent:
             return str(exc)
         return None
 
-    def _lost_while_spawning(self, instance_uuid: str) -> None:
+    def lost_while_spawning(self, instance_uuid: str) -> None:
         """The server changed under the spawn: deleted (finish the delete), or ended in ERROR by
         the recovery, which gave back everything but what this host holds."""
         with self.db.read() as conn:
             instance = instances.get(conn, instance_uuid, include_deleted=False)
         if instance is not None and instance["vm_state"] == "error":
-            self._give_back_here(instance_uuid)
+            self.give_back_here(instance_uuid)
             return
         self.terminate_instance(instance_uuid)
 
@@ -201,9 +199,9 @@ class HostAgent:
                 providers = list((port.get("binding:profile") or {}).get("allocation", {}).values())
             pf = self._pf_of(providers)
             with self.db.write() as conn:
-                names = [pf] if pf else list(pci_devices.free_vfs(conn, self._node_id))
+                names = [pf] if pf else list(pci_devices.free_vfs(conn, self.node_id))
                 if not any(
-                    pci_devices.claim_vfs(conn, self._node_id, name, 1, instance["uuid"])
+                    pci_devices.claim_vfs(conn, self.node_id, name, 1, instance["uuid"])
                     for name in names
                 ):
                     raise _NoFreeVf(
@@ -235,14 +233,14 @@ class HostAgent:
 
     def _here(self) -> interfaces.Host:
         return interfaces.Host(
-            self.host, self._node_id, self.node_uuid, self.db, self.placement, self.network,
+            self.host, self.node_id, self.node_uuid, self.db, self.placement, self.network,
             self._pf_of, SRIOV_VNIC_TYPES,
         )  # fmt: skip
 
-    def _give_back_here(self, instance_uuid: str) -> None:
+    def give_back_here(self, instance_uuid: str) -> None:
         self.driver.destroy(instance_uuid)
         with self.db.write() as conn:
-            pci_devices.release(conn, instance_uuid, self._node_id)
+            pci_devices.release(conn, instance_uuid, self.node_id)
 
     def terminate_instance(self, instance_uuid: str) -> None:
         """Delete the server: everything it held, here and in the other services."""
@@ -254,7 +252,7 @@ class HostAgent:
             step = actions.step_started(
                 conn, instance_uuid, actions.DELETE, actions.TERMINATE, self.host
             )
-        self._give_back_here(instance_uuid)
+        self.give_back_here(instance_uuid)
         moves.release_moves(self, instance)
         cleanup.release_server(
             self.placement,
@@ -292,7 +290,7 @@ class HostAgent:
         return moves.start_copy(self, instance_uuid, migration_uuid, port_allocations)
 
     def drop_copy(self, instance_uuid: str) -> None:
-        self._give_back_here(instance_uuid)
+        self.give_back_here(instance_uuid)
 
     def post_live_migration(self, instance_uuid: str, migration_uuid: str) -> None:
         moves.post_live_migration(self, instance_uuid, migration_uuid)

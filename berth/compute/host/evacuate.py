@@ -67,7 +67,7 @@ def evacuate_instance(
     if failure is not None:
         with agent.db.write() as conn:
             actions.step_ended(conn, step, actions.ERROR, failure)
-        agent._give_back_here(instance_uuid)
+        agent.give_back_here(instance_uuid)
         agent.cell_conductor.evacuate_failed(
             instance_uuid, migration_uuid, agent.host, failure, alternates, attempts
         )
@@ -80,7 +80,7 @@ def evacuate_instance(
         agent.network.activate(entry.port_id, agent.host)
     network_info = ports.refreshed(agent.network, entries)
     with agent.db.write() as conn:
-        pci_devices.allocate(conn, instance_uuid, agent._node_id)
+        pci_devices.allocate(conn, instance_uuid, agent.node_id)
         done = instances.update(conn, instance_uuid, {
             "host": agent.host, "node": migration["dest_node"],
             "vm_state": "stopped" if stopped else "active", "task_state": None,
@@ -92,7 +92,7 @@ def evacuate_instance(
         actions.step_ended(conn, step, actions.SUCCESS if done else actions.ERROR)
     if not done:
         # Deleted while it was rebuilt here: this copy goes too.
-        agent._give_back_here(instance_uuid)
+        agent.give_back_here(instance_uuid)
 
 
 def clean_up_evacuated(agent: HostAgent) -> int:
@@ -106,7 +106,7 @@ def clean_up_evacuated(agent: HostAgent) -> int:
         LOG.info("server %s was evacuated from %s: destroying the copy here", uuid, agent.host)
         agent.driver.destroy(uuid)
         with agent.db.write() as conn:
-            pci_devices.release(conn, uuid, agent._node_id)
+            pci_devices.release(conn, uuid, agent.node_id)
         agent.placement.release(migration["uuid"])
         with agent.db.write() as conn:
             migrations.update(conn, migration["uuid"], {"status": COMPLETED}, [DONE])

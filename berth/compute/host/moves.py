@@ -68,7 +68,7 @@ def finish_resize(
         with agent.db.write() as conn:
             actions.step_ended(conn, step, actions.ERROR, failure)
         if not same_host:
-            agent._give_back_here(instance_uuid)
+            agent.give_back_here(instance_uuid)
         agent.cell_conductor.reschedule_move(
             instance_uuid, migration_uuid, agent.host, failure, alternates, attempts
         )
@@ -78,7 +78,7 @@ def finish_resize(
         agent.network.activate(entry.port_id, agent.host)
     network_info = ports.refreshed(agent.network, entries)
     with agent.db.write() as conn:
-        pci_devices.allocate(conn, instance_uuid, agent._node_id)
+        pci_devices.allocate(conn, instance_uuid, agent.node_id)
         done = instances.update(conn, instance_uuid, {
             "host": agent.host, "node": migration["dest_node"], "flavor": migration["new_flavor"],
             "vm_state": "resized", "task_state": None,
@@ -89,7 +89,7 @@ def finish_resize(
         actions.step_ended(conn, step, actions.SUCCESS if done else actions.ERROR)
     if not done and not same_host:
         # Deleted while it started here: the delete went to the source; this copy goes too.
-        agent._give_back_here(instance_uuid)
+        agent.give_back_here(instance_uuid)
 
 
 def confirm_resize(agent: HostAgent, instance_uuid: str, migration_uuid: str) -> None:
@@ -102,7 +102,7 @@ def confirm_resize(agent: HostAgent, instance_uuid: str, migration_uuid: str) ->
     with agent.db.write() as conn:
         step = actions.step_started(conn, instance_uuid, CONFIRM_RESIZE, CONFIRM, agent.host)
     if migration["dest_compute"] != agent.host:
-        agent._give_back_here(instance_uuid)
+        agent.give_back_here(instance_uuid)
     agent.placement.release(migration_uuid)
     with agent.db.write() as conn:
         instance = instances.get(conn, instance_uuid, include_deleted=False)
@@ -125,7 +125,7 @@ def revert_resize(agent: HostAgent, instance_uuid: str, migration_uuid: str) -> 
     with agent.db.write() as conn:
         step = actions.step_started(conn, instance_uuid, REVERT_RESIZE, REVERT, agent.host)
     if migration["source_compute"] != agent.host:
-        agent._give_back_here(instance_uuid)
+        agent.give_back_here(instance_uuid)
     with agent.db.write() as conn:
         actions.step_ended(conn, step, actions.SUCCESS)
     agent.cell_conductor.finish_revert_resize(instance_uuid, migration_uuid)
@@ -166,10 +166,10 @@ def start_copy(
         step = actions.step_started(conn, instance_uuid, action, event, agent.host)
     failure = agent.start_here(instance, allocations=port_allocations)
     if failure is not None:
-        agent._give_back_here(instance_uuid)
+        agent.give_back_here(instance_uuid)
     with agent.db.write() as conn:
         if failure is None:
-            pci_devices.allocate(conn, instance_uuid, agent._node_id)
+            pci_devices.allocate(conn, instance_uuid, agent.node_id)
         actions.step_ended(conn, step, actions.ERROR if failure else actions.SUCCESS, failure)
     return failure
 
@@ -184,7 +184,7 @@ def post_live_migration(agent: HostAgent, instance_uuid: str, migration_uuid: st
         return
     with agent.db.write() as conn:
         step = actions.step_started(conn, instance_uuid, LIVE_MIGRATION, POST_LIVE, agent.host)
-    agent._give_back_here(instance_uuid)
+    agent.give_back_here(instance_uuid)
     agent.placement.release(migration_uuid)
     with agent.db.write() as conn:
         migrations.update(conn, migration_uuid, {"status": "completed"}, ["running"])

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 from berth.common.timeutils import utcnow
 from berth.compute import actions
 from berth.compute.db import instances, pci_devices
-from berth.compute.host.driver import SpawnFailed
 from berth.compute.objects.build import BuildAttempt, PortEntry
 from berth.compute.objects.selection import Selection
 
@@ -119,24 +118,19 @@ def unshelve(
     if row["vm_state"] == "shelved":
         agent.driver.power_on(instance_uuid)
     else:
-        # The agent's own build steps (imported here: the agent imports this module).
-        from berth.compute.host.agent import _NoFreeVf
-
-        try:
-            agent._claim_vfs(row)
-            agent.driver.spawn(instance_uuid)
-        except (SpawnFailed, _NoFreeVf) as exc:
+        failure = agent.start_here(row)
+        if failure is not None:
             with agent.db.write() as conn:
-                actions.step_ended(conn, step, actions.ERROR, str(exc))
-            agent._give_back_here(instance_uuid)
+                actions.step_ended(conn, step, actions.ERROR, failure)
+            agent.give_back_here(instance_uuid)
             agent.cell_conductor.unshelve_failed(
-                instance_uuid, agent.host, str(exc), alternates, attempts
+                instance_uuid, agent.host, failure, alternates, attempts
             )
             return
         for entry in row["network_info"]:
             agent.network.activate(PortEntry.from_json(entry).port_id, agent.host)
     with agent.db.write() as conn:
-        pci_devices.allocate(conn, instance_uuid, agent._node_id)
+        pci_devices.allocate(conn, instance_uuid, agent.node_id)
         done = instances.update(
             conn,
             instance_uuid,
@@ -146,4 +140,4 @@ def unshelve(
         )  # fmt: skip
         actions.step_ended(conn, step, actions.SUCCESS if done else actions.ERROR)
     if not done:
-        agent._lost_while_spawning(instance_uuid)
+        agent.lost_while_spawning(instance_uuid)

@@ -20,6 +20,7 @@ from a2wsgi import ASGIMiddleware
 
 from berth.bus import BusUnavailable
 from berth.common.db import Database
+from berth.compute import rpc
 from berth.compute.api.app import build_app
 from berth.compute.cells import Cell
 from berth.compute.clients.network import NetworkError
@@ -319,7 +320,11 @@ def test_create_stores_the_build_and_casts_it(world: World) -> None:
         (
             "super-conductor",
             "build_instances",
-            {"version": "1.0", "instance_uuids": [server_uuid], "request_id": request_id},
+            {
+                "version": str(rpc.SUPER_CONDUCTOR_VERSION),
+                "instance_uuids": [server_uuid],
+                "request_id": request_id,
+            },
         )
     ]
 
@@ -669,7 +674,11 @@ def test_deleting_a_server_on_a_host_casts_to_it(world: World, three: dict[str, 
     server_uuid = three["active"]
     assert world.client.delete(f"/v2.1/servers/{server_uuid}", headers=DEMO).status_code == 204
     assert world.cell_buses[CELL1_UUID].casts == [
-        ("compute.host1", "terminate_instance", {"version": "1.0", "instance_uuid": server_uuid})
+        (
+            "compute.host1",
+            "terminate_instance",
+            {"version": str(rpc.COMPUTE_HOST_VERSION), "instance_uuid": server_uuid},
+        )
     ]
     assert world.instance(server_uuid, CELL1_UUID)["task_state"] == "deleting"
     shown = world.client.get(f"/v2.1/servers/{server_uuid}", headers=DEMO).json()["server"]
