@@ -630,3 +630,29 @@ def test_a_confirmed_resize_is_what_later_moves_and_heal_see(start_stack: StackF
         "VCPU": 4, "MEMORY_MB": 4096, "DISK_GB": 20,
     }  # fmt: skip
     mv.assert_clean(stack)
+
+
+def test_a_resize_on_the_same_host_holds_both_flavors_there_until_confirmed(
+    start_stack: StackFactory,
+) -> None:
+    stack, client = mv.ovs_stack(start_stack, count=1, allow_resize_to_same_host=True)
+    server_id, port_id, _ = mv.qos_server(stack, client)
+    before = mv.held(client, server_id)
+    bound_before = mv.binding(client, port_id)
+
+    mv.action(client, server_id, {"resize": {"flavorRef": _bigger_flavor(stack)}})
+    server = mv.wait_status(client, server_id, "VERIFY_RESIZE")
+    assert server["OS-EXT-SRV-ATTR:host"] == "cn1"
+    (migration,) = mv.migrations(client, server_id)
+    assert mv.held(client, migration["uuid"]) == before
+    after = mv.held(client, server_id)
+    assert after["cn1"] == {"VCPU": 4, "MEMORY_MB": 4096, "DISK_GB": 20}
+    assert mv.usages(client) == mv.total(before, after)
+    assert mv.binding(client, port_id) == bound_before
+    mv.assert_clean(stack)
+
+    mv.action(client, server_id, {"confirmResize": None}, status=204)
+    mv.wait_status(client, server_id, "ACTIVE")
+    assert mv.usages(client) == after
+    assert stack.agents["cn1"].driver.running == {server_id}
+    mv.assert_clean(stack)
