@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from berth.allinone.progress import StepProgress, timed
 from berth.bus.runtime import BusRuntime
 from berth.common.db import Database
 from berth.common.dispatch import PrefixDispatcher
@@ -159,11 +160,12 @@ class Stack:
     # -- starting ----------------------------------------------------------------------------------
 
     def start(self) -> None:
-        placement_migrate.sync(self.placement.db)
-        network_migrate.sync(self.network.db)
-        compute_migrate.sync_api(self.api_db)
-        cells = self._ensure_cells()
-        ensure_catalog(self.api_db)
+        with timed("databases ready"):
+            placement_migrate.sync(self.placement.db)
+            network_migrate.sync(self.network.db)
+            compute_migrate.sync_api(self.api_db)
+            cells = self._ensure_cells()
+            ensure_catalog(self.api_db)
         # Nothing else works on this stack's builds: any left in BUILD stopped with the last run.
         for line in recovery.end_stuck_builds(
             self.api_db, self.compute.cells, self.placement_client, self.network_client,
@@ -171,8 +173,10 @@ class Stack:
         ):  # fmt: skip
             LOG.info("ended at start: %s", line)
         self._start_hosts(cells)
-        self._report_network_agents()
-        self.reporter.run_once()
+        with timed("network agents reported"):
+            self._report_network_agents()
+        with timed("network providers (bridges, physical functions) in Placement"):
+            self.reporter.run_once()
         self.scheduler = scheduler = SchedulerService(
             self.api_db, self.compute.cells, self.placement_client, scheduler_config(self.settings.compute),
             self.settings.compute.default_availability_zone,
@@ -237,8 +241,12 @@ class Stack:
                 self.wiring.cells().conductor(cell),
             )  # fmt: skip
         # Compute nodes first: the network service hangs its providers under them.
-        with ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda agent: agent.start(), self.agents.values()))
+        with (
+            StepProgress("compute hosts registered", len(self.agents)) as progress,
+            ThreadPoolExecutor(8) as pool,
+        ):
+            for _ in pool.map(lambda agent: agent.start(), self.agents.values()):
+                progress.advance()
         with self.api_db.write() as conn:
             for host in self.fleet.hosts:
                 cell_store.map_host(conn, host.name, by_name[host.cell].id)

@@ -3,11 +3,37 @@ spreading kept-alive connections over worker processes."""
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import ParamSpec, TypeVar
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 Hook = Callable[[], Awaitable[None]]
+P = ParamSpec("P")
+T = TypeVar("T")
+# As many blocking calls at once per app as Starlette's default thread limit allows.
+HANDLER_THREADS = 40
+
+
+class HandlerThreads:
+    """The threads an app runs its blocking work on (storage is synchronous).
+
+    Not anyio's pool (Starlette's ``run_in_threadpool``): its idle threads belong to the task that
+    started the event loop, and on a loop that runs each request as a task of its own (the
+    in-process transport's) every call started a thread and stopped it again, a millisecond each.
+    """
+
+    def __init__(self, name: str, threads: int = HANDLER_THREADS) -> None:
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix=name)
+
+    async def run(self, func: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """``func(*args, **kwargs)`` on one of the threads, with the caller's context variables."""
+        context = contextvars.copy_context()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, lambda: context.run(func, *args, **kwargs))
 
 
 def routed_path(scope: Scope) -> str:

@@ -81,6 +81,12 @@ class KeystoneHome:
                     "[identity]",
                     # bcrypt reads 72 bytes; a larger limit makes Keystone warn at every login.
                     "max_password_length = 72",
+                    # One Keystone process: its own memory is a cache every request can
+                    # share (role assignments, catalog, token validation), as memcached is for
+                    # a Keystone of several processes.
+                    "[cache]",
+                    "enabled = true",
+                    "backend = oslo_cache.dict",
                     "[database]",
                     f"connection = sqlite:///{self.root / 'keystone.db'}",
                     "[token]",

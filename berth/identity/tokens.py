@@ -9,15 +9,18 @@ strips them from its copy, and nothing else of the request is read.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import io
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from keystoneauth1 import loading
 from keystonemiddleware import auth_token
 from oslo_config import cfg
-from starlette.concurrency import run_in_threadpool
 
+from berth.common.asgi import HandlerThreads
 from berth.common.auth import IdentityUnavailable, Unauthenticated
 from berth.common.context import RequestContext
 
@@ -52,10 +55,15 @@ class KeystoneTokens:
             if option.dest in own:
                 conf.set_override(option.dest, own.pop(option.dest), GROUP)
         self._auth_token = auth_token.AuthProtocol(_passed, {**own, "oslo_config_config": conf})
+        self.threads = HandlerThreads("token-validation")
+        self.verdicts = Verdicts(float(options.get("token_cache_time", 300)))
 
     async def __call__(self, headers: Mapping[str, str], request_id: str) -> RequestContext:
-        tokens = {name: headers[name] for name in TOKEN_HEADERS if name in headers}
-        return await run_in_threadpool(self.validate, tokens, request_id)
+        tokens = tuple((name, headers[name]) for name in TOKEN_HEADERS if name in headers)
+        known = self.verdicts.get(tokens)
+        if known is not None:
+            return dataclasses.replace(known, request_id=request_id)
+        return await self.threads.run(self.validate, dict(tokens), request_id)
 
     def validate(self, tokens: Mapping[str, str], request_id: str) -> RequestContext:
         environ: dict[str, Any] = {
@@ -74,12 +82,74 @@ class KeystoneTokens:
 
         b"".join(self._auth_token(environ, start_response))
         if environ.get(_PASSED):
-            return _context(environ, request_id)
+            context = _context(environ, request_id)
+            self.verdicts.keep(tuple(tokens.items()), context, _expiries(environ))
+            return context
         status, response_headers = answer
         if status == 401:
             refusal = {k: v for k, v in response_headers if k.lower() == "www-authenticate"}
             raise Unauthenticated("The request you have made requires authentication.", refusal)
         raise IdentityUnavailable(f"The identity service could not validate the token ({status}).")
+
+
+class Verdicts:
+    """Tokens auth_token accepted lately, with whom they stand for.
+
+    Services present the same token on every call (the all-in-one stack's services call each
+    other thousands of times while a fleet registers), and handing it to auth_token each time
+    costs a millisecond or more even when auth_token has it cached. A verdict is kept no longer
+    than auth_token's own cache keeps a token (``token_cache_time``), and never past the expiry
+    of the token or of the service token that came with it; refusals are not kept.
+    """
+
+    MAX_KEPT = 10_000
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._kept: dict[tuple[tuple[str, str], ...], tuple[float, RequestContext]] = {}
+
+    def get(self, tokens: tuple[tuple[str, str], ...]) -> RequestContext | None:
+        found = self._kept.get(tokens)
+        if found is None:
+            return None
+        deadline, context = found
+        if time.monotonic() >= deadline:
+            self._kept.pop(tokens, None)
+            return None
+        return context
+
+    def keep(
+        self,
+        tokens: tuple[tuple[str, str], ...],
+        context: RequestContext,
+        expiries: Iterable[dt.datetime | None],
+    ) -> None:
+        seconds = self.seconds
+        for expiry in expiries:
+            if expiry is None:
+                return
+            seconds = min(seconds, (expiry - dt.datetime.now(dt.UTC)).total_seconds())
+        if seconds <= 0:
+            return
+        if len(self._kept) >= self.MAX_KEPT:
+            self._kept.clear()
+        self._kept[tokens] = (time.monotonic() + seconds, context)
+
+
+def _expiries(environ: Mapping[str, Any]) -> list[dt.datetime | None]:
+    """When the request's token and its service token (if any) expire, as auth_token read
+    them (``keystone.token_auth``); None where it cannot be told."""
+    plugin = environ.get("keystone.token_auth")
+    if plugin is None:
+        return [None]
+    refs = [ref for ref in (plugin.user, plugin.service) if ref is not None]
+    return [_aware(getattr(ref, "expires", None)) for ref in refs] or [None]
+
+
+def _aware(moment: dt.datetime | None) -> dt.datetime | None:
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=dt.UTC)
 
 
 def _context(environ: Mapping[str, Any], request_id: str) -> RequestContext:

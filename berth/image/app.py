@@ -6,7 +6,6 @@ import logging
 import uuid
 
 from sqlalchemy.exc import DataError
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -29,6 +28,7 @@ class ImageApp:
         self.db = db
         self.authenticate = authenticate
         self.router: routing.Router[Handler] = routing.Router(ROUTES)
+        self.threads = asgi.HandlerThreads("image-api")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -60,7 +60,7 @@ class ImageApp:
                 db=self.db,
                 base_url=str(request.base_url).rstrip("/"),
             )
-            response = await run_in_threadpool(handler, req)
+            response = await self.threads.run(handler, req)
         except auth.Unauthenticated as exc:
             response = _error(errors.Unauthorized(str(exc)), exc.headers)
         except routing.MethodNotAllowed as exc:

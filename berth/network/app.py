@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import uuid
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -29,6 +28,7 @@ class NetworkApp:
         self.service = service
         self.authenticate = authenticate
         self.router: routing.Router[Handler] = routing.Router(ROUTES)
+        self.threads = asgi.HandlerThreads("network-api")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -58,7 +58,7 @@ class NetworkApp:
                 service=self.service,
                 base_url=str(request.base_url).rstrip("/"),
             )
-            response = await run_in_threadpool(handler, req)
+            response = await self.threads.run(handler, req)
         except auth.Unauthenticated as exc:
             response = faults.error_response(exceptions.Unauthorized(str(exc)), exc.headers)
         except routing.MethodNotAllowed as exc:
@@ -84,7 +84,7 @@ class NetworkApp:
 
         async def stop() -> None:
             if reporter is not None:
-                await run_in_threadpool(reporter.stop)
+                await self.threads.run(reporter.stop)
 
         await asgi.lifespan(receive, send, start, stop)
 

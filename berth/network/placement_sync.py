@@ -10,7 +10,7 @@ keeps its old inventory.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,7 @@ class PlacementSync:
         self._compute_nodes: dict[str, str] = {}
         self._host_aggregates: dict[str, frozenset[str]] = {}
         self._children: dict[str, frozenset[str]] = {}
+        self._custom_traits: set[str] = set()
 
     # -- HTTP ------------------------------------------------------------------------------------
 
@@ -73,27 +74,42 @@ class PlacementSync:
         hosts = {p.host for p in desired.providers if p.host is not None} | set(
             desired.host_aggregates
         )
+        pending = [p for p in desired.providers if self._applied.get(p.uuid) != p]
+        tops = {
+            top: (host, children)
+            for top, (host, children) in _children_of_tops(desired.providers).items()
+            if self._children.get(top) != children
+        }
+        # One listing of every provider instead of a read per provider and per host: a fleet's
+        # first pass (or the first after a restart) is thousands of them.
+        existing = (
+            {p["uuid"]: p for p in self._providers({})}
+            if pending or tops or not hosts <= self._compute_nodes.keys()
+            else {}
+        )
+        by_name = {p["name"]: p["uuid"] for p in existing.values()}
         for host in sorted(hosts):
-            if not self._compute_node(host):
+            if host not in self._compute_nodes and host in by_name:
+                self._compute_nodes[host] = by_name[host]
+            if host not in self._compute_nodes:
                 report.add(host, f"no compute node provider named {host!r} in Placement yet")
         host_of = self._hosts_of(desired.providers)
-        for provider in desired.providers:
+        for provider in pending:
             host = host_of.get(provider.uuid, "")
             if host and host not in self._compute_nodes:
                 continue
-            if self._applied.get(provider.uuid) == provider:
-                continue
-            problem = self._ensure(provider)
+            problem = self._ensure(provider, existing.get(provider.uuid))
             if problem:
                 report.add(host or provider.name, problem)
                 continue
             self._applied[provider.uuid] = provider
         wanted = {p.uuid for p in desired.providers}
-        # An agent whose devices changed may have left providers behind.
-        for top, (host, children) in _children_of_tops(desired.providers).items():
-            if self._children.get(top) != children and host in self._compute_nodes:
-                below = _descendants(self._providers({"in_tree": top}), top)
-                self._remove_stale(below, wanted, report, host)
+        # An agent whose devices changed may have left providers behind (only below a provider
+        # the listing holds: one made in this pass has nothing below it but what is wanted).
+        below_of = _below(existing.values())
+        for top, (host, children) in tops.items():
+            if host in self._compute_nodes:
+                self._remove_stale(below_of(top), wanted, report, host)
                 self._children[top] = children
         self._remove_stale(self._providers({"required": SEGMENT_TRAIT}), wanted, report, "segments")
         for host, aggregates in desired.host_aggregates.items():
@@ -114,28 +130,21 @@ class PlacementSync:
                 found[p.uuid] = found[p.parent_uuid]
         return found
 
-    def _compute_node(self, host: str) -> str | None:
-        if host not in self._compute_nodes:
-            found = self._providers({"name": host})
-            if not found:
-                return None
-            self._compute_nodes[host] = found[0]["uuid"]
-        return self._compute_nodes[host]
-
-    def _ensure(self, provider: DesiredProvider) -> str | None:
-        """Create or update one provider; a problem description, or None when it matches."""
+    def _ensure(self, provider: DesiredProvider, current: dict[str, Any] | None) -> str | None:
+        """Create or update one provider (``current`` as the listing showed it, None when it
+        does not exist yet); a problem description, or None when it matches."""
         parent = (
             self._compute_nodes[provider.host]
             if provider.host is not None
             else provider.parent_uuid
         )
-        answer = self._call("GET", f"/resource_providers/{provider.uuid}")
-        if answer.status_code == 404:
+        if current is None:
             body = {"uuid": provider.uuid, "name": provider.name, "parent_provider_uuid": parent}
             answer = self._call("POST", "/resource_providers", body)
             if answer.status_code != 200:
                 return f"cannot create provider {provider.name}: {answer.status_code} {answer.text}"
-        current = answer.json()
+            # A new provider has no traits, inventories or aggregates: nothing to read first.
+            return self._ensure_new(provider, answer.json()["generation"])
         if current["name"] != provider.name or current.get("parent_provider_uuid") != parent:
             body = {"name": provider.name, "parent_provider_uuid": parent}
             answer = self._call("PUT", f"/resource_providers/{provider.uuid}", body)
@@ -147,19 +156,49 @@ class PlacementSync:
             or self._ensure_aggregates(provider)
         )
 
+    def _ensure_new(self, provider: DesiredProvider, generation: int) -> str | None:
+        """Write the traits, inventories and aggregates of a provider just created, from the
+        generation it was created with; another writer in between sends it the long way."""
+        parts = (
+            ("traits", sorted(provider.traits)),
+            ("inventories", {rc: dict(inv) for rc, inv in provider.inventories.items()}),
+            ("aggregates", sorted(provider.aggregates)),
+        )
+        self._make_custom_traits(provider.traits)
+        for part, wanted in parts:
+            if not wanted:
+                continue
+            body = {part: wanted, "resource_provider_generation": generation}
+            answer = self._call("PUT", f"/resource_providers/{provider.uuid}/{part}", body)
+            if not answer.is_success:
+                break
+            generation = answer.json()["resource_provider_generation"]
+        else:
+            return None
+        return (
+            self._ensure_traits(provider)
+            or self._ensure_inventories(provider)
+            or self._ensure_aggregates(provider)
+        )
+
+    def _make_custom_traits(self, traits: Iterable[str]) -> None:
+        for trait in sorted(set(traits) - self._custom_traits):
+            if trait.startswith("CUSTOM_") and self._call("PUT", f"/traits/{trait}").is_success:
+                self._custom_traits.add(trait)
+
     def _ensure_traits(self, provider: DesiredProvider) -> str | None:
         current = self._call("GET", f"/resource_providers/{provider.uuid}/traits").json()
         if set(current["traits"]) == provider.traits:
             return None
-        for trait in sorted(provider.traits):
-            if trait.startswith("CUSTOM_"):
-                self._call("PUT", f"/traits/{trait}")
+        self._make_custom_traits(provider.traits)
         body = {
             "traits": sorted(provider.traits),
             "resource_provider_generation": current["resource_provider_generation"],
         }
         answer = self._call("PUT", f"/resource_providers/{provider.uuid}/traits", body)
         if not answer.is_success:
+            # An operator may have deleted a custom trait we made: make it again next time.
+            self._custom_traits -= provider.traits
             return f"cannot set traits of {provider.name}: {answer.status_code} {answer.text}"
         return None
 
@@ -236,6 +275,10 @@ class PlacementSync:
     ) -> str | None:
         if self._host_aggregates.get(host) == aggregates:
             return None
+        if not aggregates and not managed and host not in self._host_aggregates:
+            # No segment anywhere: no aggregate of this host can be ours to add or remove.
+            self._host_aggregates[host] = aggregates
+            return None
         node = self._compute_nodes[host]
         current = self._call("GET", f"/resource_providers/{node}/aggregates").json()
         ours = managed | self._host_aggregates.get(host, frozenset())
@@ -268,24 +311,23 @@ def _children_of_tops(
     return {top: (host_of[top], frozenset(children)) for top, children in found.items()}
 
 
-def _descendants(tree: list[dict[str, Any]], top: str) -> list[dict[str, Any]]:
-    """The providers of ``tree`` below ``top`` (a tree holds the compute node and its other
-    agents too, which are not ours to remove)."""
-    below = {top}
-    found = []
-    for provider in sorted(tree, key=lambda p: len(_path(tree, p["uuid"]))):
-        if provider.get("parent_provider_uuid") in below:
-            below.add(provider["uuid"])
-            found.append(provider)
-    return found
+def _below(listing: Iterable[dict[str, Any]]) -> Callable[[str], list[dict[str, Any]]]:
+    """For a provider of ``listing``, every provider below it, parents before children (a tree
+    holds the compute node and its other agents too, which are not below the agent's)."""
+    children: dict[str, list[dict[str, Any]]] = {}
+    for provider in listing:
+        children.setdefault(provider.get("parent_provider_uuid") or "", []).append(provider)
 
+    def below(top: str) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        level = [top]
+        while level:
+            step = [child for uuid in level for child in children.get(uuid, ())]
+            found += step
+            level = [child["uuid"] for child in step]
+        return found
 
-def _path(tree: list[dict[str, Any]], uuid: str) -> list[str]:
-    parents = {p["uuid"]: p.get("parent_provider_uuid") for p in tree}
-    path = [uuid]
-    while parents.get(path[-1]) is not None:
-        path.append(parents[path[-1]])
-    return path
+    return below
 
 
 def _detail(answer: httpx.Response) -> str:

@@ -6,7 +6,6 @@ import logging
 import uuid
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
@@ -14,7 +13,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from berth.common import auth
-from berth.common.asgi import spread_over_workers
+from berth.common.asgi import HandlerThreads, spread_over_workers
 from berth.placement import microversion
 from berth.placement.api import faults
 from berth.placement.api.request import HTTPError, PlacementRequest, accepts_json
@@ -37,6 +36,7 @@ class PlacementApp:
         self.service = service
         self.authenticate = authenticate
         self.router = Router(ROUTES)
+        self.threads = HandlerThreads("placement-api")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -80,7 +80,7 @@ class PlacementApp:
                 service=self.service,
                 base_url=lambda: str(request.base_url),
             )
-            response = await run_in_threadpool(handler, req)
+            response = await self.threads.run(handler, req)
         except auth.Unauthenticated as exc:
             response = faults.error_response(
                 HTTPError(401, str(exc), headers=exc.headers),
@@ -113,7 +113,7 @@ class PlacementApp:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 # Before the first request, so no client waits for a large index to load.
-                await run_in_threadpool(self._load_index)
+                await self.threads.run(self._load_index)
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self.service.db.dispose()

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from a2wsgi import ASGIMiddleware
+
+from berth.common.inprocess import InProcessTransport
 
 
 class ServiceUnavailable(Exception):
@@ -21,9 +22,8 @@ def http_client(base_url: str, auth: httpx.Auth, timeout: float = 30.0) -> httpx
 def in_process_client(
     app: Any, auth: httpx.Auth, base_url: str = "http://in-process"
 ) -> httpx.Client:
-    """A client of an ASGI app in this process; the app runs on a2wsgi's own event loop."""
-    transport = httpx.WSGITransport(app=ASGIMiddleware(app))
-    return httpx.Client(transport=transport, base_url=base_url, auth=auth)
+    """A client of an ASGI app in this process (berth.common.inprocess)."""
+    return httpx.Client(transport=InProcessTransport(app), base_url=base_url, auth=auth)
 
 
 def call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> httpx.Response:

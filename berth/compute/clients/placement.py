@@ -122,39 +122,68 @@ class PlacementClient:
                 return found
         return self._ok(answer, "POST /resource_providers").json()  # type: ignore[no-any-return]
 
+    def report_provider(
+        self, uuid: str, name: str, inventories: Mapping[str, Mapping[str, Any]], traits: set[str]
+    ) -> None:
+        """Create the provider or bring it up to date: its inventories replaced, ``traits``
+        added (keeping those others put there)."""
+        # Every write to a provider moves its generation on: at 0 it holds nothing yet, and a
+        # fleet's first start need not read what it is about to write.
+        empty = self.ensure_provider(uuid, name)["generation"] == 0
+        generation = self._replace(
+            uuid, "inventories", lambda _current: dict(inventories),
+            {"inventories": {}, "resource_provider_generation": 0} if empty else None,
+        )  # fmt: skip
+        self.update_traits(
+            uuid, traits, set(),
+            {"traits": [], "resource_provider_generation": generation} if empty else None,
+        )  # fmt: skip
+
     def set_inventories(self, uuid: str, inventories: Mapping[str, Mapping[str, Any]]) -> None:
         """Replace the provider's inventories."""
         self._replace(uuid, "inventories", lambda _current: dict(inventories))
 
-    def update_traits(self, uuid: str, add: set[str], remove: set[str]) -> None:
+    def update_traits(
+        self, uuid: str, add: set[str], remove: set[str], current: Mapping[str, Any] | None = None
+    ) -> None:
         """Add and remove traits, keeping those others put there (the network's, an operator's)."""
         for trait in sorted(add):
             if trait.startswith("CUSTOM_"):
                 call(self.client, "PUT", f"/traits/{trait}")
-        self._replace(uuid, "traits", lambda current: sorted((set(current) | add) - remove))
+        self._replace(
+            uuid, "traits", lambda current: sorted((set(current) | add) - remove), current
+        )
 
     def update_aggregates(self, uuid: str, add: set[str], remove: set[str]) -> None:
         """Add and remove aggregates, keeping the others (routed segments' are the network's)."""
         self._replace(uuid, "aggregates", lambda current: sorted((set(current) | add) - remove))
 
-    def _replace(self, uuid: str, part: str, wanted_of: Callable[[Any], Any]) -> None:
-        """Read a provider's inventories, traits or aggregates and write what ``wanted_of``
-        makes of them, under the provider's generation; another writer in between means
-        reading again (three times at most)."""
+    def _replace(
+        self,
+        uuid: str,
+        part: str,
+        wanted_of: Callable[[Any], Any],
+        current: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Read a provider's inventories, traits or aggregates (unless ``current`` is what a
+        read would answer) and write what ``wanted_of`` makes of them, under the provider's
+        generation; another writer in between means reading again (three times at most). The
+        provider's generation after the write."""
         path = f"/resource_providers/{uuid}/{part}"
         for _ in range(3):
-            current = self._ok(call(self.client, "GET", path), f"GET {path}").json()
+            if current is None:
+                current = self._ok(call(self.client, "GET", path), f"GET {path}").json()
             wanted = wanted_of(current[part])
             if _same(wanted, current[part]):
-                return
+                return int(current["resource_provider_generation"])
             body = {
                 part: wanted,
                 "resource_provider_generation": current["resource_provider_generation"],
             }
             answer = call(self.client, "PUT", path, json=body)
             if answer.status_code != 409 or "generation" not in answer.text:
-                self._ok(answer, f"PUT {path}")
-                return
+                return int(self._ok(answer, f"PUT {path}").json()["resource_provider_generation"])
+            current = None
         raise PlacementError(f"the {part} of {uuid} kept changing under us")
 
 

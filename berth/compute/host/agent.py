@@ -92,9 +92,9 @@ class HostAgent:
             pci_devices.sync_host(conn, node["id"], r.pci)
         self.service_id, self.node_id, self.node_uuid = service["id"], node["id"], node["uuid"]
         self.heartbeat()
-        self.placement.ensure_provider(self.node_uuid, self.host)
-        self.placement.set_inventories(self.node_uuid, self.inventories())
-        self.placement.update_traits(self.node_uuid, set(r.traits) | {"COMPUTE_NODE"}, set())
+        self.placement.report_provider(
+            self.node_uuid, self.host, self.inventories(), set(r.traits) | {"COMPUTE_NODE"}
+        )
         # Back after a failure: the servers evacuated meanwhile leave this host for good.
         evacuate.clean_up_evacuated(self)
         return self.node_uuid
