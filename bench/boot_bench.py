@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 
 import httpx
-from a2wsgi import ASGIMiddleware
 
 from bench.boots import boot_all, make_network, percentile, print_boots
 from berth import config
 from berth.allinone.stack import Stack
+from berth.common.inprocess import InProcessTransport
 from berth.compute.audit import audit
 from berth.compute.db import flavors, images
 from berth.compute.host import fleet as fleets
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     stack.start()
     print(f"stack up with {args.hosts} hosts in {time.perf_counter() - started:.1f} s ({data})")
     client = httpx.Client(
-        transport=httpx.WSGITransport(app=ASGIMiddleware(stack.app())),
+        transport=InProcessTransport(stack.app()),
         base_url="http://berth",
         timeout=120,
     )  # type: ignore[arg-type]

@@ -9,8 +9,10 @@ keeps its old inventory.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +44,10 @@ class SyncReport:
 class PlacementSync:
     def __init__(self, client: httpx.Client) -> None:
         self.client = client
+        self._remembered: dict[str, tuple[str, int]] = {}
         self._applied: dict[str, DesiredProvider] = {}
+        # Provider -> its generation when it last showed what was applied.
+        self._generations: dict[str, int] = {}
         self._compute_nodes: dict[str, str] = {}
         self._host_aggregates: dict[str, frozenset[str]] = {}
         self._children: dict[str, frozenset[str]] = {}
@@ -98,7 +103,12 @@ class PlacementSync:
             host = host_of.get(provider.uuid, "")
             if host and host not in self._compute_nodes:
                 continue
-            problem = self._ensure(provider, existing.get(provider.uuid))
+            current = existing.get(provider.uuid)
+            if current is not None and self._unchanged(provider, current):
+                self._applied[provider.uuid] = provider
+                self._generations[provider.uuid] = current["generation"]
+                continue
+            problem = self._ensure(provider, current)
             if problem:
                 report.add(host or provider.name, problem)
                 continue
@@ -118,6 +128,33 @@ class PlacementSync:
                 if problem:
                     report.add(host, problem)
         return report
+
+    def remember(self, recorded: Mapping[str, tuple[str, int]]) -> None:
+        """What an earlier sync recorded (``remembered()``): a provider whose generation has
+        not moved since is not read again."""
+        self._remembered = dict(recorded)
+
+    def remembered(self) -> dict[str, tuple[str, int]]:
+        """Per provider applied: its fingerprint and its generation when it last showed it."""
+        return {
+            uuid: (fingerprint(provider), self._generations[uuid])
+            for uuid, provider in self._applied.items()
+            if uuid in self._generations
+        }
+
+    def _unchanged(self, provider: DesiredProvider, current: Mapping[str, Any]) -> bool:
+        """Whether Placement shows ``provider`` as an earlier sync left it: same name and
+        parent, and no write to it since (every write moves a provider's generation on)."""
+        parent = self._compute_nodes[provider.host] if provider.host else provider.parent_uuid
+        return (
+            current["name"] == provider.name
+            and current.get("parent_provider_uuid") == parent
+            and self._remembered.get(provider.uuid)
+            == (fingerprint(provider), current["generation"])
+        )
+
+    def _saw(self, provider: DesiredProvider, document: Mapping[str, Any]) -> None:
+        self._generations[provider.uuid] = document["resource_provider_generation"]
 
     @staticmethod
     def _hosts_of(providers: Iterable[DesiredProvider]) -> dict[str, str]:
@@ -174,6 +211,7 @@ class PlacementSync:
                 break
             generation = answer.json()["resource_provider_generation"]
         else:
+            self._generations[provider.uuid] = generation
             return None
         return (
             self._ensure_traits(provider)
@@ -188,6 +226,7 @@ class PlacementSync:
 
     def _ensure_traits(self, provider: DesiredProvider) -> str | None:
         current = self._call("GET", f"/resource_providers/{provider.uuid}/traits").json()
+        self._saw(provider, current)
         if set(current["traits"]) == provider.traits:
             return None
         self._make_custom_traits(provider.traits)
@@ -200,10 +239,12 @@ class PlacementSync:
             # An operator may have deleted a custom trait we made: make it again next time.
             self._custom_traits -= provider.traits
             return f"cannot set traits of {provider.name}: {answer.status_code} {answer.text}"
+        self._saw(provider, answer.json())
         return None
 
     def _ensure_inventories(self, provider: DesiredProvider) -> str | None:
         current = self._call("GET", f"/resource_providers/{provider.uuid}/inventories").json()
+        self._saw(provider, current)
         have = current["inventories"]
         if set(have) == set(provider.inventories) and all(
             have[rc][key] == value
@@ -235,10 +276,12 @@ class PlacementSync:
             return f"Placement refused the inventory of {provider.name}: {_detail(answer)}"
         if not answer.is_success:
             return f"cannot set inventory of {provider.name}: {answer.status_code} {answer.text}"
+        self._saw(provider, answer.json())
         return None
 
     def _ensure_aggregates(self, provider: DesiredProvider) -> str | None:
         current = self._call("GET", f"/resource_providers/{provider.uuid}/aggregates").json()
+        self._saw(provider, current)
         if set(current["aggregates"]) == provider.aggregates:
             return None
         body = {
@@ -248,6 +291,7 @@ class PlacementSync:
         answer = self._call("PUT", f"/resource_providers/{provider.uuid}/aggregates", body)
         if not answer.is_success:
             return f"cannot set aggregates of {provider.name}: {answer.status_code} {answer.text}"
+        self._saw(provider, answer.json())
         return None
 
     def _providers(self, params: dict[str, str]) -> list[dict[str, Any]]:
@@ -309,6 +353,19 @@ def _children_of_tops(
             top_of[p.uuid] = top_of[p.parent_uuid]
             found[top_of[p.uuid]].add(p.uuid)
     return {top: (host_of[top], frozenset(children)) for top, children in found.items()}
+
+
+def fingerprint(provider: DesiredProvider) -> str:
+    """A digest of everything a sync makes Placement show of ``provider``."""
+    shown = {
+        "name": provider.name,
+        "parent": provider.parent_uuid,
+        "host": provider.host,
+        "inventories": {rc: dict(inv) for rc, inv in provider.inventories.items()},
+        "traits": sorted(provider.traits),
+        "aggregates": sorted(provider.aggregates),
+    }
+    return hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()
 
 
 def _below(listing: Iterable[dict[str, Any]]) -> Callable[[str], list[dict[str, Any]]]:

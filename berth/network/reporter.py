@@ -34,6 +34,8 @@ class PlacementReporter:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        # What the database holds of the sync's applied providers (read at the first pass).
+        self._recorded: dict[str, tuple[str, int]] | None = None
 
     def run_once(self) -> SyncReport:
         """One full pass, now (tests and the all-in-one start call this directly)."""
@@ -41,12 +43,22 @@ class PlacementReporter:
             with self.db.read() as conn:
                 agents = agent_store.agent_models(conn, utcnow(), self.agent_down_time)
                 segments = store.segment_states(conn)
+                if self._recorded is None:
+                    self._recorded = store.synced_providers(conn)
+                    self.sync.remember(self._recorded)
             report = self.sync.apply(reporting.desired(agents, segments))
             hosts = {agent.host for agent in agents}
+            applied = self.sync.remembered()
             with self.db.write() as conn:
                 store.mark_synced(
                     conn, hosts - report.problems.keys(), hosts & report.problems.keys()
                 )
+                store.record_synced(
+                    conn,
+                    {k: v for k, v in applied.items() if self._recorded.get(k) != v},
+                    self._recorded.keys() - applied.keys(),
+                )
+            self._recorded = applied
             return report
 
     def wake(self) -> None:

@@ -8,10 +8,10 @@ from typing import Any
 
 import httpx
 import pytest
-from a2wsgi import ASGIMiddleware
 
 from berth import config
 from berth.allinone.stack import Stack
+from berth.common.inprocess import InProcessTransport
 from berth.compute.host import fleet as fleets
 
 StackFactory = Callable[[dict[str, Any]], tuple[Stack, httpx.Client]]
@@ -27,9 +27,8 @@ def start_stack(tmp_path: Path) -> Iterator[StackFactory]:
         )
         stack = Stack(settings, fleets.parse(fleet), heartbeat_seconds=5)
         stack.start()
-        app = ASGIMiddleware(stack.app())  # type: ignore[arg-type]
         client = httpx.Client(
-            transport=httpx.WSGITransport(app=app), base_url="http://berth", timeout=60
+            transport=InProcessTransport(stack.app()), base_url="http://berth", timeout=60
         )
         client.headers["x-auth-token"] = "admin"
         # The tests boot more servers in one project than upstream's default quotas allow.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.e2e import workflow as w
 from tests.e2e.conftest import StackFactory
 
@@ -149,3 +151,43 @@ def test_flavor_trait_and_resource_extra_specs_steer_the_server(start_stack: Sta
     )
     node = stack.agents["fast"].node_uuid
     assert w.allocations(client, server_id)[node]["resources"]["VCPU"] == 3
+
+
+def test_same_host_and_different_host_hints_follow_the_named_servers(
+    start_stack: StackFactory,
+) -> None:
+    # The scheduler reads only the servers a request names, not every server of the cell.
+    stack, client = start_stack(
+        {"cells": ["cell1"], "hosts": [{"name": "cn", "count": 3, **OVS_HOST}]}
+    )
+    flavor, image = w.flavor_and_image(stack)
+    net = w.network(client)
+    first = w.wait(client, w.boot(client, flavor, image, [{"uuid": net}], name="first"))
+    others = [
+        w.wait(client, w.boot(client, flavor, image, [{"uuid": net}], name=f"other{i}"))
+        for i in range(3)
+    ]
+    host = first["OS-EXT-SRV-ATTR:host"]
+
+    def booted_with(hints: dict[str, list[str]]) -> dict[str, Any]:
+        body = {
+            "server": {"name": "hinted", "flavorRef": flavor, "imageRef": image,
+                       "networks": [{"uuid": net}]},
+            "os:scheduler_hints": hints,
+        }  # fmt: skip
+        server_id = w.ok(client.post("/compute/v2.1/servers", json=body))["server"]["id"]
+        return w.wait(client, server_id)
+
+    for _ in range(2):
+        together = booted_with({"same_host": [first["id"]]})
+        assert (together["status"], together["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", host)
+        apart = booted_with({"different_host": [first["id"]]})
+        assert apart["status"] == "ACTIVE"
+        assert apart["OS-EXT-SRV-ATTR:host"] != host
+    hosts_of_others = {s["OS-EXT-SRV-ATTR:host"] for s in others}
+    everywhere = booted_with({"different_host": [first["id"], *(s["id"] for s in others)]})
+    if hosts_of_others | {host} == {"cn1", "cn2", "cn3"}:
+        assert everywhere["status"] == "ERROR"
+        assert "DifferentHostFilter" in everywhere["fault"]["message"]
+    else:
+        assert everywhere["OS-EXT-SRV-ATTR:host"] not in hosts_of_others | {host}

@@ -86,36 +86,43 @@ class ProviderUsage:
     """Free capacity per provider and class, from the summaries, less what this request's
     earlier instances took. The same check decides whether a candidate still fits and what a
     claim consumes, so the two cannot disagree. A provider or class the summaries do not
-    describe is not limited here (Placement's claim still is)."""
+    describe is not limited here (Placement's claim still is).
 
-    def __init__(self, free: Mapping[str, Mapping[str, int]] | None = None) -> None:
-        self._free = {rp: dict(amounts) for rp, amounts in (free or {}).items()}
+    A provider's free capacity is worked out the first time it is asked for: a request of one
+    instance asks for few of the thousands of providers an answer may describe."""
+
+    def __init__(self, summaries: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        self._summaries = summaries or {}
+        self._free: dict[str, dict[str, int]] = {}
 
     @classmethod
     def from_summaries(cls, summaries: Mapping[str, Mapping[str, Any]]) -> ProviderUsage:
-        return cls(
-            {
-                rp: {
-                    rc: int(v.get("capacity", 0)) - int(v.get("used", 0))
-                    for rc, v in (summary.get("resources") or {}).items()
-                }
-                for rp, summary in summaries.items()
-            }
-        )
+        return cls(summaries)
 
     def fits(self, candidate: Candidate) -> bool:
         for rp, amounts in candidate.allocations.items():
+            free = self._of(rp)
             for rc, n in amounts.items():
-                free = self.free(rp, rc)
-                if free is not None and free < n:
+                left = free.get(rc)
+                if left is not None and left < n:
                     return False
         return True
 
     def consume(self, candidate: Candidate) -> None:
         for rp, amounts in candidate.allocations.items():
+            free = self._of(rp)
             for rc, n in amounts.items():
-                if self.free(rp, rc) is not None:
-                    self._free[rp][rc] -= n
+                if rc in free:
+                    free[rc] -= n
 
     def free(self, rp: str, rc: str) -> int | None:
-        return self._free.get(rp, {}).get(rc)
+        return self._of(rp).get(rc)
+
+    def _of(self, rp: str) -> dict[str, int]:
+        found = self._free.get(rp)
+        if found is None:
+            resources = (self._summaries.get(rp) or {}).get("resources") or {}
+            found = self._free[rp] = {
+                rc: int(v.get("capacity", 0)) - int(v.get("used", 0)) for rc, v in resources.items()
+            }
+        return found

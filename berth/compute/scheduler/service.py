@@ -13,7 +13,7 @@ import datetime as dt
 import logging
 import time
 from collections import deque
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from typing import Any
 
 from berth.common.db import Database
@@ -91,7 +91,8 @@ class SchedulerService:
         LOG.info("placement query for %s: %s", ",".join(request.instance_uuids), query)
         answer = self.placement.allocation_candidates(query.pairs())
         candidates = parse_candidates(answer, query.microversion)
-        hosts = self._host_states({c.root for c in candidates})
+        named = {*request.hints.same_host, *request.hints.different_host}
+        hosts = self._host_states({c.root for c in candidates}, named)
         if any(port.vnic_type in SRIOV_VNIC_TYPES for port in request.ports):
             hosts = [dataclasses.replace(h, pf_providers=self._pf_providers(h)) for h in hosts]
 
@@ -127,8 +128,13 @@ class SchedulerService:
         with self.api_db.read() as conn:
             return {zone: aggregate_store.zone_aggregates(conn, zone)}
 
-    def _host_states(self, node_uuids: Collection[str]) -> list[HostState]:
-        """The hosts of these compute nodes, from every cell that has some of them."""
+    def _host_states(
+        self, node_uuids: Collection[str], named_instances: Collection[str] = ()
+    ) -> list[HostState]:
+        """The hosts of these compute nodes, from every cell that has some of them. Of the
+        servers on each host only ``named_instances`` (the request's same_host and
+        different_host hints) are read: what a request costs does not grow with the number of
+        servers running."""
         if not node_uuids:
             return []
         with self.api_db.read() as conn:
@@ -143,28 +149,27 @@ class SchedulerService:
         now = utcnow()
         for cell in self.cells.cells(include_cell0=False):
             with self.cells.database(cell).read() as conn:
-                nodes = [n for n in compute_nodes.list_nodes(conn) if n["uuid"] in node_uuids]
+                nodes = compute_nodes.list_nodes(conn, uuids=node_uuids)
                 if not nodes:
                     continue
                 service_rows = {
-                    s["id"]: s for s in services.list_services(conn, binary="nova-compute")
+                    s["id"]: s
+                    for s in services.list_services(conn, ids={n["service_id"] for n in nodes})
                 }
                 free_vfs = pci_devices.free_vfs_by_node(conn, [n["id"] for n in nodes])
                 failures = instances.failures_by_host(conn, now - FAILURE_MEMORY)
-                # One read of the cell's servers, not one per host.
-                servers: dict[str, list[Any]] = {}
-                for row in instances.list_instances(conn):
-                    if row["host"]:
-                        servers.setdefault(row["host"], []).append(row)
-                for node in nodes:
-                    service = service_rows.get(node["service_id"])
-                    on_host = servers.get(node["host"], [])
-                    state = _state(node, service, cell.uuid, now, on_host, free_vfs.get(node["id"], {}),
-                                   by_host.get(node["host"], []), self.default_availability_zone,
-                                   self.service_down_time)  # fmt: skip
-                    states.append(
-                        dataclasses.replace(state, failed_builds=failures.get(node["host"], 0))
-                    )
+                servers: dict[str, set[str]] = {}
+                if named_instances:
+                    for row in instances.list_instances(conn, uuids=named_instances):
+                        if row["host"]:
+                            servers.setdefault(row["host"], set()).add(row["uuid"])
+                states += [
+                    _state(node, service_rows.get(node["service_id"]), cell.uuid, now,
+                           servers.get(node["host"], set()), free_vfs.get(node["id"], {}),
+                           by_host.get(node["host"], []), failures.get(node["host"], 0),
+                           self.default_availability_zone, self.service_down_time)
+                    for node in nodes
+                ]  # fmt: skip
         return states
 
     def _pf_providers(self, host: HostState) -> dict[str, str]:
@@ -204,9 +209,10 @@ def _state(
     service: Any,
     cell_uuid: str,
     now: Any,
-    on_host: Iterable[Any],
+    on_host: frozenset[str] | set[str],
     free_vfs: dict[str, int],
     aggregates: list[Aggregate],
+    failed_builds: int,
     default_zone: str,
     down_time: float,
 ) -> HostState:
@@ -223,7 +229,8 @@ def _state(
         free_ram_mb=int(node["memory_mb"] * node["ram_allocation_ratio"]) - node["memory_mb_used"],
         free_disk_gb=int(node["local_gb"] * node["disk_allocation_ratio"]) - node["local_gb_used"],
         aggregates=tuple(aggregates),
-        instances=frozenset(i["uuid"] for i in on_host),
+        failed_builds=failed_builds,
+        instances=frozenset(on_host),
         hypervisor_type=node["hypervisor_type"] or "",
         free_vfs=dict(free_vfs),
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -11,7 +11,16 @@ from sqlalchemy.engine import Connection
 from berth.common.timeutils import utcnow
 from berth.network.model import Segment
 from berth.network.reporting import SegmentState
-from berth.network.store.schema import agents, ip_allocations, segments, subnets
+from berth.network.store.schema import (
+    agents,
+    ip_allocations,
+    placement_synced,
+    segments,
+    subnets,
+)
+
+# Rows per IN list: well under every database's limit on bound parameters.
+_CHUNK = 500
 
 
 def segment_states(conn: Connection) -> list[SegmentState]:
@@ -64,3 +73,33 @@ def mark_synced(
                 .where(agents.c.host.in_(hosts), agents.c.resources_synced.is_distinct_from(value))
                 .values(resources_synced=value, updated_at=now)
             )
+
+
+def synced_providers(conn: Connection) -> dict[str, tuple[str, int]]:
+    """Provider uuid -> (fingerprint, generation) as the reporter last recorded them."""
+    query = sa.select(
+        placement_synced.c.provider_uuid, placement_synced.c.fingerprint,
+        placement_synced.c.generation,
+    )  # fmt: skip
+    return {
+        uuid: (fingerprint, generation) for uuid, fingerprint, generation in conn.execute(query)
+    }
+
+
+def record_synced(
+    conn: Connection, changed: Mapping[str, tuple[str, int]], removed: Iterable[str]
+) -> None:
+    """Record what changed since the last call (``changed``) and forget ``removed``."""
+    gone = [*changed, *removed]
+    for start in range(0, len(gone), _CHUNK):
+        conn.execute(
+            placement_synced.delete().where(
+                placement_synced.c.provider_uuid.in_(gone[start : start + _CHUNK])
+            )
+        )
+    rows = [
+        {"provider_uuid": uuid, "fingerprint": fingerprint, "generation": generation}
+        for uuid, (fingerprint, generation) in changed.items()
+    ]
+    if rows:
+        conn.execute(placement_synced.insert(), rows)

@@ -247,3 +247,15 @@ network_quota_locks = sa.Table(
     sa.Column("generation", sa.Integer, nullable=False),
     **_MYSQL,
 )
+
+# What the Placement reporter last made each provider show (a fingerprint of the provider as it
+# wanted it) and the provider's generation right after. A provider whose generation has not
+# moved since shows the same, so a restarted reporter need not read it again.
+placement_synced = sa.Table(
+    "placement_synced",
+    metadata,
+    sa.Column("provider_uuid", sa.String(_ID), primary_key=True),
+    sa.Column("fingerprint", sa.String(64), nullable=False),
+    sa.Column("generation", sa.Integer, nullable=False),
+    **_MYSQL,
+)

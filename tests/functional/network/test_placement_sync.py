@@ -150,6 +150,55 @@ def test_agents_providers_appear_under_their_compute_nodes_and_follow_changes(
         )
 
 
+class _Counting(httpx.Client):
+    """The Placement client, counting what it reads of single providers."""
+
+    def __init__(self, inner: httpx.Client) -> None:
+        self.inner = inner
+        self.provider_reads: list[str] = []
+
+    def request(self, method: str, url: object, **kwargs: object) -> httpx.Response:  # type: ignore[override]
+        if method == "GET" and str(url).count("/") > 2:
+            self.provider_reads.append(str(url))
+        return self.inner.request(method, url, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_restarted_reporter_reads_only_providers_written_since(
+    placement: httpx.Client, network_db: Database
+) -> None:
+    for host in ("cn1", "cn2"):
+        _compute_node(placement, host)
+        _agent(network_db, OVS, host, OVS_CONFIG)
+    assert PlacementReporter(network_db, PlacementSync(placement)).run_once().problems == {}
+    # An allocation moves cn2's bridge's generation on; nothing else changes.
+    bridge2 = provider_uuid("cn2:Open vSwitch agent:br-ex")
+    claim = {
+        "allocations": {bridge2: {"resources": {"NET_BW_EGR_KILOBIT_PER_SEC": 100}}},
+        "project_id": "p", "user_id": "u", "consumer_generation": None, "consumer_type": "INSTANCE",
+    }  # fmt: skip
+    assert placement.put(f"/allocations/{uuid.uuid4()}", json=claim).status_code == 204
+
+    counting = _Counting(placement)
+    restarted = PlacementReporter(network_db, PlacementSync(counting))
+    assert restarted.run_once().problems == {}
+    assert counting.provider_reads
+    assert {url.split("/")[2] for url in counting.provider_reads} == {bridge2}
+
+    # A changed configuration is applied although its provider did not move.
+    counting.provider_reads.clear()
+    bigger = {
+        **OVS_CONFIG,
+        "resource_provider_bandwidths": {"br-ex": {"egress": 20_000, "ingress": 10_000}},
+    }
+    _configure(network_db, "cn1", OVS, bigger)
+    again = PlacementReporter(network_db, PlacementSync(counting))
+    assert again.run_once().problems == {}
+    bridge1 = provider_uuid("cn1:Open vSwitch agent:br-ex")
+    inventory = placement.get(f"/resource_providers/{bridge1}/inventories").json()["inventories"]
+    assert inventory["NET_BW_EGR_KILOBIT_PER_SEC"]["total"] == 20_000
+    assert {url.split("/")[2] for url in counting.provider_reads} == {bridge1}
+
+
 def test_a_removed_device_loses_its_provider(placement: httpx.Client, network_db: Database) -> None:
     _compute_node(placement, "cn1")
     two = {
