@@ -20,6 +20,7 @@ import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -83,17 +84,24 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--seconds", type=float, default=10.0)
-    args = parser.parse_args(argv)
+@dataclass
+class FloorRun:
+    """Claims made against the do-nothing app, in how many seconds, and the CPU seconds its
+    workers and this process spent on them."""
+
+    made: int
+    spent: float
+    workers_cpu: float
+    client_cpu: float
+
+
+def run(workers: int, clients: int, seconds: float) -> FloorRun:
+    """Serve the do-nothing app with ``workers`` and drive it with the claim clients."""
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "bench.http_floor:app", "--port", str(port),
-         "--workers", str(args.workers), "--no-access-log", "--log-level", "warning"],
+         "--workers", str(workers), "--no-access-log", "--log-level", "warning"],
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 30
@@ -105,20 +113,31 @@ def main(argv: list[str] | None = None) -> int:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)
-        workers = children(server.pid)
-        before_workers, before_me = cpu_seconds(workers), sum(os.times()[:2])
+        pids = children(server.pid)
+        before_workers, before_me = cpu_seconds(pids), sum(os.times()[:2])
         start = time.perf_counter()
-        made, _ = _claims(base, args.clients, args.seconds)
+        made, _ = _claims(base, clients, seconds)
         spent = time.perf_counter() - start
-        workers_cpu = cpu_seconds(workers) - before_workers
+        workers_cpu = cpu_seconds(pids) - before_workers
         client_cpu = sum(os.times()[:2]) - before_me
     finally:
         server.terminate()
         server.wait(timeout=20)
-    print(f"HTTP floor: {made / spent:,.0f} claims/s with {args.clients} clients and "
+    return FloorRun(made, spent, workers_cpu, client_cpu)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    args = parser.parse_args(argv)
+    floor = run(args.workers, args.clients, args.seconds)
+    made = floor.made
+    print(f"HTTP floor: {made / floor.spent:,.0f} claims/s with {args.clients} clients and "
           f"{args.workers} workers doing nothing ({len(_BODY):,} byte candidates body)")  # fmt: skip
-    print(f"CPU per claim: workers {workers_cpu * 1000 / made:.2f} ms, "
-          f"client {client_cpu * 1000 / made:.2f} ms")  # fmt: skip
+    print(f"CPU per claim: workers {floor.workers_cpu * 1000 / made:.2f} ms, "
+          f"client {floor.client_cpu * 1000 / made:.2f} ms")  # fmt: skip
     return 0
 
 

@@ -236,6 +236,25 @@ def overcommitted(db: Database) -> list[str]:
     return bad
 
 
+def open_cloud(url: str, n: int, seed: int, reuse: bool) -> tuple[Database, Cloud]:
+    """The migrated database at ``url`` holding the reference cloud: written there (the database
+    must be empty) or, with ``reuse``, the one it already holds."""
+    db = open_database(url)
+    migrate.sync(db)
+    if reuse:
+        with db.read() as conn:
+            racks = list(conn.scalars(sa.select(schema.placement_aggregates.c.uuid)))
+        print(f"reference cloud: reused, database {db.backend}")
+        return db, Cloud(racks=racks)
+    start = time.perf_counter()
+    cloud = build(db, n, seed)
+    load = time.perf_counter() - start
+    print(f"reference cloud: N={n} seed={seed}, {cloud.providers} providers, "
+          f"{cloud.allocations} consumers, loaded in {load:.1f} s "
+          f"({cloud.providers / load:,.0f} providers/s, bulk path); database {db.backend}")  # fmt: skip
+    return db, cloud
+
+
 _HEADERS = {"x-auth-token": "admin", "openstack-api-version": "placement latest"}
 
 
@@ -254,20 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--claims-only", action="store_true", help="skip the timed queries")
     args = parser.parse_args(argv)
     url = args.database_url or f"sqlite:///{Path(tempfile.mkdtemp()) / 'placement.db'}"
-    db = open_database(url)
-    migrate.sync(db)
-    if args.reuse:
-        with db.read() as conn:
-            racks = list(conn.scalars(sa.select(schema.placement_aggregates.c.uuid)))
-        cloud = Cloud(racks=racks)
-        print(f"reference cloud: reused, database {db.backend}")
-    else:
-        start = time.perf_counter()
-        cloud = build(db, args.n, args.seed)
-        load = time.perf_counter() - start
-        print(f"reference cloud: N={args.n} seed={args.seed}, {cloud.providers} providers, "
-              f"{cloud.allocations} consumers, loaded in {load:.1f} s "
-              f"({cloud.providers / load:,.0f} providers/s, bulk path); database {db.backend}")  # fmt: skip
+    db, cloud = open_cloud(url, args.n, args.seed, args.reuse)
     with (
         running_placement(url, workers=args.workers) as base,
         httpx.Client(base_url=base, headers=_HEADERS, timeout=120) as client,
