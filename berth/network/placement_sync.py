@@ -24,6 +24,8 @@ from berth.network.traits import SEGMENT_TRAIT
 LOG = logging.getLogger(__name__)
 
 MICROVERSION = "placement 1.39"
+# Providers whose inventories one reshaper request writes.
+INVENTORY_BATCH = 500
 
 
 class PlacementUnavailable(Exception):
@@ -52,6 +54,8 @@ class PlacementSync:
         self._host_aggregates: dict[str, frozenset[str]] = {}
         self._children: dict[str, frozenset[str]] = {}
         self._custom_traits: set[str] = set()
+        # Whether Placement lets this service use the reshaper (its policy may not).
+        self._reshaper = True
 
     # -- HTTP ------------------------------------------------------------------------------------
 
@@ -99,6 +103,8 @@ class PlacementSync:
             if host not in self._compute_nodes:
                 report.add(host, f"no compute node provider named {host!r} in Placement yet")
         host_of = self._hosts_of(desired.providers)
+        # Providers made in this pass whose inventories are still to write, at this generation.
+        created: dict[str, tuple[DesiredProvider, int]] = {}
         for provider in pending:
             host = host_of.get(provider.uuid, "")
             if host and host not in self._compute_nodes:
@@ -108,11 +114,20 @@ class PlacementSync:
                 self._applied[provider.uuid] = provider
                 self._generations[provider.uuid] = current["generation"]
                 continue
-            problem = self._ensure(provider, current)
+            if current is None:
+                problem, generation = self._create(provider)
+                if generation is not None:
+                    created[provider.uuid] = (provider, generation)
+                    continue
+            else:
+                problem = self._ensure(provider, current)
             if problem:
                 report.add(host or provider.name, problem)
                 continue
             self._applied[provider.uuid] = provider
+        for uuid, problem in self._write_inventories(created).items():
+            provider = created[uuid][0]
+            report.add(host_of.get(uuid) or provider.name, problem)
         wanted = {p.uuid for p in desired.providers}
         # An agent whose devices changed may have left providers behind (only below a provider
         # the listing holds: one made in this pass has nothing below it but what is wanted).
@@ -167,21 +182,13 @@ class PlacementSync:
                 found[p.uuid] = found[p.parent_uuid]
         return found
 
-    def _ensure(self, provider: DesiredProvider, current: dict[str, Any] | None) -> str | None:
-        """Create or update one provider (``current`` as the listing showed it, None when it
-        does not exist yet); a problem description, or None when it matches."""
-        parent = (
-            self._compute_nodes[provider.host]
-            if provider.host is not None
-            else provider.parent_uuid
-        )
-        if current is None:
-            body = {"uuid": provider.uuid, "name": provider.name, "parent_provider_uuid": parent}
-            answer = self._call("POST", "/resource_providers", body)
-            if answer.status_code != 200:
-                return f"cannot create provider {provider.name}: {answer.status_code} {answer.text}"
-            # A new provider has no traits, inventories or aggregates: nothing to read first.
-            return self._ensure_new(provider, answer.json()["generation"])
+    def _parent(self, provider: DesiredProvider) -> str | None:
+        return self._compute_nodes[provider.host] if provider.host else provider.parent_uuid
+
+    def _ensure(self, provider: DesiredProvider, current: Mapping[str, Any]) -> str | None:
+        """Bring an existing provider (``current`` as the listing showed it) to what is
+        desired; a problem description, or None when it matches."""
+        parent = self._parent(provider)
         if current["name"] != provider.name or current.get("parent_provider_uuid") != parent:
             body = {"name": provider.name, "parent_provider_uuid": parent}
             answer = self._call("PUT", f"/resource_providers/{provider.uuid}", body)
@@ -193,31 +200,81 @@ class PlacementSync:
             or self._ensure_aggregates(provider)
         )
 
-    def _ensure_new(self, provider: DesiredProvider, generation: int) -> str | None:
-        """Write the traits, inventories and aggregates of a provider just created, from the
-        generation it was created with; another writer in between sends it the long way."""
-        parts = (
-            ("traits", sorted(provider.traits)),
-            ("inventories", {rc: dict(inv) for rc, inv in provider.inventories.items()}),
-            ("aggregates", sorted(provider.aggregates)),
-        )
+    def _create(self, provider: DesiredProvider) -> tuple[str | None, int | None]:
+        """Make the provider with its traits and aggregates: a new provider holds nothing, so
+        nothing is read first. Answers the generation its inventories are to be written at
+        (with the others made in this pass, ``_write_inventories``), or None when it had to be
+        finished the long way (another writer in between), then with the problem if any."""
+        body = {"uuid": provider.uuid, "name": provider.name,
+                "parent_provider_uuid": self._parent(provider)}  # fmt: skip
+        answer = self._call("POST", "/resource_providers", body)
+        if answer.status_code != 200:
+            problem = f"cannot create provider {provider.name}: {answer.status_code} {answer.text}"
+            return problem, None
+        generation: int = answer.json()["generation"]
         self._make_custom_traits(provider.traits)
-        for part, wanted in parts:
+        for part, wanted in (
+            ("traits", sorted(provider.traits)), ("aggregates", sorted(provider.aggregates))
+        ):  # fmt: skip
             if not wanted:
                 continue
             body = {part: wanted, "resource_provider_generation": generation}
             answer = self._call("PUT", f"/resource_providers/{provider.uuid}/{part}", body)
             if not answer.is_success:
-                break
+                # Another writer in between: finish it the long way.
+                shown = {"name": provider.name, "parent_provider_uuid": self._parent(provider)}
+                return self._ensure(provider, shown), None
             generation = answer.json()["resource_provider_generation"]
-        else:
-            self._generations[provider.uuid] = generation
-            return None
-        return (
-            self._ensure_traits(provider)
-            or self._ensure_inventories(provider)
-            or self._ensure_aggregates(provider)
-        )
+        return None, generation
+
+    def _write_inventories(
+        self, created: Mapping[str, tuple[DesiredProvider, int]]
+    ) -> dict[str, str]:
+        """The inventories of providers made in this pass, many per request (Placement's
+        reshaper, with no allocations to move); a batch the reshaper refuses (a policy without
+        it, another writer in between) is written provider by provider. Problems by provider."""
+        problems: dict[str, str] = {}
+        batch: dict[str, dict[str, Any]] = {}
+        for uuid, (provider, generation) in created.items():
+            if provider.inventories:
+                batch[uuid] = {
+                    "resource_provider_generation": generation,
+                    "inventories": {rc: dict(inv) for rc, inv in provider.inventories.items()},
+                }
+            else:
+                self._applied[uuid] = provider
+                self._generations[uuid] = generation
+        uuids = list(batch)
+        for start in range(0, len(uuids), INVENTORY_BATCH):
+            chunk = uuids[start : start + INVENTORY_BATCH]
+            if self._reshaper:
+                body = {"inventories": {uuid: batch[uuid] for uuid in chunk}, "allocations": {}}
+                answer = self._call("POST", "/reshaper", body)
+                if answer.status_code == 204:
+                    for uuid in chunk:
+                        self._applied[uuid] = created[uuid][0]
+                    continue
+                # Placement's default policy gives the reshaper to the service role only.
+                self._reshaper = answer.status_code != 403
+            for uuid in chunk:
+                provider = created[uuid][0]
+                path = f"/resource_providers/{uuid}/inventories"
+                if self._call("PUT", path, batch[uuid]).is_success:
+                    self._applied[uuid] = provider
+                elif problem := self._ensure_inventories(provider):
+                    problems[uuid] = problem
+                else:
+                    self._applied[uuid] = provider
+        if uuids:
+            LOG.info(
+                "placement sync: made %d provider(s); their inventories %s", len(created),
+                "in batches (reshaper)" if self._reshaper else "one by one (no reshaper)",
+            )  # fmt: skip
+            # The reshaper does not answer generations: one listing tells them all.
+            for found in self._providers({}):
+                if found["uuid"] in batch and found["uuid"] not in problems:
+                    self._generations[found["uuid"]] = found["generation"]
+        return problems
 
     def _make_custom_traits(self, traits: Iterable[str]) -> None:
         for trait in sorted(set(traits) - self._custom_traits):

@@ -151,16 +151,48 @@ def test_agents_providers_appear_under_their_compute_nodes_and_follow_changes(
 
 
 class _Counting(httpx.Client):
-    """The Placement client, counting what it reads of single providers."""
+    """The Placement client, noting every call and what it reads of single providers."""
 
-    def __init__(self, inner: httpx.Client) -> None:
+    def __init__(self, inner: httpx.Client, headers: dict[str, str] | None = None) -> None:
         self.inner = inner
+        self.extra = headers or {}
+        self.calls: list[str] = []
         self.provider_reads: list[str] = []
 
     def request(self, method: str, url: object, **kwargs: object) -> httpx.Response:  # type: ignore[override]
+        self.calls.append(f"{method} {url}")
         if method == "GET" and str(url).count("/") > 2:
             self.provider_reads.append(str(url))
-        return self.inner.request(method, url, **kwargs)  # type: ignore[arg-type]
+        headers = {**dict(kwargs.pop("headers", None) or {}), **self.extra}  # type: ignore[call-overload]
+        return self.inner.request(method, url, headers=headers, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("roles", "reshaper"), [("admin,service", True), ("admin", False)], ids=["service", "admin"]
+)
+def test_new_providers_are_made_without_reading_them_and_inventoried_in_batches(
+    placement: httpx.Client, network_db: Database, roles: str, reshaper: bool
+) -> None:
+    # Placement gives the reshaper to the service role only: without it, one PUT each.
+    hosts = [f"cn{i}" for i in range(1, 4)]
+    for host in hosts:
+        _compute_node(placement, host)
+        _agent(network_db, OVS, host, OVS_CONFIG)
+    counting = _Counting(placement, {"x-roles": roles})
+    assert PlacementReporter(network_db, PlacementSync(counting)).run_once().problems == {}
+    assert counting.provider_reads == []
+    puts = [c for c in counting.calls if c.startswith("PUT") and c.endswith("/inventories")]
+    assert counting.calls.count("POST /reshaper") == 1
+    assert len(puts) == (0 if reshaper else 6)  # each host's bridge and agent (packet rate)
+    for host in hosts:
+        bridge = provider_uuid(f"{host}:Open vSwitch agent:br-ex")
+        inventory = placement.get(f"/resource_providers/{bridge}/inventories").json()
+        assert inventory["inventories"]["NET_BW_IGR_KILOBIT_PER_SEC"]["total"] == 10_000
+    # What the sync recorded is each provider's generation now: a restart reads nothing.
+    counting.calls.clear()
+    restarted = PlacementReporter(network_db, PlacementSync(counting))
+    assert restarted.run_once().problems == {}
+    assert counting.provider_reads == []
 
 
 def test_a_restarted_reporter_reads_only_providers_written_since(
