@@ -9,7 +9,7 @@ provider) it made before.
 from __future__ import annotations
 
 import uuid as uuidlib
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -81,15 +81,11 @@ def get_by_hypervisor_hostname(conn: Connection, hypervisor_hostname: str) -> Ro
     return conn.execute(query).mappings().first()
 
 
-def list_nodes(
-    conn: Connection, host: str | None = None, uuids: Collection[str] | None = None
-) -> list[RowMapping]:
-    """The nodes of a host (all when None), or of these uuids, by id."""
+def list_nodes(conn: Connection, host: str | None = None) -> list[RowMapping]:
+    """The nodes of a host (all when None), by id."""
     query = sa.select(compute_nodes).order_by(compute_nodes.c.id)
     if host is not None:
         query = query.where(compute_nodes.c.host == host)
-    if uuids is not None:
-        query = query.where(compute_nodes.c.uuid.in_(list(uuids)))
     return list(conn.execute(query).mappings())
 
 

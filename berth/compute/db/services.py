@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid as uuidlib
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -60,18 +60,13 @@ def get_by_uuid(conn: Connection, uuid: str) -> RowMapping | None:
 
 
 def list_services(
-    conn: Connection,
-    binary: str | None = None,
-    host: str | None = None,
-    ids: Collection[int] | None = None,
+    conn: Connection, binary: str | None = None, host: str | None = None
 ) -> list[RowMapping]:
     query = sa.select(services).order_by(services.c.id)
     if binary is not None:
         query = query.where(services.c.binary == binary)
     if host is not None:
         query = query.where(services.c.host == host)
-    if ids is not None:
-        query = query.where(services.c.id.in_(list(ids)))
     return list(conn.execute(query).mappings())
 
 

@@ -149,12 +149,13 @@ class SchedulerService:
         now = utcnow()
         for cell in self.cells.cells(include_cell0=False):
             with self.cells.database(cell).read() as conn:
-                nodes = compute_nodes.list_nodes(conn, uuids=node_uuids)
+                # Every node and service row of the cell (one per host, read whole: faster in
+                # SQLite than a thousand-uuid IN list), then those of the candidates.
+                nodes = [n for n in compute_nodes.list_nodes(conn) if n["uuid"] in node_uuids]
                 if not nodes:
                     continue
                 service_rows = {
-                    s["id"]: s
-                    for s in services.list_services(conn, ids={n["service_id"] for n in nodes})
+                    s["id"]: s for s in services.list_services(conn, binary="nova-compute")
                 }
                 free_vfs = pci_devices.free_vfs_by_node(conn, [n["id"] for n in nodes])
                 failures = instances.failures_by_host(conn, now - FAILURE_MEMORY)
