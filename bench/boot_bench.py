@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         transport=InProcessTransport(stack.app()),
         base_url="http://berth",
         timeout=120,
-    )  # type: ignore[arg-type]
+    )
     client.headers["x-auth-token"] = "admin"
     try:
         with stack.api_db.write() as conn:

@@ -48,7 +48,7 @@ import sqlalchemy as sa
 
 from bench import http_floor
 from bench.placement_bench import _HEADERS, PORTS_QUERY, _claims, open_cloud, overcommitted
-from bench.procstat import CpuMeter, children, cpu_seconds
+from bench.procstat import CpuMeter, children, cpu_model, cpu_seconds
 from berth.common import logs
 from berth.common.db import Database
 from berth.placement.store import schema
@@ -292,15 +292,7 @@ def measure(
 
 
 def machine() -> str:
-    model = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"machine: nproc {os.cpu_count()}, {model}, load average {os.getloadavg()[0]:.2f}"
+    return f"machine: nproc {os.cpu_count()}, {cpu_model()}, load average {os.getloadavg()[0]:.2f}"
 
 
 def _reset(url: str) -> None:

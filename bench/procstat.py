@@ -53,10 +53,21 @@ def children(pid: int) -> list[int]:
     return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
-def memory_mb(pids: list[int]) -> list[float]:
-    """Resident memory of each of ``pids``."""
-    rss = [_status(Path(f"/proc/{pid}")).get("VmRSS", "0 kB") for pid in pids]
+def memory_mb(pids: list[int], field: str = "VmRSS") -> list[float]:
+    """Resident memory of each of ``pids`` (``VmHWM``: the most it has had)."""
+    rss = [_status(Path(f"/proc/{pid}")).get(field, "0 kB") for pid in pids]
     return [int(value.split()[0]) / 1024 for value in rss]
+
+
+def cpu_model() -> str:
+    """The processor's model name, as /proc/cpuinfo gives it."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
 
 
 def database_pids() -> list[int]:

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import httpx
 
+from bench import procstat
+
 BERTH = Path(sys.executable).with_name("berth")
 PHASE = re.compile(r"INFO berth\.allinone\.progress: (.*)$")
 
@@ -46,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=18480)
     parser.add_argument("--timeout", type=float, default=900.0)
     args = parser.parse_args(argv)
-    print(f"machine: {os.cpu_count()} cores, {_cpu_model()}")
+    print(f"machine: {os.cpu_count()} cores, {procstat.cpu_model()}")
     rows = []
     for hosts in args.hosts or [1000]:
         data = Path(tempfile.mkdtemp(prefix=f"berth-startup-{hosts}-"))
@@ -81,7 +83,7 @@ def _start(hosts: int, data: Path, auth: str, port: int, timeout: float) -> Star
                 raise SystemExit(f"berth up did not answer within {timeout} s; see {log}")
             time.sleep(0.1)
         seconds = time.perf_counter() - began
-        peak = _peak_mb(process.pid)
+        [peak] = procstat.memory_mb([process.pid], "VmHWM")
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=120)
@@ -97,20 +99,6 @@ def _answers(port: int) -> bool:
     except httpx.HTTPError:
         return False
     return answer.status_code != 503
-
-
-def _peak_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def _cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
 
 
 if __name__ == "__main__":

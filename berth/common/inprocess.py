@@ -33,14 +33,13 @@ def _shared_loop() -> asyncio.AbstractEventLoop:
 class InProcessTransport(httpx.BaseTransport):
     """An httpx transport whose requests ``app`` answers in this process."""
 
-    def __init__(self, app: Any, client: tuple[str, int] = ("127.0.0.1", 0)) -> None:
+    def __init__(self, app: Any) -> None:
         self.app = app
-        self.client = client
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         body = request.read()
         future = asyncio.run_coroutine_threadsafe(
-            _call(self.app, _scope(request, self.client), body), _shared_loop()
+            _call(self.app, _scope(request), body), _shared_loop()
         )
         try:
             status, headers, chunks = future.result(TIMEOUT_SECONDS)
@@ -53,7 +52,7 @@ class InProcessTransport(httpx.BaseTransport):
         return httpx.Response(status, headers=headers, content=b"".join(chunks), request=request)
 
 
-def _scope(request: httpx.Request, client: tuple[str, int]) -> dict[str, Any]:
+def _scope(request: httpx.Request) -> dict[str, Any]:
     url = request.url
     return {
         "type": "http",
@@ -66,7 +65,7 @@ def _scope(request: httpx.Request, client: tuple[str, int]) -> dict[str, Any]:
         "query_string": url.query,
         "root_path": "",
         "headers": [(name.lower(), value) for name, value in request.headers.raw],
-        "client": client,
+        "client": ("127.0.0.1", 0),
         "server": (url.host, url.port or (443 if url.scheme == "https" else 80)),
     }
 
