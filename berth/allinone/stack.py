@@ -14,7 +14,6 @@ import logging
 import threading
 import uuid
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from berth.compute.conductor.cell import CellConductor
 from berth.compute.db import cells as cell_store
 from berth.compute.db import flavors, images
 from berth.compute.db import migrate as compute_migrate
+from berth.compute.host import registration
 from berth.compute.host.agent import HostAgent, beat
 from berth.compute.host.driver import SimulatedDriver
 from berth.compute.host.fleet import Fleet
@@ -241,12 +241,8 @@ class Stack:
                 self.wiring.cells().conductor(cell),
             )  # fmt: skip
         # Compute nodes first: the network service hangs its providers under them.
-        with (
-            StepProgress("compute hosts registered", len(self.agents)) as progress,
-            ThreadPoolExecutor(8) as pool,
-        ):
-            for _ in pool.map(lambda agent: agent.start(), self.agents.values()):
-                progress.advance()
+        with StepProgress("compute hosts registered", len(self.agents)) as progress:
+            registration.start_hosts(list(self.agents.values()), progress.advance)
         with self.api_db.write() as conn:
             for host in self.fleet.hosts:
                 cell_store.map_host(conn, host.name, by_name[host.cell].id)

@@ -15,7 +15,7 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -40,6 +40,7 @@ from berth.compute.conductor.cell import CellConductor
 from berth.compute.db import cells as cell_store
 from berth.compute.db import migrate
 from berth.compute.host import fleet as fleets
+from berth.compute.host import registration
 from berth.compute.host.agent import HostAgent, beat
 from berth.compute.host.driver import SimulatedDriver
 from berth.compute.scheduler.config import scheduler_config
@@ -222,19 +223,22 @@ def run_cell_conductor(settings: Settings, cell_name: str) -> int:
     return 0
 
 
-def _start_patiently(agent: HostAgent) -> None:
-    """Register the host, waiting out a Placement or network service that is starting or busy
-    (a thousand hosts register at once) instead of dying with the first 503."""
+def _start_patiently(agents: Sequence[HostAgent]) -> None:
+    """Register the hosts, waiting out a Placement or network service that is starting or busy
+    (a thousand hosts register at once) instead of dying with the first 503. Registering again
+    what was registered before a 503 writes nothing new."""
     delay = 0.5
     deadline = time.monotonic() + START_PATIENCE_SECONDS
     while True:
         try:
-            agent.start()
+            registration.start_hosts(agents)
             return
         except ServiceUnavailable as exc:
             if time.monotonic() > deadline:
                 raise
-            LOG.info("%s: registration deferred (%s); again in %g s", agent.host, exc, delay)
+            LOG.info(
+                "registration of %d host(s) deferred (%s); again in %g s", len(agents), exc, delay
+            )
             time.sleep(delay)
             delay = min(delay * 2, 10.0)
 
@@ -270,8 +274,7 @@ def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
             )
         # Compute nodes before the network agents: the network service hangs their providers
         # under them.
-        with ThreadPoolExecutor(8) as pool:
-            list(pool.map(_start_patiently, agents.values()))
+        _start_patiently(list(agents.values()))
         with common.api_db.write() as conn:
             for host in fleet.hosts:
                 cell_store.map_host(conn, host.name, cells[host.cell].id)

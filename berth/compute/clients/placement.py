@@ -7,7 +7,11 @@ the caller tries its next candidate.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -16,6 +20,28 @@ import orjson
 from berth.compute.clients.http import ServiceUnavailable, call
 
 MICROVERSION = "placement 1.39"
+# Providers whose inventories one reshaper request writes.
+INVENTORY_BATCH = 500
+
+
+@dataclass(frozen=True)
+class NodeProvider:
+    """What a compute node reports of itself to Placement: its root provider's name, its
+    inventories and the traits it adds (others' traits on the provider are kept)."""
+
+    uuid: str
+    name: str
+    inventories: Mapping[str, Mapping[str, Any]]
+    traits: frozenset[str]
+
+    def fingerprint(self) -> str:
+        """A digest of everything reporting makes Placement show of this provider."""
+        shown = {
+            "name": self.name,
+            "inventories": {rc: dict(inv) for rc, inv in self.inventories.items()},
+            "traits": sorted(self.traits),
+        }
+        return hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()
 
 
 class PlacementError(Exception):
@@ -124,9 +150,9 @@ class PlacementClient:
 
     def report_provider(
         self, uuid: str, name: str, inventories: Mapping[str, Mapping[str, Any]], traits: set[str]
-    ) -> None:
+    ) -> int:
         """Create the provider or bring it up to date: its inventories replaced, ``traits``
-        added (keeping those others put there)."""
+        added (keeping those others put there). Its generation after."""
         # Every write to a provider moves its generation on: at 0 it holds nothing yet, and a
         # fleet's first start need not read what it is about to write.
         empty = self.ensure_provider(uuid, name)["generation"] == 0
@@ -134,10 +160,137 @@ class PlacementClient:
             uuid, "inventories", lambda _current: dict(inventories),
             {"inventories": {}, "resource_provider_generation": 0} if empty else None,
         )  # fmt: skip
-        self.update_traits(
+        return self.update_traits(
             uuid, traits, set(),
             {"traits": [], "resource_provider_generation": generation} if empty else None,
         )  # fmt: skip
+
+    def report_providers(
+        self,
+        providers: Sequence[NodeProvider],
+        recorded: Mapping[str, tuple[str | None, int | None]],
+        reported: Callable[[], None] = lambda: None,
+        threads: int = 8,
+    ) -> dict[str, int]:
+        """``report_provider`` for many compute nodes at once, each provider's generation after.
+
+        One listing says which exist and at which generation. One whose generation and
+        fingerprint are still those ``recorded`` when it was last reported (nobody wrote to it
+        since) is not read again: a restart of a fleet costs that one listing. New ones are
+        made without reads and their inventories written many per request (the reshaper,
+        where Placement's policy allows it); the rest are brought up to date one by one.
+        ``reported`` is called once per provider done."""
+        shown = self._listing([p.uuid for p in providers])
+        generations: dict[str, int] = {}
+        new: list[NodeProvider] = []
+        changed: list[NodeProvider] = []
+        for provider in providers:
+            current = shown.get(provider.uuid)
+            if current is None:
+                new.append(provider)
+            elif recorded.get(provider.uuid) == (provider.fingerprint(), current["generation"]):
+                generations[provider.uuid] = current["generation"]
+                reported()
+            else:
+                changed.append(provider)
+
+        def update(provider: NodeProvider) -> int:
+            generation = self.report_provider(
+                provider.uuid, provider.name, provider.inventories, set(provider.traits)
+            )
+            reported()
+            return generation
+
+        with ThreadPoolExecutor(threads) as pool:
+            made = dict(zip([p.uuid for p in new], pool.map(self._make, new), strict=True))
+            # Made by someone else meanwhile: the long way, as for the changed ones.
+            changed += [p for p in new if made[p.uuid] is None]
+            generations |= zip([p.uuid for p in changed], pool.map(update, changed), strict=True)
+            fresh = {p.uuid: (p, made[p.uuid]) for p in new if made[p.uuid] is not None}
+            generations |= self._write_inventories(fresh, pool)
+        for _ in fresh:
+            reported()
+        return generations
+
+    def _listing(self, uuids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Providers by uuid: those of ``uuids``, or more (one listing of all for many)."""
+        params = {"uuid": uuids[0]} if len(uuids) == 1 else {}
+        answer = call(self.client, "GET", "/resource_providers", params=params)
+        found = self._ok(answer, "GET /resource_providers").json()["resource_providers"]
+        return {p["uuid"]: p for p in found}
+
+    def _make(self, provider: NodeProvider) -> int | None:
+        """Create the provider with its traits, without reading (it holds nothing yet); the
+        generation its inventories are to be written at, or None when it already existed or
+        another writer came in between."""
+        body = {"uuid": provider.uuid, "name": provider.name}
+        answer = call(self.client, "POST", "/resource_providers", json=body)
+        if answer.status_code == 409:
+            return None
+        generation: int = self._ok(answer, "POST /resource_providers").json()["generation"]
+        self._make_custom_traits(provider.traits)
+        body = {"traits": sorted(provider.traits), "resource_provider_generation": generation}
+        answer = call(self.client, "PUT", f"/resource_providers/{provider.uuid}/traits", json=body)
+        if answer.status_code == 409:
+            return None
+        path = f"PUT /resource_providers/{provider.uuid}/traits"
+        return int(self._ok(answer, path).json()["resource_provider_generation"])
+
+    def _write_inventories(
+        self,
+        fresh: Mapping[str, tuple[NodeProvider, int]],
+        pool: ThreadPoolExecutor,
+    ) -> dict[str, int]:
+        """The inventories of providers just made, at the generation they were made with,
+        through the reshaper (no allocations to move) many per request; where Placement's
+        policy refuses it, or a batch failed, one provider at a time. Their generations after."""
+        uuids = list(fresh)
+        generations: dict[str, int] = {}
+        for start in range(0, len(uuids), INVENTORY_BATCH):
+            chunk = uuids[start : start + INVENTORY_BATCH]
+            body = {
+                "inventories": {
+                    uuid: {
+                        "resource_provider_generation": fresh[uuid][1],
+                        "inventories": {
+                            rc: dict(inv) for rc, inv in fresh[uuid][0].inventories.items()
+                        },
+                    }
+                    for uuid in chunk
+                },
+                "allocations": {},
+            }
+            if call(self.client, "POST", "/reshaper", json=body).status_code == 204:
+                continue
+            # Placement's default policy gives the reshaper to the service role only.
+            rest = uuids[start:]
+            written = pool.map(lambda uuid: self._put_inventories(*fresh[uuid]), rest)
+            generations |= zip(rest, written, strict=True)
+            break
+        if len(generations) < len(uuids):
+            # The reshaper does not answer generations: one listing tells them all.
+            shown = self._listing(uuids)
+            generations = {u: shown[u]["generation"] for u in uuids} | generations
+        return generations
+
+    def _put_inventories(self, provider: NodeProvider, generation: int) -> int:
+        body = {
+            "inventories": {rc: dict(inv) for rc, inv in provider.inventories.items()},
+            "resource_provider_generation": generation,
+        }
+        path = f"/resource_providers/{provider.uuid}/inventories"
+        answer = call(self.client, "PUT", path, json=body)
+        if answer.status_code == 409:
+            # Another writer in between: the long way.
+            return self.report_provider(
+                provider.uuid, provider.name, provider.inventories, set(provider.traits)
+            )
+        return int(self._ok(answer, f"PUT {path}").json()["resource_provider_generation"])
+
+    def _make_custom_traits(self, traits: Iterable[str]) -> None:
+        for trait in sorted(traits):
+            if trait.startswith("CUSTOM_"):
+                call(self.client, "PUT", f"/traits/{trait}")
 
     def set_inventories(self, uuid: str, inventories: Mapping[str, Mapping[str, Any]]) -> None:
         """Replace the provider's inventories."""
@@ -145,12 +298,11 @@ class PlacementClient:
 
     def update_traits(
         self, uuid: str, add: set[str], remove: set[str], current: Mapping[str, Any] | None = None
-    ) -> None:
-        """Add and remove traits, keeping those others put there (the network's, an operator's)."""
-        for trait in sorted(add):
-            if trait.startswith("CUSTOM_"):
-                call(self.client, "PUT", f"/traits/{trait}")
-        self._replace(
+    ) -> int:
+        """Add and remove traits, keeping those others put there (the network's, an operator's);
+        the provider's generation after."""
+        self._make_custom_traits(add)
+        return self._replace(
             uuid, "traits", lambda current: sorted((set(current) | add) - remove), current
         )
 
@@ -193,4 +345,4 @@ def _same(wanted: Any, current: Any) -> bool:
     return bool(wanted == current)
 
 
-__all__ = ["PlacementClient", "PlacementError", "ServiceUnavailable"]
+__all__ = ["NodeProvider", "PlacementClient", "PlacementError", "ServiceUnavailable"]

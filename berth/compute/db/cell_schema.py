@@ -64,6 +64,11 @@ compute_nodes = sa.Table(
     sa.Column("reserved_host_memory_mb", sa.Integer, nullable=False, default=0),
     sa.Column("reserved_host_disk_mb", sa.Integer, nullable=False, default=0),
     sa.Column("reserved_host_cpus", sa.Integer, nullable=False, default=0),
+    # What the host last reported to Placement (NodeProvider.fingerprint) and the provider's
+    # generation right after: while Placement still shows that generation, nothing was written
+    # to the provider since, and a restart need not read it.
+    sa.Column("placement_fingerprint", sa.String(64), nullable=True),
+    sa.Column("placement_generation", sa.Integer, nullable=True),
     *timestamps(),
     **MYSQL,
 )

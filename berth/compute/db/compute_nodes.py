@@ -64,6 +64,22 @@ def upsert(
     return node
 
 
+def record_reported(conn: Connection, reported: Mapping[str, tuple[str, int]]) -> None:
+    """Per node uuid: the fingerprint of what it reported to Placement and the provider's
+    generation after."""
+    for uuid, (fingerprint, generation) in reported.items():
+        conn.execute(
+            compute_nodes.update()
+            .where(compute_nodes.c.uuid == uuid)
+            .values(placement_fingerprint=fingerprint, placement_generation=generation)
+        )
+
+
+def reported(node: Mapping[str, Any]) -> tuple[str | None, int | None]:
+    """What ``record_reported`` recorded of this node (Nones before its first report)."""
+    return node["placement_fingerprint"], node["placement_generation"]
+
+
 def get(conn: Connection, uuid: str) -> RowMapping | None:
     query = sa.select(compute_nodes).where(compute_nodes.c.uuid == uuid)
     return conn.execute(query).mappings().first()

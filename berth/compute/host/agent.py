@@ -17,13 +17,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy.engine import Connection, RowMapping
+
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.compute import actions, cleanup
 from berth.compute.clients.network import NetworkClient
-from berth.compute.clients.placement import PlacementClient
+from berth.compute.clients.placement import NodeProvider, PlacementClient
 from berth.compute.db import compute_nodes, instances, pci_devices, services
-from berth.compute.host import evacuate, interfaces, moves, shelving
+from berth.compute.host import evacuate, interfaces, moves, registration, shelving
 from berth.compute.host.driver import SimulatedDriver, SpawnFailed
 from berth.compute.objects.build import BuildAttempt, PortEntry
 from berth.compute.objects.selection import Selection
@@ -76,28 +78,33 @@ class HostAgent:
     # -- reporting -------------------------------------------------------------------------------
 
     def start(self) -> str:
-        """Register the service and the compute node, and report them to Placement."""
-        r = self.resources
-        with self.db.write() as conn:
-            service = services.get_or_create(conn, self.host, "nova-compute", "compute")
-            node = compute_nodes.upsert(conn, service["id"], self.host, self.host, {
-                "hypervisor_type": "simulated",
-                "vcpus": r.vcpus, "memory_mb": r.memory_mb, "local_gb": r.disk_gb,
-                "cpu_allocation_ratio": r.cpu_allocation_ratio,
-                "ram_allocation_ratio": r.ram_allocation_ratio,
-                "disk_allocation_ratio": r.disk_allocation_ratio,
-                "reserved_host_memory_mb": r.reserved_host_memory_mb,
-                "reserved_host_disk_mb": r.reserved_host_disk_mb,
-            })  # fmt: skip
-            pci_devices.sync_host(conn, node["id"], r.pci)
-        self.service_id, self.node_id, self.node_uuid = service["id"], node["id"], node["uuid"]
-        self.heartbeat()
-        self.placement.report_provider(
-            self.node_uuid, self.host, self.inventories(), set(r.traits) | {"COMPUTE_NODE"}
-        )
-        # Back after a failure: the servers evacuated meanwhile leave this host for good.
-        evacuate.clean_up_evacuated(self)
+        """Register the service and the compute node, and report them to Placement (see
+        ``registration.start_hosts``, which starts many hosts at once)."""
+        registration.start_hosts([self])
         return self.node_uuid
+
+    def record(self, conn: Connection, now: dt.datetime) -> RowMapping:
+        """Write the host's service (with a heartbeat), compute node and devices; the node."""
+        r = self.resources
+        service = services.get_or_create(conn, self.host, "nova-compute", "compute")
+        node = compute_nodes.upsert(conn, service["id"], self.host, self.host, {
+            "hypervisor_type": "simulated",
+            "vcpus": r.vcpus, "memory_mb": r.memory_mb, "local_gb": r.disk_gb,
+            "cpu_allocation_ratio": r.cpu_allocation_ratio,
+            "ram_allocation_ratio": r.ram_allocation_ratio,
+            "disk_allocation_ratio": r.disk_allocation_ratio,
+            "reserved_host_memory_mb": r.reserved_host_memory_mb,
+            "reserved_host_disk_mb": r.reserved_host_disk_mb,
+        })  # fmt: skip
+        pci_devices.sync_host(conn, node["id"], r.pci)
+        services.heartbeat(conn, service["id"], now)
+        self.service_id, self.node_id, self.node_uuid = service["id"], node["id"], node["uuid"]
+        return node
+
+    def provider(self) -> NodeProvider:
+        """What this host reports of its compute node to Placement."""
+        traits = frozenset(self.resources.traits) | {"COMPUTE_NODE"}
+        return NodeProvider(self.node_uuid, self.host, self.inventories(), traits)
 
     def inventories(self) -> dict[str, dict[str, Any]]:
         r = self.resources
@@ -108,10 +115,6 @@ class HostAgent:
                 r.disk_gb, -(-r.reserved_host_disk_mb // 1024), r.disk_allocation_ratio
             ),
         }
-
-    def heartbeat(self) -> None:
-        with self.db.write() as conn:
-            services.heartbeat(conn, self.service_id, utcnow())
 
     # -- building ----------------------------------------------------------------------------------
 

@@ -17,6 +17,8 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from sqlalchemy.engine import Connection, RowMapping
+
 from berth.compute import actions
 from berth.compute.conductor import ports
 from berth.compute.conductor.evacuate import (
@@ -95,12 +97,18 @@ def evacuate_instance(
         agent.give_back_here(instance_uuid)
 
 
-def clean_up_evacuated(agent: HostAgent) -> int:
-    """Give back what the servers evacuated from this host hold here; how many there were."""
-    with agent.db.read() as conn:
-        evacuated = migrations.list_migrations(
-            conn, source_compute=agent.host, migration_type=migrations.EVACUATION, status=DONE
-        )
+def evacuated_from(conn: Connection) -> dict[str, list[RowMapping]]:
+    """Per host, the evacuations away from it that its agent has yet to clean up after."""
+    found: dict[str, list[RowMapping]] = {}
+    for migration in migrations.list_migrations(
+        conn, migration_type=migrations.EVACUATION, status=DONE
+    ):
+        found.setdefault(migration["source_compute"], []).append(migration)
+    return found
+
+
+def clean_up_evacuated(agent: HostAgent, evacuated: Sequence[RowMapping]) -> None:
+    """Give back what the servers evacuated from this host (``evacuated_from``) hold here."""
     for migration in evacuated:
         uuid = migration["instance_uuid"]
         LOG.info("server %s was evacuated from %s: destroying the copy here", uuid, agent.host)
@@ -110,4 +118,3 @@ def clean_up_evacuated(agent: HostAgent) -> int:
         agent.placement.release(migration["uuid"])
         with agent.db.write() as conn:
             migrations.update(conn, migration["uuid"], {"status": COMPLETED}, [DONE])
-    return len(evacuated)
