@@ -121,6 +121,12 @@ def list_devices(conn: Connection, compute_node_id: int) -> list[RowMapping]:
     return list(conn.execute(query).mappings())
 
 
+def nodes_with_devices(conn: Connection) -> set[int]:
+    """The ids of the compute nodes that have PCI devices."""
+    query = sa.select(pci_devices.c.compute_node_id).distinct()
+    return set(conn.execute(query).scalars())
+
+
 def claim_vfs(
     conn: Connection, compute_node_id: int, pf_name: str, count: int, instance_uuid: str
 ) -> list[str] | None:

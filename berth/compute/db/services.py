@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid as uuidlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -20,6 +20,8 @@ from berth.compute.db._tables import try_insert
 from berth.compute.db.cell_schema import services
 
 _OPERATOR_FIELDS = frozenset({"disabled", "disabled_reason", "forced_down"})
+# Below every backend's limit on bound parameters in one statement (SQLite's is 32,766).
+_IDS_PER_STATEMENT = 1000
 
 
 def get_or_create(
@@ -90,6 +92,14 @@ def heartbeat(
         values["version"] = version
     result = conn.execute(services.update().where(services.c.id == service_id).values(**values))
     return result.rowcount > 0
+
+
+def heartbeat_all(conn: Connection, service_ids: Collection[int], now: dt.datetime) -> None:
+    """``heartbeat`` for many services at once (a fleet starting, a simulator's beat)."""
+    ids = list(service_ids)
+    for start in range(0, len(ids), _IDS_PER_STATEMENT):
+        chosen = services.c.id.in_(ids[start : start + _IDS_PER_STATEMENT])
+        conn.execute(services.update().where(chosen).values(last_seen_up=now))
 
 
 def delete(conn: Connection, service_id: int) -> bool:

@@ -17,14 +17,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.engine import Connection, RowMapping
-
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.compute import actions, cleanup
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import NodeProvider, PlacementClient
-from berth.compute.db import compute_nodes, instances, pci_devices, services
+from berth.compute.db import instances, pci_devices, services
 from berth.compute.host import evacuate, interfaces, moves, registration, shelving
 from berth.compute.host.driver import SimulatedDriver, SpawnFailed
 from berth.compute.objects.build import BuildAttempt, PortEntry
@@ -83,11 +81,10 @@ class HostAgent:
         registration.start_hosts([self])
         return self.node_uuid
 
-    def record(self, conn: Connection, now: dt.datetime) -> RowMapping:
-        """Write the host's service (with a heartbeat), compute node and devices; the node."""
+    def node_values(self) -> dict[str, Any]:
+        """What the host's compute node row says of its hypervisor."""
         r = self.resources
-        service = services.get_or_create(conn, self.host, "nova-compute", "compute")
-        node = compute_nodes.upsert(conn, service["id"], self.host, self.host, {
+        return {
             "hypervisor_type": "simulated",
             "vcpus": r.vcpus, "memory_mb": r.memory_mb, "local_gb": r.disk_gb,
             "cpu_allocation_ratio": r.cpu_allocation_ratio,
@@ -95,11 +92,11 @@ class HostAgent:
             "disk_allocation_ratio": r.disk_allocation_ratio,
             "reserved_host_memory_mb": r.reserved_host_memory_mb,
             "reserved_host_disk_mb": r.reserved_host_disk_mb,
-        })  # fmt: skip
-        pci_devices.sync_host(conn, node["id"], r.pci)
-        services.heartbeat(conn, service["id"], now)
-        self.service_id, self.node_id, self.node_uuid = service["id"], node["id"], node["uuid"]
-        return node
+        }  # fmt: skip
+
+    def registered(self, service_id: int, node: Mapping[str, Any]) -> None:
+        """The host's service and compute node are in its cell's database."""
+        self.service_id, self.node_id, self.node_uuid = service_id, node["id"], node["uuid"]
 
     def provider(self) -> NodeProvider:
         """What this host reports of its compute node to Placement."""
@@ -331,8 +328,7 @@ def beat(agents: Iterable[HostAgent], now: dt.datetime) -> None:
         by_db.setdefault(id(agent.db), (agent.db, []))[1].append(agent)
     for db, alike in by_db.values():
         with db.write() as conn:
-            for agent in alike:
-                services.heartbeat(conn, agent.service_id, now)
+            services.heartbeat_all(conn, [agent.service_id for agent in alike], now)
 
 
 class _NoFreeVf(Exception):

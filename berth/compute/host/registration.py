@@ -10,17 +10,22 @@ since) is not read again, so a restart of a fleet costs little more than the lis
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
+
+from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.compute.clients.placement import PlacementClient
-from berth.compute.db import compute_nodes
+from berth.compute.db import compute_nodes, pci_devices, services
 from berth.compute.host import evacuate
 
 if TYPE_CHECKING:
     from berth.compute.host.agent import HostAgent
+
+BINARY, TOPIC = "nova-compute", "compute"
 
 
 def start_hosts(agents: Sequence[HostAgent], reported: Callable[[], None] = lambda: None) -> None:
@@ -28,21 +33,49 @@ def start_hosts(agents: Sequence[HostAgent], reported: Callable[[], None] = lamb
     now = utcnow()
     for db, alike in _by(agents, lambda agent: agent.db):
         with db.write() as conn:
-            nodes = [agent.record(conn, now) for agent in alike]
+            nodes = _record(conn, alike, now)
         recorded = {node["uuid"]: compute_nodes.reported(node) for node in nodes}
         fingerprints: dict[str, tuple[str, int]] = {}
         for placement, same in _by(alike, lambda agent: agent.placement):
             providers = {agent.node_uuid: agent.provider() for agent in same}
             generations = placement.report_providers(list(providers.values()), recorded, reported)
             fingerprints |= {u: (providers[u].fingerprint(), g) for u, g in generations.items()}
-        with db.write() as conn:
-            compute_nodes.record_reported(conn, fingerprints)
+        changed = {u: seen for u, seen in fingerprints.items() if recorded.get(u) != seen}
+        if changed:
+            with db.write() as conn:
+                compute_nodes.record_reported(conn, changed)
         with db.read() as conn:
             evacuated = evacuate.evacuated_from(conn)
         # Back after a failure: the servers evacuated meanwhile leave their hosts for good.
         for agent in alike:
             if agent.host in evacuated:
                 evacuate.clean_up_evacuated(agent, evacuated[agent.host])
+
+
+def _record(conn: Connection, agents: Sequence[HostAgent], now: dt.datetime) -> list[RowMapping]:
+    """Write the agents' services (with a heartbeat), compute nodes and devices, reading what is
+    there once for all of them and writing only what differs; their nodes."""
+    service_of = {s["host"]: s for s in services.list_services(conn, binary=BINARY)}
+    node_of = {n["hypervisor_hostname"]: n for n in compute_nodes.list_nodes(conn)}
+    with_devices = pci_devices.nodes_with_devices(conn)
+    nodes = []
+    for agent in agents:
+        service = service_of.get(agent.host) or services.get_or_create(
+            conn, agent.host, BINARY, TOPIC
+        )
+        values = agent.node_values()
+        node = node_of.get(agent.host)
+        if node is None or any(
+            node[key] != value
+            for key, value in {**values, "service_id": service["id"], "host": agent.host}.items()
+        ):
+            node = compute_nodes.upsert(conn, service["id"], agent.host, agent.host, values)
+        if agent.resources.pci or node["id"] in with_devices:
+            pci_devices.sync_host(conn, node["id"], agent.resources.pci)
+        agent.registered(service["id"], node)
+        nodes.append(node)
+    services.heartbeat_all(conn, [agent.service_id for agent in agents], now)
+    return nodes
 
 
 Shared = TypeVar("Shared", Database, PlacementClient)
