@@ -46,12 +46,13 @@ from berth.compute.wiring import Wiring
 from berth.config import Settings
 from berth.identity.service_user import service_auth
 from berth.identity.strategy import authenticator
+from berth.network import agents as network_agents
 from berth.network.app import build_app as build_network_app
+from berth.network.model import AGENT_BINARIES
 from berth.network.placement_allocations import PlacementAllocations
 from berth.network.placement_sync import PlacementSync
 from berth.network.reporter import PlacementReporter
 from berth.network.service import NetworkService
-from berth.network.sim_agent import SimulatedAgent
 from berth.network.store import agents as network_agent_store
 from berth.network.store import migrate as network_migrate
 from berth.placement.app import build_app as build_placement_app
@@ -248,12 +249,17 @@ class Stack:
                 cell_store.map_host(conn, host.name, by_name[host.cell].id)
 
     def _report_network_agents(self) -> None:
-        client = in_process_client(self.network_app, self.compute_calls, "http://network")
-        for host in self.fleet.hosts:
-            for kind, configurations in host.agents.items():
-                SimulatedAgent(client, host.name, kind, configurations).report()
-        with self.network.db.read() as conn:
-            self.network_agent_ids = [row["id"] for row in network_agent_store.list_agents(conn)]
+        """Every host's network agents' first state report, in one transaction: the agents are
+        in this process (in another, ``SimulatedAgent`` reports through the API)."""
+        with self.network.db.write() as conn:
+            self.network_agent_ids = [
+                network_agents.report(
+                    conn, kind, host.name, AGENT_BINARIES[kind], "N/A", configurations
+                )[0]
+                for host in self.fleet.hosts
+                for kind, configurations in host.agents.items()
+            ]
+        self.network.changed()
 
     # -- running -----------------------------------------------------------------------------------
 
