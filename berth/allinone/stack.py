@@ -245,8 +245,9 @@ class Stack:
         with StepProgress("compute hosts registered", len(self.agents)) as progress:
             registration.start_hosts(list(self.agents.values()), progress.advance)
         with self.api_db.write() as conn:
-            for host in self.fleet.hosts:
-                cell_store.map_host(conn, host.name, by_name[host.cell].id)
+            cell_store.map_hosts(
+                conn, {host.name: by_name[host.cell].id for host in self.fleet.hosts}
+            )
 
     def _report_network_agents(self) -> None:
         """Every host's network agents' first state report, in one transaction: the agents are

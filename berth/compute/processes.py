@@ -276,8 +276,7 @@ def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
         # under them.
         _start_patiently(list(agents.values()))
         with common.api_db.write() as conn:
-            for host in fleet.hosts:
-                cell_store.map_host(conn, host.name, cells[host.cell].id)
+            cell_store.map_hosts(conn, {host.name: cells[host.cell].id for host in fleet.hosts})
         client = http_client(str(settings.compute.network_url), common.calls())
         network_agents = [
             SimulatedAgent(client, host.name, kind, configurations)

@@ -11,18 +11,26 @@ import httpx
 from keystoneauth1 import loading
 from keystoneauth1 import session as ks_session
 
+from berth.common.auth import noauth2
 from berth.config import AuthStrategy, KeystoneAuthtokenSettings
 from berth.identity.strategy import require_identity
 
+# The role Keystone gives service users, which services check (Placement's reshaper policy).
+SERVICE_ROLE = "service"
+
 
 class StaticToken(httpx.Auth):
-    """noauth2: the same X-Auth-Token on every call (``admin`` is an admin)."""
+    """noauth2: the same X-Auth-Token on every call (``admin`` is an admin), and X-Roles when
+    ``roles`` are given."""
 
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str, roles: tuple[str, ...] = ()) -> None:
         self.token = token
+        self.roles = ",".join(roles)
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         request.headers["x-auth-token"] = self.token
+        if self.roles:
+            request.headers["x-roles"] = self.roles
         yield request
 
 
@@ -73,4 +81,7 @@ def service_auth(
     if strategy == "keystone":
         require_identity(strategy, keystone)
         return ServiceUser(keystone)
-    return StaticToken(noauth2_token)
+    # A service is a service under noauth2 too: its token's roles and the service role, which
+    # Placement's policy asks for (the reshaper), as a Keystone service user has.
+    roles = noauth2({"x-auth-token": noauth2_token}, "").roles
+    return StaticToken(noauth2_token, (*roles, SERVICE_ROLE))

@@ -16,7 +16,12 @@ def test_noauth2_needs_no_identity_service() -> None:
     calls = service_auth("noauth2", "admin", KeystoneAuthtokenSettings())
     signed = next(calls.auth_flow(httpx.Request("GET", "http://placement/")))
     assert signed.headers["x-auth-token"] == "admin" and "x-service-token" not in signed.headers
+    # The token's own roles and the service role, as a Keystone service user has them.
+    assert auth.noauth2(signed.headers, "r").roles == ("admin", "service")
     assert isinstance(calls, StaticToken)
+    other = service_auth("noauth2", "nova", KeystoneAuthtokenSettings())
+    signed = next(other.auth_flow(httpx.Request("GET", "http://placement/")))
+    assert auth.noauth2(signed.headers, "r").roles == ("service",)
 
 
 def test_keystone_without_a_keystone_is_refused_before_anything_starts() -> None:

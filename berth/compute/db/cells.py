@@ -130,6 +130,14 @@ def map_host(conn: Connection, host: str, cell_id: int) -> HostMapping:
     return HostMapping(host=host, cell_id=where, created=created)
 
 
+def map_hosts(conn: Connection, wanted: Mapping[str, int]) -> None:
+    """``map_host`` for many hosts (host -> cell id), reading the mappings once."""
+    mapped = host_cells(conn)
+    for host, cell_id in wanted.items():
+        if host not in mapped:
+            map_host(conn, host, cell_id)
+
+
 def cell_of_host(conn: Connection, host: str) -> int | None:
     """The id of the host's cell, or None for an unmapped host."""
     query = sa.select(host_mappings.c.cell_id).where(host_mappings.c.host == host)
