@@ -123,7 +123,8 @@ def _with_identity(
         transport=httpx.WSGITransport(app=flask_app, script_name=IDENTITY_PREFIX),
         base_url="http://identity.local",
     ) as client:
-        ensure_accounts(client, passwords, {"identity": identity_url, **endpoints(base)})
+        catalog = {"identity": identity_url, **endpoints(base)}
+        ensure_accounts(client, passwords, catalog, home.accounts_stamp)
     keystone = KeystoneAuthtokenSettings(
         www_authenticate_uri=identity_url,
         auth_url=identity_url,

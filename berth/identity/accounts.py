@@ -1,13 +1,19 @@
 """What a fresh cloud's identity service holds besides its admin: the service user, a demo
 project with a member and a reader, and the catalog of Berth's services at their endpoints.
 
-Everything goes through Keystone's own v3 API as the admin, and every step is idempotent: run at
-each start, it only creates what is missing and moves endpoints that changed (a new port).
+Everything goes through Keystone's own v3 API as the admin, and every step is idempotent: it only
+creates what is missing and moves endpoints that changed (a new port). It runs when what it would
+make differs from what it made last (a digest kept beside Keystone's files), so a restart on the
+same data directory and port costs nothing here, and what an operator changed through Keystone
+since stays changed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -55,10 +61,25 @@ class _Keystone:
 
 
 def ensure_accounts(
-    client: httpx.Client, passwords: Mapping[str, str], endpoints: Mapping[str, str]
+    client: httpx.Client,
+    passwords: Mapping[str, str],
+    endpoints: Mapping[str, str],
+    stamp: Path,
 ) -> None:
     """Users, projects, roles and the catalog (service type -> URL) on the Keystone ``client``
-    reaches; ``passwords`` has the admin's and each user's."""
+    reaches; ``passwords`` has the admin's and each user's. Nothing is asked of Keystone when
+    ``stamp`` says this very set was ensured before."""
+    wanted = json.dumps([USERS, dict(passwords), dict(endpoints)], sort_keys=True)
+    digest = hashlib.sha256(wanted.encode()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    _ensure(client, passwords, endpoints)
+    stamp.write_text(digest)
+
+
+def _ensure(
+    client: httpx.Client, passwords: Mapping[str, str], endpoints: Mapping[str, str]
+) -> None:
     keystone = _Keystone(client, passwords[ADMIN])
     roles = {
         name: keystone.one("roles", {"name": name}, name=name)["id"]

@@ -53,6 +53,11 @@ class KeystoneHome:
         return self.root / "passwords.json"
 
     @property
+    def accounts_stamp(self) -> Path:
+        # A digest of the accounts and catalog last ensured (berth.identity.accounts).
+        return self.root / "accounts-done"
+
+    @property
     def setup_stamp(self) -> Path:
         # The keystone release whose schema and keys are in place.
         return self.root / "setup-done"
