@@ -249,12 +249,18 @@ def detail(server: Server, viewer: Viewer) -> dict[str, Any]:
 
 def changed(server: Server, viewer: Viewer) -> dict[str, Any]:
     """The answer to an update: the detail without the extended attributes (key name, zone,
-    task and power states, host, launch times, volumes, security groups), as upstream's."""
-    return {
+    task and power states, host, launch times, volumes, security groups, the addresses' type
+    and MAC), as upstream's."""
+    view = {
         key: value
         for key, value in detail(server, viewer).items()
         if key not in _DETAIL_ONLY and not key.startswith(_DETAIL_ONLY_PREFIXES)
     }
+    view["addresses"] = {
+        network: [{"addr": entry["addr"], "version": entry["version"]} for entry in entries]
+        for network, entries in view["addresses"].items()
+    }
+    return view
 
 
 def rebuilt(

@@ -187,6 +187,12 @@ def test_rebuild_keeps_ports_bindings_and_allocations(start_stack: StackFactory)
     assert view["key_name"] is None and view["user_data"] is None  # 2.54, 2.57
     assert view["locked"] is False and view["trusted_image_certificates"] is None
     assert not [key for key in view if key.startswith("OS-EXT") or key == "security_groups"]
+    # Addresses as upstream's update view has them: no type, no MAC.
+    assert view["addresses"] == {
+        network: [{"addr": a["addr"], "version": a["version"]} for a in entries]
+        for network, entries in before["addresses"].items()
+    }
+    assert view["addresses"]
 
     server = _until(client, server_id, "ACTIVE")
     assert server["image"]["id"] == other_image
