@@ -50,7 +50,7 @@ class PowerChange:
     task_state: str
     vm_state: str  # where it ends
     power_state: int
-    # A hard reboot may take over a soft one that hangs, as Nova lets it.
+    # A hard reboot may take over a reboot that hangs, as Nova lets it.
     from_task_states: tuple[str | None, ...] = (None,)
 
 
@@ -64,7 +64,7 @@ CHANGES: Mapping[str, PowerChange] = {
         PowerChange(
             "reboot_hard", "reboot", "compute_reboot_instance",
             ("active", "stopped", "paused", "suspended", "error"),
-            "rebooting_hard", "active", RUNNING, (None, "rebooting"),
+            "rebooting_hard", "active", RUNNING, (None, "rebooting", "rebooting_hard"),
         ),
         PowerChange(
             "stop", "stop", "compute_stop_instance", ("active", "error"),

@@ -398,3 +398,26 @@ def test_create_checks_what_nova_checks(start_stack: StackFactory) -> None:
     assert (shown["description"], shown["locked"]) == (None, False)
     server = w.wait(client, server_id)
     assert (server["accessIPv4"], server["accessIPv6"]) == ("192.0.2.9", "2001:2001::3")
+
+
+def test_a_rebuild_whose_spawn_fails_ends_in_error_still_holding_its_claim(
+    start_stack: StackFactory,
+) -> None:
+    stack, client, flavor, image = _stack(start_stack)
+    server_id = _booted(client, flavor, image)
+    allocations = w.allocations(client, server_id)
+    stack.agents["cn1"].driver.failures.next_calls = 1
+    assert _act(client, server_id, {"rebuild": {"imageRef": image}}).status_code == 202
+    server = _until(client, server_id, "ERROR")
+    assert "Rebuild failed" in server["fault"]["message"]
+    assert w.allocations(client, server_id) == allocations
+    last = w.ok(client.get(
+        f"{SERVERS}/{server_id}/os-instance-actions/{_last_request(client, server_id)}",
+        headers=w.COMPUTE,
+    ))["instanceAction"]  # fmt: skip
+    assert (last["action"], last["message"]) == ("rebuild", "Error")
+    assert [e["result"] for e in last["events"]] == ["Error"]
+    # Rebuilt again (an ERROR server may be), it runs.
+    assert _act(client, server_id, {"rebuild": {"imageRef": image}}).status_code == 202
+    _until(client, server_id, "ACTIVE")
+    assert server_id in stack.agents["cn1"].driver.running
