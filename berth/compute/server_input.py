@@ -29,7 +29,6 @@ _NAME_LENGTH = 255
 # Accepted for compatibility with clients that always send them; they change nothing.
 _IGNORED = frozenset(
     {
-        "security_groups",
         "user_data",
         "config_drive",
         "OS-DCF:diskConfig",
@@ -52,6 +51,7 @@ _KNOWN = frozenset(
         "block_device_mapping_v2",
         "accessIPv4",
         "accessIPv6",
+        "security_groups",
     }
 )
 _HINTS_KEYS = ("os:scheduler_hints", "OS-SCH-HNT:scheduler_hints")
@@ -108,6 +108,7 @@ def parse_create(
     max_count = _count(server, "max_count", min_count)
     if min_count > max_count:
         raise exceptions.BadRequest("Invalid input: min_count must be <= max_count.")
+    _check_security_groups(server.get("security_groups"))
     image_ref = _image_of_block_devices(server.get("block_device_mapping_v2"))
     return ServerRequest(
         name=server_name(server["name"]),
@@ -156,6 +157,23 @@ def access_ip(value: Any, version: int) -> str | None:
             f"Invalid input for field '{what}': {value!r} is not an IPv{version} address."
         )
     return str(address)
+
+
+def _check_security_groups(groups: Any) -> None:
+    """``[{"name": "default"}]`` or nothing: the network service has no security groups, so
+    the only one a server can be in is the default every server shows; another is not found
+    (400), as Nova answers for a group Neutron does not have."""
+    if groups is None:
+        return
+    if not isinstance(groups, list) or not all(
+        isinstance(group, dict) and isinstance(group.get("name"), str) for group in groups
+    ):
+        raise exceptions.BadRequest(
+            "Invalid input for field 'security_groups': a list of {\"name\": ...} objects."
+        )
+    for group in groups:
+        if group["name"] != "default":
+            raise exceptions.BadRequest(f"Security group {group['name']} not found.")
 
 
 def _image_of_block_devices(mappings: Any) -> str | None:

@@ -384,13 +384,19 @@ def test_create_checks_what_nova_checks(start_stack: StackFactory) -> None:
         ({"name": ""}, "name"),
         ({"name": 12345}, "name"),
         ({"description": "d" * 256}, "description"),
+        ({"security_groups": [{"name": "does_not_exist"}]}, "Security group does_not_exist"),
+        ({"security_groups": "default"}, "security_groups"),
     ]
     for change, words in refused:
         _refused(_create(client, {**base, **change}), 400, words)
     too_old = {**w.COMPUTE, "openstack-api-version": "compute 2.18"}
     _refused(_create(client, {**base, "description": "x"}, too_old), 400, "description")
 
-    made = _create(client, {**base, "accessIPv4": "192.0.2.9", "accessIPv6": "2001:2001::3"})
+    made = _create(
+        client,
+        {**base, "accessIPv4": "192.0.2.9", "accessIPv6": "2001:2001::3",
+         "security_groups": [{"name": "default"}]},
+    )  # fmt: skip
     assert made.status_code == 202, made.text
     server_id = made.json()["server"]["id"]
     shown = _show(client, server_id)  # still being built, or built
