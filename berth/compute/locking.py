@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection
 from berth.common.context import RequestContext
 from berth.common.timeutils import utcnow
 from berth.compute import actions, exceptions, server_tasks
-from berth.compute.db import instances
+from berth.compute.db import instance_actions, instances
 from berth.compute.service import ComputeService
 
 LOCK = "lock"
@@ -84,10 +84,12 @@ def reset_state(
     with service.cells.database(cell).write() as conn:
         if not instances.update(conn, server_uuid, {"vm_state": vm_state, "task_state": None}):
             raise _not_found(server_uuid)
-        actions.begin(
+        action_id = actions.begin(
             conn, server_uuid, RESET_STATE, context.request_id,
             context.user_id or "", context.project_id or "",
         )  # fmt: skip
+        # Done as it is recorded: the action ends at once, as Nova's.
+        instance_actions.finish_action(conn, action_id)
 
 
 def _who(context: RequestContext, project_id: str) -> str:
