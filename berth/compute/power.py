@@ -114,7 +114,7 @@ def change(
         )
     except BusError:
         server_tasks.undo(service, started, wanted.task_state)
-        raise exceptions.ComputeError(
+        raise exceptions.ServiceUnavailable(
             f"The host of instance {server_uuid} could not be reached; nothing was done."
         ) from None
 

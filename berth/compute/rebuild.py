@@ -57,7 +57,7 @@ def rebuild(
         service.cell_rpc.host(started.cell, started.instance["host"]).rebuild_instance(server_uuid)
     except BusError:
         _put_back(service, started)
-        raise exceptions.ComputeError(
+        raise exceptions.ServiceUnavailable(
             f"The host of instance {server_uuid} could not be reached; it was not rebuilt."
         ) from None
     return rebuilding
