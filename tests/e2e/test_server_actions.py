@@ -109,6 +109,13 @@ def test_power_changes_walk_nova_s_states(start_stack: StackFactory) -> None:
         headers=w.COMPUTE,
     ))["instanceAction"]["events"]  # fmt: skip
     assert [(e["event"], e["result"]) for e in events] == [("compute_reboot_instance", "Success")]
+    # A message delivered again (or late) finds no task of its kind and does nothing.
+    agent = stack.agents["cn1"]
+    agent.change_power(server_id, "stop")
+    agent.rebuild_instance(server_id)
+    server = _show(client, server_id)
+    assert (server["status"], server["OS-EXT-STS:power_state"]) == ("ACTIVE", 1)
+    assert server_id in driver.running and len(_actions(client, server_id)) == 9
 
 
 def _last_request(client: httpx.Client, server_id: str) -> str:
