@@ -17,14 +17,13 @@ from sqlalchemy.engine import RowMapping
 
 from berth.bus import BusError
 from berth.common.context import RequestContext
-from berth.compute import exceptions, power, server_tasks, servers
+from berth.compute import actions, exceptions, power, server_tasks, servers
 from berth.compute import server_views as views
 from berth.compute.action_input import Rebuild
 from berth.compute.cells import Cell
 from berth.compute.db import build_requests, instances
 from berth.compute.service import ComputeService
 
-ACTION = "rebuild"
 TASK_STATE = "rebuilding"
 REBUILDABLE = ("active", "stopped", "error")
 
@@ -40,7 +39,7 @@ def rebuild(
     with its new image and values), read before the host can end it."""
 
     def check(cell: Cell, row: RowMapping) -> None:
-        power.on_a_host(ACTION)(cell, row)
+        power.on_a_host(actions.REBUILD)(cell, row)
         with service.api_db.read() as conn:
             image, size = servers.requested_image(conn, context, request.image_ref)
             servers.check_fits(image, size, row["flavor"])
@@ -49,7 +48,7 @@ def rebuild(
 
     started = server_tasks.start(
         service, context, server_uuid, may_see,
-        action=ACTION, task_state=TASK_STATE, vm_states=REBUILDABLE, check=check,
+        action=actions.REBUILD, task_state=TASK_STATE, vm_states=REBUILDABLE, check=check,
         values={"image_ref": request.image_ref, **build_requests.as_columns(request.changes)},
     )  # fmt: skip
     rebuilding = servers.get_server(service, context, server_uuid, may_see)

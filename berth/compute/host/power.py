@@ -24,8 +24,7 @@ if TYPE_CHECKING:
 
 LOG = logging.getLogger(__name__)
 
-REBUILD = "rebuild"
-REBUILD_STEP = "compute_rebuild_instance"
+# The task state the API set (``berth.compute.rebuild``).
 REBUILDING = "rebuilding"
 
 
@@ -57,7 +56,9 @@ def rebuild(agent: HostAgent, instance_uuid: str) -> None:
     if row is None or row["task_state"] != REBUILDING or row["host"] != agent.host:
         return
     with agent.db.write() as conn:
-        step = actions.step_started(conn, instance_uuid, REBUILD, REBUILD_STEP, agent.host)
+        step = actions.step_started(
+            conn, instance_uuid, actions.REBUILD, actions.REBUILD_STEP, agent.host
+        )
     # The guest goes; what it holds on this host (its virtual functions) stays its own.
     agent.driver.destroy(instance_uuid)
     try:
