@@ -300,6 +300,71 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         "Evacuate a server from a failed host to a new host.",
         f"POST {_S}/action (evacuate)",
     ),
+    # server actions and update
+    _api_rule("servers:update", PROJECT_MEMBER_OR_ADMIN, "Update a server.", f"PUT {_S}"),
+    _api_rule(
+        "servers:reboot", PROJECT_MEMBER_OR_ADMIN, "Reboot a server.", f"POST {_S}/action (reboot)"
+    ),
+    _api_rule(
+        "servers:stop", PROJECT_MEMBER_OR_ADMIN, "Stop a server.", f"POST {_S}/action (os-stop)"
+    ),
+    _api_rule(
+        "servers:start", PROJECT_MEMBER_OR_ADMIN, "Start a server.", f"POST {_S}/action (os-start)"
+    ),
+    _api_rule(
+        "servers:rebuild",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Rebuild a server.",
+        f"POST {_S}/action (rebuild)",
+    ),
+    _api_rule(
+        "os-pause-server:pause",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Pause a server.",
+        f"POST {_S}/action (pause)",
+    ),
+    _api_rule(
+        "os-pause-server:unpause",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Unpause a paused server.",
+        f"POST {_S}/action (unpause)",
+    ),
+    _api_rule(
+        "os-suspend-server:suspend",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Suspend a server.",
+        f"POST {_S}/action (suspend)",
+    ),
+    _api_rule(
+        "os-suspend-server:resume",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Resume a suspended server.",
+        f"POST {_S}/action (resume)",
+    ),
+    _api_rule(
+        "os-lock-server:lock",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Lock a server.",
+        f"POST {_S}/action (lock)",
+    ),
+    _api_rule(
+        "os-lock-server:unlock",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Unlock a server.",
+        f"POST {_S}/action (unlock)",
+    ),
+    _api_rule(
+        "os-lock-server:unlock:unlock_override",
+        ADMIN,
+        "Unlock a server locked by another kind of caller (the owner lifting an admin's lock).",
+        f"POST {_S}/action (unlock)",
+    ),
+    _api_rule(
+        "os-admin-actions:reset_state",
+        ADMIN,
+        "Force a server's state to active or error.",
+        f"POST {_S}/action (os-resetState)",
+    ),
     # flavors
     _api_rule("os-flavor-manage:create", ADMIN, "Create a flavor.", "POST /flavors"),
     _api_rule("os-flavor-manage:update", ADMIN, "Update a flavor's description.", f"PUT {_F}"),

@@ -23,6 +23,7 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
                                                            shelve_instance, shelve_offload_instance,
                                                            unshelve_instance (cast)
                                                            evacuate_instance (cast)
+                                                           change_power, rebuild_instance (cast)
 
 Topics name their cell, so cells may share a broker's virtual host without crossing.
 
@@ -42,6 +43,8 @@ Version history (bump the minor for an added argument or method, the major for a
   (unshelve_instance, unshelve_failed, shelve_instance, shelve_offload_instance) and interfaces
   (attach_interface, detach_interface). A 1.0 receiver has none of them: upgrade the cell
   conductors and hosts before the API and super-conductor start asking for them.
+- compute host 1.2: server actions (change_power for reboot, stop, start, pause, unpause,
+  suspend and resume; rebuild_instance). Upgrade the hosts before the API.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ SCHEDULER = "scheduler"
 SUPER_CONDUCTOR_VERSION = Version(1, 1)
 SCHEDULER_VERSION = Version(1, 0)
 CELL_CONDUCTOR_VERSION = Version(1, 1)
-COMPUTE_HOST_VERSION = Version(1, 1)
+COMPUTE_HOST_VERSION = Version(1, 2)
 
 
 def cell_conductor_topic(cell_uuid: str) -> str:
@@ -327,6 +330,16 @@ class ComputeHostAPI(MoveHostAPI, EvacuateHostAPI, Protocol):
     ) -> None:
         """Power a SHELVED server on, or spawn an offloaded one the conductors claimed and bound
         here (on failure hand it to the cell conductor with the alternates)."""
+        ...
+
+    def change_power(self, instance_uuid: str, change: str) -> None:
+        """Reboot, stop, start, pause, unpause, suspend or resume the server (``change``: a
+        key of ``berth.compute.power.CHANGES``; the API set its task state). 1.2."""
+        ...
+
+    def rebuild_instance(self, instance_uuid: str) -> None:
+        """Spawn the server again from the image now on its instance, keeping its allocation,
+        ports and bindings (the API set ``rebuilding``). 1.2."""
         ...
 
 
@@ -637,6 +650,18 @@ class ComputeHostClient:
             self._topic, "evacuate_instance", version=str(COMPUTE_HOST_VERSION),
             instance_uuid=instance_uuid, migration_uuid=migration_uuid,
             alternates=[s.to_json() for s in alternates], attempts=[a.to_json() for a in attempts],
+        )  # fmt: skip
+
+    def change_power(self, instance_uuid: str, change: str) -> None:
+        self._bus.cast(
+            self._topic, "change_power", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid, change=change,
+        )  # fmt: skip
+
+    def rebuild_instance(self, instance_uuid: str) -> None:
+        self._bus.cast(
+            self._topic, "rebuild_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid,
         )  # fmt: skip
 
 
@@ -960,3 +985,11 @@ class ComputeHostEndpoint:
         self._impl.evacuate_instance(
             instance_uuid, migration_uuid, *_build_state(alternates, attempts)
         )
+
+    def change_power(self, version: str, instance_uuid: str, change: str, **newer: Any) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.change_power(instance_uuid, change)
+
+    def rebuild_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.rebuild_instance(instance_uuid)

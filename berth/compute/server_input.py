@@ -29,11 +29,8 @@ _NAME_LENGTH = 255
 # Accepted for compatibility with clients that always send them; they change nothing.
 _IGNORED = frozenset(
     {
-        "security_groups",
         "user_data",
         "config_drive",
-        "accessIPv4",
-        "accessIPv6",
         "OS-DCF:diskConfig",
         "personality",
         "return_reservation_id",
@@ -52,6 +49,9 @@ _KNOWN = frozenset(
         "key_name",
         "adminPass",
         "block_device_mapping_v2",
+        "accessIPv4",
+        "accessIPv6",
+        "security_groups",
     }
 )
 _HINTS_KEYS = ("os:scheduler_hints", "OS-SCH-HNT:scheduler_hints")
@@ -78,6 +78,9 @@ class ServerRequest:
     key_name: str | None
     hints: SchedulerHints
     admin_pass: str
+    description: str | None = None
+    access_ip_v4: str | None = None
+    access_ip_v6: str | None = None
 
     def names(self) -> list[str]:
         """One display name per server: ``name-1``, ``name-2``... when several are made."""
@@ -86,13 +89,17 @@ class ServerRequest:
         return [f"{self.name}-{index}" for index in range(1, self.max_count + 1)]
 
 
-def parse_create(body: Any, networks_required: bool) -> ServerRequest:
+def parse_create(
+    body: Any, networks_required: bool, with_description: bool = False
+) -> ServerRequest:
     """The create body ``{"server": {...}, "os:scheduler_hints": {...}}``; ``networks_required``
-    from 2.37, where ``networks`` must be given and may be ``"auto"`` or ``"none"``."""
+    from 2.37, where ``networks`` must be given and may be ``"auto"`` or ``"none"``;
+    ``with_description`` from 2.19, where a server may have a description."""
     if not isinstance(body, dict) or not isinstance(body.get("server"), dict):
         raise exceptions.BadRequest("Invalid input: a JSON object under 'server' is required.")
     server: dict[str, Any] = body["server"]
-    unknown = sorted(set(server) - _KNOWN - _IGNORED)
+    known = _KNOWN | {"description"} if with_description else _KNOWN
+    unknown = sorted(set(server) - known - _IGNORED)
     if unknown:
         raise exceptions.BadRequest(f"Invalid input: server has unsupported fields {unknown}.")
     if "name" not in server:
@@ -101,20 +108,72 @@ def parse_create(body: Any, networks_required: bool) -> ServerRequest:
     max_count = _count(server, "max_count", min_count)
     if min_count > max_count:
         raise exceptions.BadRequest("Invalid input: min_count must be <= max_count.")
+    _check_security_groups(server.get("security_groups"))
     image_ref = _image_of_block_devices(server.get("block_device_mapping_v2"))
     return ServerRequest(
-        name=_string(server["name"], "name", minimum=1),
+        name=server_name(server["name"]),
         flavor_ref=_reference(server, "flavorRef"),
         image_ref=image_ref or _reference(server, "imageRef"),
         networks=_networks(server, networks_required),
         availability_zone=_optional_string(server.get("availability_zone"), "availability_zone"),
         min_count=min_count,
         max_count=max_count,
-        metadata=_metadata(server.get("metadata", {})),
+        metadata=metadata(server.get("metadata", {})),
         key_name=_optional_string(server.get("key_name"), "key_name"),
         hints=_hints(_scheduler_hints(body)),
-        admin_pass=_admin_pass(server.get("adminPass")),
+        admin_pass=admin_pass(server.get("adminPass")),
+        description=description(server.get("description")),
+        access_ip_v4=access_ip(server.get("accessIPv4"), 4),
+        access_ip_v6=access_ip(server.get("accessIPv6"), 6),
     )
+
+
+def server_name(value: Any) -> str:
+    """A server's display name: a string of 1 to 255 characters."""
+    return _string(value, "name", minimum=1)
+
+
+def description(value: Any) -> str | None:
+    """A server's description (2.19): up to 255 characters, or null for none."""
+    return None if value is None else _string(value, "description")
+
+
+def access_ip(value: Any, version: int) -> str | None:
+    """An accessIPv4 or accessIPv6 address (what the user says reaches the server; nothing
+    routes it), normalised; null or "" for none."""
+    if value is None or value == "":
+        return None
+    what = f"accessIPv{version}"
+    try:
+        if not isinstance(value, str):
+            raise ValueError(value)
+        address = ipaddress.ip_address(value)
+    except ValueError:
+        raise exceptions.BadRequest(
+            f"Invalid input for field '{what}': {value!r} is not an IPv{version} address."
+        ) from None
+    if address.version != version:
+        raise exceptions.BadRequest(
+            f"Invalid input for field '{what}': {value!r} is not an IPv{version} address."
+        )
+    return str(address)
+
+
+def _check_security_groups(groups: Any) -> None:
+    """``[{"name": "default"}]`` or nothing: the network service has no security groups, so
+    the only one a server can be in is the default every server shows; another is not found
+    (400), as Nova answers for a group Neutron does not have."""
+    if groups is None:
+        return
+    if not isinstance(groups, list) or not all(
+        isinstance(group, dict) and isinstance(group.get("name"), str) for group in groups
+    ):
+        raise exceptions.BadRequest(
+            "Invalid input for field 'security_groups': a list of {\"name\": ...} objects."
+        )
+    for group in groups:
+        if group["name"] != "default":
+            raise exceptions.BadRequest(f"Security group {group['name']} not found.")
 
 
 def _image_of_block_devices(mappings: Any) -> str | None:
@@ -248,7 +307,8 @@ def _network(entry: Any) -> dict[str, str]:
     return parsed
 
 
-def _metadata(value: Any) -> dict[str, str]:
+def metadata(value: Any) -> dict[str, str]:
+    """Server metadata: an object of strings, keys of 1 to 255 characters, values up to 255."""
     if not isinstance(value, dict):
         raise exceptions.BadRequest("Invalid input for field 'metadata': an object is expected.")
     for key, item in value.items():
@@ -286,7 +346,8 @@ def _uuids(value: Any, what: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_uuid(item, what) for item in values))
 
 
-def _admin_pass(value: Any) -> str:
+def admin_pass(value: Any) -> str:
+    """The password asked for, or a new random one."""
     if value is None:
         return "".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(12))
     return _string(value, "adminPass")

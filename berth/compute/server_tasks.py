@@ -3,14 +3,16 @@
 Every server action that hands work to a conductor or a host starts the same way: find the
 server's Instance in its cell, check that its state allows the action, set its task state in
 one conditional update (so of two concurrent actions only one starts; the other gets 409) and
-record the instance action that the services' events will go under. When the hand-over (a cast)
-fails, :func:`undo` puts the task state back.
+record the instance action that the services' events will go under. A locked server refuses
+them all to a non-admin. When the hand-over (a cast) fails, :func:`undo` puts the task state
+back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.engine import RowMapping
 
@@ -75,12 +77,15 @@ def start(
     vm_states: Collection[str],
     task_states: Collection[str | None] = (None,),
     check: Callable[[Cell, RowMapping], None] | None = None,
+    values: Mapping[str, Any] | None = None,
 ) -> Started:
     """Set the server's ``task_state`` if its vm_state is one of ``vm_states`` and its task
     state one of ``task_states``, and record the instance action ``action``. ``check`` may
-    refuse the action on what the cell and row say (it raises a ComputeError). Conflict when the state
+    refuse the action on what the cell and row say (it raises a ComputeError); ``values`` are
+    other columns written with the task state (a rebuild's new image). Conflict when the state
     does not allow it or another request changed it first."""
     cell, row = find(service, context, server_uuid, may_see, action)
+    refuse_if_locked(context, row)
     if row["vm_state"] not in vm_states:
         raise exceptions.Conflict(
             f"Cannot '{action}' instance {server_uuid} while it is in vm_state {row['vm_state']}"
@@ -94,7 +99,7 @@ def start(
         check(cell, row)
     with service.cells.database(cell).write() as conn:
         if not instances.update(
-            conn, server_uuid, {"task_state": task_state}, task_states, vm_states
+            conn, server_uuid, {**(values or {}), "task_state": task_state}, task_states, vm_states
         ):
             raise exceptions.Conflict(
                 f"Instance {server_uuid} changed while '{action}' was asked; try again."
@@ -104,6 +109,12 @@ def start(
             context.user_id or "", context.project_id or "",
         )  # fmt: skip
     return Started(cell, row)
+
+
+def refuse_if_locked(context: RequestContext, row: RowMapping) -> None:
+    """A locked server refuses every action but unlock to all but admins (Nova's 409)."""
+    if row["locked"] and not (context.is_admin or context.has_role("service")):
+        raise exceptions.Conflict(f"Instance {row['uuid']} is locked")
 
 
 def undo(service: ComputeService, started: Started, task_state: str) -> None:

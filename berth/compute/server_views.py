@@ -43,7 +43,23 @@ _ACTIVE_TASK_STATUS = {
 }
 # A stopped server that moves shows RESIZE too, as upstream's.
 _MOVING = frozenset(task for task, status in _ACTIVE_TASK_STATUS.items() if status == "RESIZE")
-STATUSES = frozenset(_STATUS.values()) | frozenset(_ACTIVE_TASK_STATUS.values()) | {"REVERT_RESIZE"}
+# Whatever the vm_state, these tasks show (a stopped or failed server being rebuilt, a server
+# being hard rebooted out of any state).
+_ANY_STATE_TASK_STATUS = {"rebuilding": "REBUILD", "rebooting_hard": "HARD_REBOOT"}
+STATUSES = (
+    frozenset(_STATUS.values())
+    | frozenset(_ACTIVE_TASK_STATUS.values())
+    | frozenset(_ANY_STATE_TASK_STATUS.values())
+    | {"REVERT_RESIZE"}
+)
+# Statuses in which a server shows its progress, as upstream's.
+_PROGRESS_STATUSES = frozenset(
+    {"ACTIVE", "BUILD", "REBUILD", "RESIZE", "VERIFY_RESIZE", "MIGRATING"}
+)
+# What a server's detail shows that the answers to an update and a rebuild leave out, as
+# upstream's (their schemas allow nothing more).
+_DETAIL_ONLY_PREFIXES = ("OS-EXT-", "OS-SRV-USG:", "os-extended-volumes:")
+_DETAIL_ONLY = frozenset({"key_name", "security_groups", "config_drive", "host_status"})
 
 
 @dataclass(frozen=True)
@@ -72,9 +88,15 @@ class Server:
     network_info: list[Mapping[str, Any]] = field(default_factory=list)
     fault: RowMapping | None = None
     launched_at: dt.datetime | None = None
+    locked: bool = False
+    description: str | None = None
+    access_ip_v4: str | None = None
+    access_ip_v6: str | None = None
 
     @property
     def status(self) -> str:
+        if self.task_state in _ANY_STATE_TASK_STATUS and self.vm_state != "deleted":
+            return _ANY_STATE_TASK_STATUS[self.task_state]
         if self.vm_state == "active" and self.task_state in _ACTIVE_TASK_STATUS:
             return _ACTIVE_TASK_STATUS[self.task_state]
         if self.vm_state == "stopped" and self.task_state in _MOVING:
@@ -106,6 +128,9 @@ def from_build_request(row: RowMapping, order: int) -> Server:
         availability_zone=instance.get("availability_zone"),
         metadata=instance.get("metadata") or {},
         key_name=instance.get("key_name"),
+        description=instance.get("description"),
+        access_ip_v4=instance.get("access_ip_v4"),
+        access_ip_v6=instance.get("access_ip_v6"),
     )
 
 
@@ -135,6 +160,10 @@ def from_instance(
         network_info=list(row["network_info"] or []),
         fault=fault,
         launched_at=row["launched_at"],
+        locked=row["locked"],
+        description=row["description"],
+        access_ip_v4=row["access_ip_v4"],
+        access_ip_v6=row["access_ip_v6"],
     )
 
 
@@ -144,6 +173,12 @@ class Viewer:
     is_admin: bool
     # 2.47: the flavor's values instead of a link to it.
     flavor_values: bool = False
+    # 2.9: whether the server is locked.
+    shows_locked: bool = False
+    # 2.19: the server's description.
+    shows_description: bool = False
+    # 2.63: the image certificates the server trusts (Berth keeps none: null).
+    shows_trusted_certs: bool = False
 
 
 def links(base_url: str, kind: str, ident: str) -> list[dict[str, str]]:
@@ -179,9 +214,8 @@ def detail(server: Server, viewer: Viewer) -> dict[str, Any]:
         "metadata": dict(server.metadata),
         "key_name": server.key_name,
         "hostId": host_id(server.project_id, server.host),
-        "accessIPv4": "",
-        "accessIPv6": "",
-        "progress": 0,
+        "accessIPv4": server.access_ip_v4 or "",
+        "accessIPv6": server.access_ip_v6 or "",
         "config_drive": "",
         "OS-DCF:diskConfig": "MANUAL",
         "OS-EXT-AZ:availability_zone": server.availability_zone or "",
@@ -194,6 +228,14 @@ def detail(server: Server, viewer: Viewer) -> dict[str, Any]:
         "security_groups": [{"name": "default"}],
         "links": links(viewer.base_url, "servers", server.uuid),
     }
+    if server.status in _PROGRESS_STATUSES:
+        view["progress"] = 0
+    if viewer.shows_locked:
+        view["locked"] = server.locked
+    if viewer.shows_description:
+        view["description"] = server.description
+    if viewer.shows_trusted_certs:
+        view["trusted_image_certificates"] = None
     if viewer.is_admin:
         view["OS-EXT-SRV-ATTR:host"] = server.host
         view["OS-EXT-SRV-ATTR:hypervisor_hostname"] = server.node
@@ -202,6 +244,40 @@ def detail(server: Server, viewer: Viewer) -> dict[str, Any]:
         )
     if server.fault is not None and server.status in ("ERROR", "DELETED"):
         view["fault"] = _fault(server.fault, viewer.is_admin)
+    return view
+
+
+def changed(server: Server, viewer: Viewer) -> dict[str, Any]:
+    """The answer to an update: the detail without the extended attributes (key name, zone,
+    task and power states, host, launch times, volumes, security groups, the addresses' type
+    and MAC), as upstream's."""
+    view = {
+        key: value
+        for key, value in detail(server, viewer).items()
+        if key not in _DETAIL_ONLY and not key.startswith(_DETAIL_ONLY_PREFIXES)
+    }
+    view["addresses"] = {
+        network: [{"addr": entry["addr"], "version": entry["version"]} for entry in entries]
+        for network, entries in view["addresses"].items()
+    }
+    return view
+
+
+def rebuilt(
+    server: Server,
+    viewer: Viewer,
+    admin_pass: str,
+    key_name: bool = False,
+    user_data: bool = False,
+) -> dict[str, Any]:
+    """The answer to a rebuild: :func:`changed`, the new ``adminPass``, from 2.54 ``key_name``
+    and from 2.57 ``user_data`` (Berth keeps none: null)."""
+    view = changed(server, viewer)
+    view["adminPass"] = admin_pass
+    if key_name:
+        view["key_name"] = server.key_name
+    if user_data:
+        view["user_data"] = None
     return view
 
 

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection, RowMapping
 from berth.bus import BusError
 from berth.common.context import RequestContext
 from berth.common.timeutils import utcnow
-from berth.compute import actions, exceptions, quotas
+from berth.compute import actions, exceptions, quotas, server_tasks
 from berth.compute import server_views as views
 from berth.compute.cells import Cell, CellRegistry
 from berth.compute.cleanup import release_server
@@ -88,10 +88,10 @@ def store_build(
     server's BuildRequest, RequestSpec, cell-less InstanceMapping and group membership."""
     project_id, user_id = context.project_id or "", context.user_id or ""
     flavor = requested_flavor(conn, context, request.flavor_ref)
-    image, size = _image(conn, context, request.image_ref)
-    _check_fits(image, size, flavor)
+    image, size = requested_image(conn, context, request.image_ref)
+    check_fits(image, size, flavor)
     _check_zone(conn, settings, request.availability_zone)
-    _check_key_name(conn, user_id, request.key_name)
+    check_key_name(conn, user_id, request.key_name)
     group = _group(conn, context, request.hints.group)
     count = quotas.admit_servers(
         conn,
@@ -117,6 +117,9 @@ def store_build(
             "availability_zone": request.availability_zone,
             "metadata": request.metadata,
             "key_name": request.key_name,
+            "description": request.description,
+            "access_ip_v4": request.access_ip_v4,
+            "access_ip_v6": request.access_ip_v6,
             "scheduler_hints": {
                 "group": request.hints.group,
                 "same_host": list(request.hints.same_host),
@@ -191,7 +194,7 @@ def spec_flavor(flavor: Mapping[str, Any]) -> rs.Flavor:
     )
 
 
-def _image(
+def requested_image(
     conn: Connection, context: RequestContext, image_id: str
 ) -> tuple[dict[str, Any], int | None]:
     """The image as the BuildRequest holds it, and its size in bytes."""
@@ -216,7 +219,7 @@ def _image(
     return image, row["size"]
 
 
-def _check_fits(image: Mapping[str, Any], size: int | None, flavor: Mapping[str, Any]) -> None:
+def check_fits(image: Mapping[str, Any], size: int | None, flavor: Mapping[str, Any]) -> None:
     """The flavor's memory and root disk hold what the image needs (a flavor with no root disk
     takes the image's size, so only memory is checked then)."""
     if image["min_ram"] > flavor["memory_mb"]:
@@ -247,7 +250,7 @@ def _check_zone(conn: Connection, settings: ComputeSettings, zone: str | None) -
         )
 
 
-def _check_key_name(conn: Connection, user_id: str, key_name: str | None) -> None:
+def check_key_name(conn: Connection, user_id: str, key_name: str | None) -> None:
     """The key pair is the caller's own (an admin boots with their own keys too, as upstream)."""
     if key_name is not None and keypairs.get(conn, user_id, key_name) is None:
         raise exceptions.BadRequest("Invalid key_name provided.")
@@ -492,6 +495,7 @@ def _start_delete(
             raise _not_found(server_uuid)
         if row["task_state"] == "deleting":
             raise exceptions.Conflict(f"Instance {server_uuid} is being deleted.")
+        server_tasks.refuse_if_locked(context, row)
         if row["host"] and not instances.update(
             conn, server_uuid, {"task_state": "deleting"}, [row["task_state"]]
         ):

@@ -17,6 +17,8 @@ MAX = "2.64"
 VERSIONS = [f"2.{minor}" for minor in range(1, 65)]
 LEGACY_HEADER = "x-openstack-nova-api-version"
 
+LOCKED_IN_SERVER = (2, 9)  # a server shows whether it is locked
+SERVER_DESCRIPTION = (2, 19)  # a server has a description (create, update, rebuild, views)
 DELETED_SERVER_ACTIONS = (2, 21)  # a deleted server's instance actions can be read
 MIGRATION_TYPES = (2, 23)  # migrations show migration_type and links; /servers/{id}/migrations
 LIVE_MIGRATION_AUTO = (2, 25)  # block_migration may be "auto"; disk_over_commit is gone
@@ -24,10 +26,13 @@ LIVE_MIGRATION_FORCE = (2, 30)  # a live migration to a named host may be forced
 NETWORKS_AUTO_NONE = (2, 37)  # networks is required: a list, "auto" or "none"
 FLAVOR_IN_SERVER = (2, 47)  # a server shows its flavor's values, not a link
 ACTION_EVENTS_FOR_ALL = (2, 51)  # an action's events show to whoever may see it
-ACTIONS_PAGED = (2, 58)  # actions show updated_at; limit, marker and changes-since
+REBUILD_KEY_NAME = (2, 54)  # a rebuild may set key_name; its answer shows it
 MIGRATE_TO_HOST = (2, 56)  # a cold migration may name its host
+REBUILD_USER_DATA = (2, 57)  # a rebuild's answer shows user_data; personality is gone
+ACTIONS_PAGED = (2, 58)  # actions show updated_at; limit, marker and changes-since
 MIGRATIONS_PAGED = (2, 59)  # migrations show uuid; limit, marker and changes-since
 EVENT_HOSTS = (2, 62)  # events show hostId (and host to whom the events rule allows)
+TRUSTED_CERTS_IN_SERVER = (2, 63)  # a server shows trusted_image_certificates
 SERVER_GROUP_POLICY_RULES = (2, 64)  # one "policy" and "rules" instead of "policies"
 
 Version = microversion_parse.Version

@@ -35,7 +35,11 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/servers": {"GET": servers.list_servers, "POST": servers.create_server},
     # Before "/v2.1/servers/{server_id}", which would take "detail" for an id.
     "/v2.1/servers/detail": {"GET": servers.list_servers_detail},
-    "/v2.1/servers/{server_id}": {"GET": servers.show_server, "DELETE": servers.delete_server},
+    "/v2.1/servers/{server_id}": {
+        "GET": servers.show_server,
+        "PUT": servers.update_server,
+        "DELETE": servers.delete_server,
+    },
     "/v2.1/servers/{server_id}/action": {"POST": server_actions.act},
     "/v2.1/servers/{server_id}/migrations": {"GET": migrations.server_index},
     "/v2.1/servers/{server_id}/migrations/{migration_id}": {"GET": migrations.server_show},

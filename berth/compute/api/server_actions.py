@@ -12,7 +12,7 @@ from typing import Any
 from starlette.responses import Response
 
 from berth.compute import exceptions
-from berth.compute.api import evacuate, moves, shelve
+from berth.compute.api import evacuate, lock, moves, power, rebuild, shelve
 from berth.compute.api.request import ComputeRequest
 
 # (request, server id, the action's argument) -> the answer.
@@ -28,6 +28,17 @@ ACTIONS: Mapping[str, ActionHandler] = {
     "shelveOffload": shelve.shelve_offload,
     "unshelve": shelve.unshelve,
     "evacuate": evacuate.evacuate,
+    "reboot": power.reboot,
+    "os-stop": power.stop,
+    "os-start": power.start,
+    "pause": power.pause,
+    "unpause": power.unpause,
+    "suspend": power.suspend,
+    "resume": power.resume,
+    "rebuild": rebuild.rebuild_server,
+    "lock": lock.lock,
+    "unlock": lock.unlock,
+    "os-resetState": lock.reset_state,
 }
 
 

@@ -1,4 +1,4 @@
-"""/servers: create, list (summaries and details), show and delete.
+"""/servers: create, list (summaries and details), show, update and delete.
 
 Creating answers 202 with the first server made (``min_count``/``max_count`` above 1 make more,
 each named ``NAME-N``; no reservation id is kept): the super-conductor builds them after the
@@ -12,7 +12,14 @@ from urllib.parse import urlencode
 
 from starlette.responses import Response
 
-from berth.compute import exceptions, server_input, server_views, servers
+from berth.compute import (
+    action_input,
+    exceptions,
+    server_input,
+    server_update,
+    server_views,
+    servers,
+)
 from berth.compute.api import microversion
 from berth.compute.api.request import ComputeRequest
 
@@ -25,7 +32,9 @@ def create_server(req: ComputeRequest) -> Response:
     if not req.context.project_id:
         raise exceptions.Forbidden("A server belongs to a project; this token has none.")
     request = server_input.parse_create(
-        req.json_body(), networks_required=req.at_least(microversion.NETWORKS_AUTO_NONE)
+        req.json_body(),
+        networks_required=req.at_least(microversion.NETWORKS_AUTO_NONE),
+        with_description=req.at_least(microversion.SERVER_DESCRIPTION),
     )
     made = servers.create_servers(req.service, req.context, request)
     view = server_views.created(made[0], request.admin_pass, req.base_url)
@@ -46,7 +55,21 @@ def show_server(req: ComputeRequest) -> Response:
     server = servers.get_server(
         req.service, req.context, req.param("server_id"), _may_see(req, rule)
     )
-    return req.respond({"server": server_views.detail(server, _viewer(req))})
+    return req.respond({"server": server_views.detail(server, viewer(req))})
+
+
+def update_server(req: ComputeRequest) -> Response:
+    """Rename the server, set its description (2.19) or access addresses; answers the server
+    as it is now, without the extended attributes (upstream's update view)."""
+    rule = "os_compute_api:servers:update"
+    req.authorize(rule)
+    changes = action_input.update(
+        req.json_body(), with_description=req.at_least(microversion.SERVER_DESCRIPTION)
+    )
+    server = server_update.update_server(
+        req.service, req.context, req.param("server_id"), _may_see(req, rule), changes
+    )
+    return req.respond({"server": server_views.changed(server, viewer(req))})
 
 
 def delete_server(req: ComputeRequest) -> Response:
@@ -68,9 +91,9 @@ def _list(req: ComputeRequest, detail: bool) -> Response:
         unknown_status_is_error=req.at_least(_UNKNOWN_STATUS_REFUSED),
     )
     found = servers.list_servers(req.service, query, detail)
-    viewer = _viewer(req)
+    shown_to = viewer(req)
     show = server_views.detail if detail else server_views.summary
-    body: dict[str, object] = {"servers": [show(server, viewer) for server in found]}
+    body: dict[str, object] = {"servers": [show(server, shown_to) for server in found]}
     if found and len(found) == query.limit:
         following = urlencode([*query.echo, ("marker", found[-1].uuid)])
         body["servers_links"] = [{"rel": "next", "href": f"{req.base_url}{req.path}?{following}"}]
@@ -83,10 +106,14 @@ def _may_see(req: ComputeRequest, rule: str) -> Callable[[str], bool]:
     return lambda project_id: req.allowed(rule, {"project_id": project_id})
 
 
-def _viewer(req: ComputeRequest) -> server_views.Viewer:
+def viewer(req: ComputeRequest) -> server_views.Viewer:
+    """How this request is shown servers (its caller, its microversion)."""
     return server_views.Viewer(
         base_url=req.base_url,
         # Host attributes (OS-EXT-SRV-ATTR:*) and fault details, as upstream's rule decides.
         is_admin=req.allowed("os_compute_api:os-extended-server-attributes"),
         flavor_values=req.at_least(microversion.FLAVOR_IN_SERVER),
+        shows_locked=req.at_least(microversion.LOCKED_IN_SERVER),
+        shows_description=req.at_least(microversion.SERVER_DESCRIPTION),
+        shows_trusted_certs=req.at_least(microversion.TRUSTED_CERTS_IN_SERVER),
     )

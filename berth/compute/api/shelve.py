@@ -1,9 +1,10 @@
 """Server actions that shelve: shelve, shelveOffload, unshelve (Nova's ``os-shelve``).
 
-Each takes ``null`` as its argument and answers 202 once the work is handed over; the server
-then shows SHELVED or SHELVED_OFFLOADED, and ACTIVE again after an unshelve. Unshelve's object
-form (``{"unshelve": {"availability_zone": ...}}``) belongs to microversion 2.77, above what Berth
-serves: it is a 400 here, and an unshelved server keeps the zone it was booted into. The domain
+Each takes ``null`` (or ``{}``) as its argument and answers 202 once the work is handed over;
+the server then shows SHELVED or SHELVED_OFFLOADED, and ACTIVE again after an unshelve.
+Unshelve's object form (``{"unshelve": {"availability_zone": ...}}``) belongs to microversion
+2.77, above what Berth serves: it is a 400 here, and an unshelved server keeps the zone it was
+booted into. The domain
 is :mod:`berth.compute.shelving`.
 """
 
@@ -45,7 +46,8 @@ def _act(
     server the rule does not allow the caller on is a 404, hiding that it exists)."""
     name = f"{_RULE}{rule}"
     req.authorize(name)
-    if argument is not None:
+    # Clients send null or {} (tempest's client {}); Nova takes both.
+    if argument is not None and argument != {}:
         why = "null expected"
         if action == "unshelve":
             why += " (an availability zone may be named from microversion 2.77)"

@@ -202,16 +202,21 @@ class SuperConductor:
         with self.api_db.write() as conn:
             # Deleting the BuildRequest is the compare-and-set every writer takes (the API's
             # delete, the recovery): only its winner moves the mapping.
-            still_wanted = build_requests.delete(conn, uuid)
-            if still_wanted:
+            taken = build_requests.take(conn, uuid)
+            if taken is not None:
                 cell_store.set_instance_cell(conn, uuid, cell.id)
-        if not still_wanted:
+        if taken is None:
             # The user deleted the server while we built it: give everything back.
             LOG.info("server %s was deleted while it was scheduled; releasing it", uuid)
             cleanup.release_server(self.placement, self.network, uuid, network_info)
             with self.cells.database(cell).write() as conn:
                 instances.mark_deleted(conn, uuid)
             return
+        asked = build_requests.user_fields(taken["instance"])
+        if asked != build_requests.user_fields(instance):
+            # The user renamed (or described) the server while it was scheduled.
+            with self.cells.database(cell).write() as conn:
+                instances.update(conn, uuid, asked)
         self.cell_rpc.host(cell, selection.host).build_and_run_instance(
             uuid, selections[chosen + 1 :], attempts
         )
@@ -307,7 +312,6 @@ def _instance_row(
         "uuid": instance["uuid"],
         "project_id": instance["project_id"],
         "user_id": instance["user_id"],
-        "display_name": instance["name"],
         "hostname": instance["name"],
         "host": selection.host if selection else None,
         "node": selection.node if selection else None,
@@ -319,6 +323,7 @@ def _instance_row(
         "availability_zone": instance.get("availability_zone"),
         "key_name": instance.get("key_name"),
         "metadata": instance.get("metadata") or {},
+        **build_requests.user_fields(instance),
         "network_info": [entry.to_json() for entry in network_info],
         "created_at": _created(instance),
     }

@@ -206,7 +206,6 @@ def _error_row(request: RowMapping) -> dict[str, Any]:
         "uuid": request["instance_uuid"],
         "project_id": request["project_id"],
         "user_id": request["user_id"],
-        "display_name": instance["name"],
         "hostname": instance["name"],
         "vm_state": "error",
         "task_state": None,
@@ -216,6 +215,7 @@ def _error_row(request: RowMapping) -> dict[str, Any]:
         "availability_zone": instance.get("availability_zone"),
         "key_name": instance.get("key_name"),
         "metadata": instance.get("metadata") or {},
+        **build_requests.user_fields(instance),
         "network_info": [],
         "created_at": request["created_at"],
     }

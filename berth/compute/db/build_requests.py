@@ -19,6 +19,9 @@ from berth.compute.db._tables import try_insert
 from berth.compute.db.api_schema import build_requests
 from berth.compute.db.errors import Duplicate
 
+# What a user says of a server, which an update may change (the instance's keys).
+_USER_KEYS = ("name", "description", "access_ip_v4", "access_ip_v6")
+
 
 def create(
     conn: Connection,
@@ -54,6 +57,49 @@ def delete(conn: Connection, instance_uuid: str) -> bool:
         build_requests.delete().where(build_requests.c.instance_uuid == instance_uuid)
     )
     return result.rowcount > 0
+
+
+def take(conn: Connection, instance_uuid: str) -> RowMapping | None:
+    """Delete the BuildRequest and answer it as it was when deleted (an update may have changed
+    it since it was read); None when it was gone already."""
+    query = (
+        sa.select(build_requests)
+        .where(build_requests.c.instance_uuid == instance_uuid)
+        .with_for_update()
+    )
+    found = conn.execute(query).mappings().first()
+    if found is None or not delete(conn, instance_uuid):
+        return None
+    return found
+
+
+def update_instance(conn: Connection, instance_uuid: str, changes: Mapping[str, Any]) -> bool:
+    """Change the server as requested (a rename, say); False when it has a cell already."""
+    query = (
+        sa.select(build_requests.c.instance)
+        .where(build_requests.c.instance_uuid == instance_uuid)
+        .with_for_update()
+    )
+    instance = conn.execute(query).scalar()
+    if instance is None:
+        return False
+    conn.execute(
+        build_requests.update()
+        .where(build_requests.c.instance_uuid == instance_uuid)
+        .values(instance={**instance, **changes})
+    )
+    return True
+
+
+def user_fields(instance: Mapping[str, Any]) -> dict[str, Any]:
+    """The Instance columns that say what the user says of the server, from a BuildRequest's
+    instance (which an update may change until the server has a cell)."""
+    return as_columns({key: instance.get(key) for key in _USER_KEYS})
+
+
+def as_columns(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """Changes named as in a BuildRequest's instance, named as the Instance's columns."""
+    return {("display_name" if key == "name" else key): value for key, value in changes.items()}
 
 
 def list_build_requests(

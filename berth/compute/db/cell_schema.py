@@ -105,6 +105,15 @@ instances = sa.Table(
     # A copy of a server moving between cells that is not the server (yet, or any more): the
     # InstanceMapping names the cell whose copy is. Hidden copies are left out of every list.
     sa.Column("hidden", sa.Boolean, nullable=False, default=False, server_default=sa.false()),
+    # A locked server refuses actions to all but admins; locked_by says who locked it ("owner":
+    # its project, "admin": another), since the owner needs an override to lift an admin's lock.
+    sa.Column("locked", sa.Boolean, nullable=False, default=False, server_default=sa.false()),
+    sa.Column("locked_by", sa.String(16), nullable=True),
+    # What the user says the server is (from 2.19), and the addresses they say reach it
+    # (accessIPv4/accessIPv6: data only, nothing routes them).
+    sa.Column("description", sa.String(NAME), nullable=True),
+    sa.Column("access_ip_v4", sa.String(39), nullable=True),
+    sa.Column("access_ip_v6", sa.String(39), nullable=True),
     *timestamps(),
     **MYSQL,
 )

@@ -23,7 +23,7 @@ from berth.compute import actions, cleanup
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import NodeProvider, PlacementClient
 from berth.compute.db import instances, pci_devices, services
-from berth.compute.host import evacuate, interfaces, moves, registration, shelving
+from berth.compute.host import evacuate, interfaces, moves, power, registration, shelving
 from berth.compute.host.driver import SimulatedDriver, SpawnFailed
 from berth.compute.objects.build import BuildAttempt, PortEntry
 from berth.compute.objects.selection import Selection
@@ -307,6 +307,14 @@ class HostAgent:
         self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
     ) -> None:
         shelving.unshelve(self, instance_uuid, alternates, attempts)
+
+    # -- server actions (``power``) -------------------------------------------------------------
+
+    def change_power(self, instance_uuid: str, change: str) -> None:
+        power.change_power(self, instance_uuid, change)
+
+    def rebuild_instance(self, instance_uuid: str) -> None:
+        power.rebuild(self, instance_uuid)
 
     # -- evacuation (``evacuate``) ----------------------------------------------------------------
 

@@ -11,6 +11,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+# Power states (the API's OS-EXT-STS:power_state numbers).
+_RUNNING, _PAUSED, _SHUTDOWN, _SUSPENDED = 1, 3, 4, 7
+
 
 class SpawnFailed(Exception):
     """The hypervisor could not start the server; another host may."""
@@ -32,8 +35,10 @@ class SimulatedDriver:
     failures: FailurePlan = field(default_factory=FailurePlan)
     seed: int | None = None
     running: set[str] = field(default_factory=set)
-    # Powered off but kept (shelved, not offloaded).
+    # Powered off but kept (stopped, or shelved and not offloaded).
     stopped: set[str] = field(default_factory=set)
+    paused: set[str] = field(default_factory=set)
+    suspended: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self._random = random.Random(self.seed)
@@ -64,17 +69,29 @@ class SimulatedDriver:
     def destroy(self, instance_uuid: str) -> None:
         """Stop and forget the server; destroying one that is not there is fine."""
         with self._lock:
-            self.running.discard(instance_uuid)
-            self.stopped.discard(instance_uuid)
+            self._forget(instance_uuid)
 
     def power_off(self, instance_uuid: str) -> None:
         """Stop the server, keeping it (a shelved server's guest); idempotent."""
-        with self._lock:
-            self.running.discard(instance_uuid)
-            self.stopped.add(instance_uuid)
+        self.set_power(instance_uuid, _SHUTDOWN)
 
     def power_on(self, instance_uuid: str) -> None:
         """Start a stopped server again; idempotent."""
+        self.set_power(instance_uuid, _RUNNING)
+
+    def set_power(self, instance_uuid: str, power_state: int) -> None:
+        """Put the guest in a power state (Nova's numbers: 1 running, 3 paused, 4 shut down,
+        7 suspended); a reboot is "running" again. Idempotent."""
         with self._lock:
-            self.stopped.discard(instance_uuid)
-            self.running.add(instance_uuid)
+            self._forget(instance_uuid)
+            held = {
+                _RUNNING: self.running,
+                _PAUSED: self.paused,
+                _SHUTDOWN: self.stopped,
+                _SUSPENDED: self.suspended,
+            }[power_state]
+            held.add(instance_uuid)
+
+    def _forget(self, instance_uuid: str) -> None:
+        for held in (self.running, self.stopped, self.paused, self.suspended):
+            held.discard(instance_uuid)

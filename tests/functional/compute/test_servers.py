@@ -293,6 +293,9 @@ def test_create_stores_the_build_and_casts_it(world: World) -> None:
         "availability_zone": "zone-a",
         "metadata": {"role": "web"},
         "key_name": "mykey",
+        "description": None,
+        "access_ip_v4": None,
+        "access_ip_v6": None,
         "scheduler_hints": {
             "group": world.group,
             "same_host": [MEMBER],

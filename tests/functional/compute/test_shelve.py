@@ -200,7 +200,7 @@ def test_a_server_being_scheduled_is_a_409(world: ComputeService, owner: httpx.C
 @pytest.mark.parametrize(
     "body",
     [
-        {"shelve": {}},
+        {"shelve": {"now": True}},
         {"shelveOffload": "now"},
         {"unshelve": {"availability_zone": "az1"}},
     ],

@@ -1,0 +1,117 @@
+"""What a client may ask of a server action or a server update, checked and parsed.
+
+Pure functions, as :mod:`server_input` for a create: each refusal is a
+:class:`~berth.compute.exceptions.BadRequest` that names the field. What needs a database (does
+the image exist, the key pair?) is checked by the domain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from berth.compute import exceptions, server_input
+
+_REBOOT_TYPES = {"SOFT": "reboot_soft", "HARD": "reboot_hard"}
+_RESET_STATES = ("active", "error")
+# Rebuild fields accepted for compatibility that change nothing here: Berth has no ephemeral
+# disks to preserve, no disk layouts, no file injection and keeps no user data.
+_REBUILD_IGNORED = frozenset(
+    {"preserve_ephemeral", "OS-DCF:diskConfig", "personality", "user_data"}
+)
+_UPDATE_IGNORED = frozenset({"OS-DCF:diskConfig"})
+
+
+def no_argument(action: str, argument: Any) -> None:
+    """Actions that take nothing: ``null`` or ``{}`` (what clients send; Nova takes both)."""
+    if argument is not None and argument != {}:
+        raise exceptions.BadRequest(f"Invalid input for {action}: null expected.")
+
+
+def reboot_change(argument: Any) -> str:
+    """``{"type": "SOFT" | "HARD"}`` (any case): the power change to make."""
+    kind = argument.get("type") if isinstance(argument, dict) else None
+    if not isinstance(kind, str) or set(argument) - {"type"}:
+        raise exceptions.BadRequest(
+            'Invalid input for reboot: {"type": "SOFT"} or {"type": "HARD"} expected.'
+        )
+    if kind.upper() not in _REBOOT_TYPES or kind not in (kind.upper(), kind.lower(), kind.title()):
+        raise exceptions.BadRequest(f"Invalid input for reboot: unknown type {kind!r}.")
+    return _REBOOT_TYPES[kind.upper()]
+
+
+def reset_state(argument: Any) -> str:
+    """``{"state": "active" | "error"}``: the vm_state to force."""
+    state = argument.get("state") if isinstance(argument, dict) else None
+    if not isinstance(argument, dict) or set(argument) - {"state"} or state not in _RESET_STATES:
+        raise exceptions.BadRequest(
+            'Invalid input for os-resetState: {"state": "active"} or {"state": "error"} expected.'
+        )
+    return str(state)
+
+
+@dataclass(frozen=True)
+class Rebuild:
+    """A rebuild: the image, the password to report, and what else changes on the server (the
+    keys a BuildRequest's instance uses: name, metadata, description, access_ip_v4/v6,
+    key_name)."""
+
+    image_ref: str
+    admin_pass: str
+    changes: dict[str, Any] = field(default_factory=dict)
+
+
+def rebuild(argument: Any, with_description: bool, with_key_name: bool) -> Rebuild:
+    """``{"imageRef": ..., "name", "metadata", "adminPass", "accessIPv4", "accessIPv6"}``,
+    ``description`` from 2.19, ``key_name`` (null removes it) from 2.54."""
+    if not isinstance(argument, dict):
+        raise exceptions.BadRequest("Invalid input for rebuild: an object is expected.")
+    known = {"imageRef", "name", "metadata", "adminPass", "accessIPv4", "accessIPv6"}
+    if with_description:
+        known.add("description")
+    if with_key_name:
+        known.add("key_name")
+    unknown = sorted(set(argument) - known - _REBUILD_IGNORED)
+    if unknown:
+        raise exceptions.BadRequest(f"Invalid input for rebuild: unsupported fields {unknown}.")
+    image = argument.get("imageRef")
+    if not isinstance(image, str) or not image.strip():
+        raise exceptions.BadRequest("Invalid input for field 'imageRef': an image id is required.")
+    changes = _user_fields(argument)
+    if "metadata" in argument:
+        changes["metadata"] = server_input.metadata(argument["metadata"])
+    if "key_name" in argument:
+        key = argument["key_name"]
+        changes["key_name"] = None if key is None else server_input.server_name(key)
+    return Rebuild(
+        image_ref=image.rstrip("/").rsplit("/", 1)[-1],
+        admin_pass=server_input.admin_pass(argument.get("adminPass")),
+        changes=changes,
+    )
+
+
+def update(body: Any, with_description: bool) -> dict[str, Any]:
+    """``{"server": {"name", "accessIPv4", "accessIPv6"}}``, ``description`` (null clears it)
+    from 2.19: the changes, under a BuildRequest instance's keys."""
+    if not isinstance(body, dict) or not isinstance(body.get("server"), dict):
+        raise exceptions.BadRequest("Invalid input: a JSON object under 'server' is required.")
+    server: Mapping[str, Any] = body["server"]
+    known = {"name", "accessIPv4", "accessIPv6"} | ({"description"} if with_description else set())
+    unknown = sorted(set(server) - known - _UPDATE_IGNORED)
+    if unknown:
+        raise exceptions.BadRequest(f"Invalid input: server has unsupported fields {unknown}.")
+    return _user_fields(server)
+
+
+def _user_fields(given: Mapping[str, Any]) -> dict[str, Any]:
+    changes: dict[str, Any] = {}
+    if "name" in given:
+        changes["name"] = server_input.server_name(given["name"])
+    if "description" in given:
+        changes["description"] = server_input.description(given["description"])
+    for version in (4, 6):
+        key = f"accessIPv{version}"
+        if key in given:
+            changes[f"access_ip_v{version}"] = server_input.access_ip(given[key], version)
+    return changes

@@ -1,0 +1,51 @@
+"""Server actions that lock and unlock a server (Nova's ``os-lock-server``).
+
+Both answer 202; the server shows ``locked`` from 2.9. Locking takes ``null`` (a reason comes
+with 2.73, above what Berth serves). Unlocking a lock taken by the other kind of caller (the
+owner lifting an admin's lock) needs ``unlock:unlock_override`` too. The domain is
+:mod:`berth.compute.locking`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from starlette.responses import Response
+
+from berth.compute import action_input, locking
+from berth.compute.api.request import ComputeRequest
+
+_RULE = "os_compute_api:os-lock-server:"
+
+
+def lock(req: ComputeRequest, server_id: str, argument: Any) -> Response:
+    rule = f"{_RULE}lock"
+    req.authorize(rule)
+    action_input.no_argument("lock", argument)
+    locking.lock(req.service, req.context, server_id, _may_see(req, rule))
+    return req.no_content(202)
+
+
+def unlock(req: ComputeRequest, server_id: str, argument: Any) -> Response:
+    rule = f"{_RULE}unlock"
+    req.authorize(rule)
+    action_input.no_argument("unlock", argument)
+    may_see = _may_see(req, rule)
+    if locking.locked_by_other(req.service, req.context, server_id, may_see):
+        req.authorize(f"{rule}:unlock_override")
+    locking.unlock(req.service, req.context, server_id, may_see)
+    return req.no_content(202)
+
+
+def reset_state(req: ComputeRequest, server_id: str, argument: Any) -> Response:
+    """``os-resetState`` (Nova's ``os-admin-actions``): force ``active`` or ``error``."""
+    rule = "os_compute_api:os-admin-actions:reset_state"
+    req.authorize(rule)
+    state = action_input.reset_state(argument)
+    locking.reset_state(req.service, req.context, server_id, _may_see(req, rule), state)
+    return req.no_content(202)
+
+
+def _may_see(req: ComputeRequest, rule: str) -> Callable[[str], bool]:
+    return lambda project_id: req.allowed(rule, {"project_id": project_id})

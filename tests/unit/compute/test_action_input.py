@@ -1,0 +1,110 @@
+"""The server actions' and the server update's input, parsed and refused as Nova's API does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from berth.compute import action_input
+from berth.compute.exceptions import BadRequest
+
+
+@pytest.mark.parametrize(
+    ("argument", "change"),
+    [
+        ({"type": "SOFT"}, "reboot_soft"),
+        ({"type": "soft"}, "reboot_soft"),
+        ({"type": "Hard"}, "reboot_hard"),
+        ({"type": "HARD"}, "reboot_hard"),
+    ],
+)
+def test_reboot_types_in_nova_s_spellings(argument: dict[str, str], change: str) -> None:
+    assert action_input.reboot_change(argument) == change
+
+
+@pytest.mark.parametrize(
+    "argument",
+    [None, {}, "HARD", 5, [], {"type": "hArD"}, {"type": "WARM"}, {"type": "HARD", "x": 1}],
+)
+def test_other_reboot_arguments_are_refused(argument: Any) -> None:
+    with pytest.raises(BadRequest, match="reboot"):
+        action_input.reboot_change(argument)
+
+
+@pytest.mark.parametrize("argument", [None, {}])
+def test_an_action_without_argument_takes_null_or_an_empty_object(argument: Any) -> None:
+    action_input.no_argument("pause", argument)
+
+
+@pytest.mark.parametrize("argument", [{"x": 1}, "now", 0, []])
+def test_an_action_without_argument_refuses_anything_else(argument: Any) -> None:
+    with pytest.raises(BadRequest, match="null expected"):
+        action_input.no_argument("pause", argument)
+
+
+def test_reset_state_takes_active_or_error() -> None:
+    assert action_input.reset_state({"state": "error"}) == "error"
+    for bad in ({"state": "invalid"}, {"state": 1}, {}, None, {"state": "active", "x": 1}):
+        with pytest.raises(BadRequest, match="os-resetState"):
+            action_input.reset_state(bad)
+
+
+def test_rebuild_parses_what_changes_under_build_request_keys() -> None:
+    request = action_input.rebuild(
+        {
+            "imageRef": "http://glance/images/abc",
+            "name": "n",
+            "metadata": {"k": "v"},
+            "adminPass": "pw",
+            "accessIPv6": "0000:0000:0000:0000:0000:babe:220.12.22.2",
+            "description": None,
+            "key_name": None,
+            "preserve_ephemeral": True,
+        },
+        with_description=True,
+        with_key_name=True,
+    )
+    assert (request.image_ref, request.admin_pass) == ("abc", "pw")
+    assert request.changes == {
+        "name": "n",
+        "metadata": {"k": "v"},
+        "access_ip_v6": "::babe:dc0c:1602",
+        "description": None,
+        "key_name": None,
+    }
+    assert len(action_input.rebuild({"imageRef": "abc"}, False, False).admin_pass) == 12
+
+
+@pytest.mark.parametrize(
+    ("argument", "words"),
+    [
+        ({}, "imageRef"),
+        ({"imageRef": ""}, "imageRef"),
+        ({"imageRef": "i", "description": "d"}, "unsupported fields ['description']"),
+        ({"imageRef": "i", "key_name": "k"}, "unsupported fields ['key_name']"),
+        ({"imageRef": "i", "name": ""}, "name"),
+        ({"imageRef": "i", "metadata": {"k": 1}}, "metadata"),
+        ({"imageRef": "i", "accessIPv4": "1.1.1.1.1.1"}, "accessIPv4"),
+        ("i", "an object"),
+    ],
+)
+def test_rebuild_refusals(argument: Any, words: str) -> None:
+    with pytest.raises(BadRequest, match=words.replace("[", r"\[").replace("]", r"\]")):
+        action_input.rebuild(argument, with_description=False, with_key_name=False)
+
+
+def test_update_takes_name_access_addresses_and_from_2_19_a_description() -> None:
+    body = {"server": {"name": "n", "accessIPv4": "", "accessIPv6": "::1", "description": "d"}}
+    assert action_input.update(body, with_description=True) == {
+        "name": "n",
+        "access_ip_v4": None,
+        "access_ip_v6": "::1",
+        "description": "d",
+    }
+    with pytest.raises(BadRequest, match="description"):
+        action_input.update(body, with_description=False)
+    with pytest.raises(BadRequest, match="description"):
+        action_input.update({"server": {"description": "d" * 256}}, with_description=True)
+    with pytest.raises(BadRequest, match="'server'"):
+        action_input.update({"name": "n"}, with_description=True)
