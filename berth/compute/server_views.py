@@ -68,6 +68,7 @@ class Server:
     instance_id: int | None = None
     availability_zone: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
     key_name: str | None = None
     network_info: list[Mapping[str, Any]] = field(default_factory=list)
     fault: RowMapping | None = None
@@ -105,6 +106,7 @@ def from_build_request(row: RowMapping, order: int) -> Server:
         order=order,
         availability_zone=instance.get("availability_zone"),
         metadata=instance.get("metadata") or {},
+        tags=tuple(instance.get("tags") or ()),
         key_name=instance.get("key_name"),
     )
 
@@ -131,6 +133,7 @@ def from_instance(
         instance_id=row["id"],
         availability_zone=row["availability_zone"] or zone,
         metadata=row["metadata"] or {},
+        tags=tuple(row["tags"] or ()),
         key_name=row["key_name"],
         network_info=list(row["network_info"] or []),
         fault=fault,
@@ -144,6 +147,8 @@ class Viewer:
     is_admin: bool
     # 2.47: the flavor's values instead of a link to it.
     flavor_values: bool = False
+    # 2.26: the server's tags.
+    tags: bool = False
 
 
 def links(base_url: str, kind: str, ident: str) -> list[dict[str, str]]:
@@ -200,6 +205,8 @@ def detail(server: Server, viewer: Viewer) -> dict[str, Any]:
         view["OS-EXT-SRV-ATTR:instance_name"] = (
             f"instance-{server.instance_id:08x}" if server.instance_id is not None else ""
         )
+    if viewer.tags:
+        view["tags"] = list(server.tags)
     if server.fault is not None and server.status in ("ERROR", "DELETED"):
         view["fault"] = _fault(server.fault, viewer.is_admin)
     return view

@@ -25,7 +25,9 @@ def create_server(req: ComputeRequest) -> Response:
     if not req.context.project_id:
         raise exceptions.Forbidden("A server belongs to a project; this token has none.")
     request = server_input.parse_create(
-        req.json_body(), networks_required=req.at_least(microversion.NETWORKS_AUTO_NONE)
+        req.json_body(),
+        networks_required=req.at_least(microversion.NETWORKS_AUTO_NONE),
+        tags_allowed=req.at_least(microversion.TAGS_AT_CREATE),
     )
     made = servers.create_servers(req.service, req.context, request)
     view = server_views.created(made[0], request.admin_pass, req.base_url)
@@ -66,6 +68,7 @@ def _list(req: ComputeRequest, detail: bool) -> Response:
         is_admin=req.allowed(f"{rule}:get_all_tenants"),
         statuses=server_views.STATUSES,
         unknown_status_is_error=req.at_least(_UNKNOWN_STATUS_REFUSED),
+        tag_filters=req.at_least(microversion.SERVER_TAGS),
     )
     found = servers.list_servers(req.service, query, detail)
     viewer = _viewer(req)
@@ -89,4 +92,5 @@ def _viewer(req: ComputeRequest) -> server_views.Viewer:
         # Host attributes (OS-EXT-SRV-ATTR:*) and fault details, as upstream's rule decides.
         is_admin=req.allowed("os_compute_api:os-extended-server-attributes"),
         flavor_values=req.at_least(microversion.FLAVOR_IN_SERVER),
+        tags=req.at_least(microversion.SERVER_TAGS),
     )

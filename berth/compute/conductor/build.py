@@ -319,6 +319,7 @@ def _instance_row(
         "availability_zone": instance.get("availability_zone"),
         "key_name": instance.get("key_name"),
         "metadata": instance.get("metadata") or {},
+        "tags": instance.get("tags") or [],
         "network_info": [entry.to_json() for entry in network_info],
         "created_at": _created(instance),
     }
