@@ -5,13 +5,13 @@ Both live in the server's Instance row in its cell, or in its BuildRequest while
 scheduled, which is where they are read from. A change reads the row, computes the new value
 and writes it in one cell transaction (the row locked where the database has row locks), so
 two concurrent changes both land. A server being scheduled cannot change (409, as Nova
-answers); nor can one in a state Nova refuses it in: metadata only while ACTIVE, SHUTOFF,
-PAUSED or SUSPENDED with no task running, tags in any state a server settles in.
+answers); nor can one in a state Nova refuses it in: both change only while the server is
+ACTIVE, SHUTOFF, PAUSED or SUSPENDED, and metadata only while no task runs either.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,12 +24,8 @@ from berth.compute.cells import Cell
 from berth.compute.db import instances
 from berth.compute.service import ComputeService
 
-# Nova's states for each change (its ``check_instance_state`` and server tags' valid states).
-METADATA_STATES = ("active", "paused", "suspended", "stopped")
-TAG_STATES = (
-    "active", "paused", "rescued", "resized", "shelved", "shelved_offloaded", "stopped",
-    "suspended",
-)  # fmt: skip
+# The vm_states in which metadata and tags may change, as Nova's.
+CHANGEABLE = ("active", "paused", "suspended", "stopped")
 
 
 @dataclass(frozen=True)
@@ -99,7 +95,7 @@ def _change_metadata(
         quotas.check_metadata_items(limits, len(new))
         return {"metadata": new}
 
-    changed = _change(server, cell, action, METADATA_STATES, new_value)
+    changed = _change(server, cell, action, new_value)
     return dict(changed["metadata"])
 
 
@@ -155,9 +151,7 @@ def no_tag(server_uuid: str, tag: str) -> exceptions.NotFound:
 def _change_tags(server: ServerRef, change: Callable[[list[str]], list[str]]) -> list[str]:
     action = "update tags"
     cell, _row = server.find_live(action)
-    changed = _change(
-        server, cell, action, TAG_STATES, lambda held: {"tags": change(list(held["tags"] or []))}
-    )
+    changed = _change(server, cell, action, lambda held: {"tags": change(list(held["tags"] or []))})
     return list(changed["tags"])
 
 
@@ -168,7 +162,6 @@ def _change(
     server: ServerRef,
     cell: Cell,
     action: str,
-    vm_states: Collection[str],
     new_value: Callable[[RowMapping], dict[str, Any]],
 ) -> dict[str, Any]:
     """Write the columns ``new_value`` computes from the held row; they are returned."""
@@ -176,7 +169,7 @@ def _change(
         held = instances.hold(conn, server.uuid)
         if held is None:
             raise exceptions.NotFound(f"Instance {server.uuid} could not be found.")
-        if held["vm_state"] not in vm_states:
+        if held["vm_state"] not in CHANGEABLE:
             raise _conflict(action, server.uuid, "vm_state", held["vm_state"])
         values = new_value(held)
         instances.update(conn, server.uuid, values)
