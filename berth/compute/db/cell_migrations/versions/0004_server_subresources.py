@@ -1,7 +1,7 @@
 """Server tags: a list on each instance.
 
 Revision ID: 0004_server_subresources
-Revises: 0003
+Revises: 0004
 Create Date: 2026-11-26
 """
 
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004_server_subresources"
-down_revision = "0003"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
