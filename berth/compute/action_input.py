@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from berth.compute import exceptions, server_input
+from berth.compute import exceptions, server_input, server_metadata
 
 _REBOOT_TYPES = {"SOFT": "reboot_soft", "HARD": "reboot_hard"}
 _RESET_STATES = ("active", "error")
@@ -80,7 +80,7 @@ def rebuild(argument: Any, with_description: bool, with_key_name: bool) -> Rebui
         raise exceptions.BadRequest("Invalid input for field 'imageRef': an image id is required.")
     changes = _user_fields(argument)
     if "metadata" in argument:
-        changes["metadata"] = server_input.metadata(argument["metadata"])
+        changes["metadata"] = server_metadata.parse(argument["metadata"])
     if "key_name" in argument:
         key = argument["key_name"]
         changes["key_name"] = None if key is None else server_input.server_name(key)

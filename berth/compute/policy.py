@@ -220,6 +220,95 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         "Show the details of an action's events (from 2.84).",
         f"GET {_S}/os-instance-actions/{{request_id}}",
     ),
+    # a server's sub-resources: metadata, tags, addresses, password
+    _api_rule(
+        "server-metadata:index",
+        PROJECT_READER_OR_ADMIN,
+        "List a server's metadata.",
+        f"GET {_S}/metadata",
+    ),
+    _api_rule(
+        "server-metadata:show",
+        PROJECT_READER_OR_ADMIN,
+        "Show one metadata item of a server.",
+        f"GET {_S}/metadata/{{key}}",
+    ),
+    _api_rule(
+        "server-metadata:create",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Add or change metadata items of a server.",
+        f"POST {_S}/metadata",
+    ),
+    _api_rule(
+        "server-metadata:update_all",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Replace a server's metadata.",
+        f"PUT {_S}/metadata",
+    ),
+    _api_rule(
+        "server-metadata:update",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Set one metadata item of a server.",
+        f"PUT {_S}/metadata/{{key}}",
+    ),
+    _api_rule(
+        "server-metadata:delete",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Delete one metadata item of a server.",
+        f"DELETE {_S}/metadata/{{key}}",
+    ),
+    _api_rule(
+        "os-server-tags:index", PROJECT_READER_OR_ADMIN, "List a server's tags.", f"GET {_S}/tags"
+    ),
+    _api_rule(
+        "os-server-tags:show",
+        PROJECT_READER_OR_ADMIN,
+        "Check whether a server has a tag.",
+        f"GET {_S}/tags/{{tag}}",
+    ),
+    _api_rule(
+        "os-server-tags:update_all",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Replace a server's tags.",
+        f"PUT {_S}/tags",
+    ),
+    _api_rule(
+        "os-server-tags:update",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Add a tag to a server.",
+        f"PUT {_S}/tags/{{tag}}",
+    ),
+    _api_rule(
+        "os-server-tags:delete_all",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Delete every tag of a server.",
+        f"DELETE {_S}/tags",
+    ),
+    _api_rule(
+        "os-server-tags:delete",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Delete one tag of a server.",
+        f"DELETE {_S}/tags/{{tag}}",
+    ),
+    _api_rule("ips:index", PROJECT_READER_OR_ADMIN, "List a server's addresses.", f"GET {_S}/ips"),
+    _api_rule(
+        "ips:show",
+        PROJECT_READER_OR_ADMIN,
+        "List a server's addresses on one network.",
+        f"GET {_S}/ips/{{network_label}}",
+    ),
+    _api_rule(
+        "os-server-password:show",
+        PROJECT_READER_OR_ADMIN,
+        "Show a server's encrypted password.",
+        f"GET {_S}/os-server-password",
+    ),
+    _api_rule(
+        "os-server-password:clear",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Clear a server's encrypted password.",
+        f"DELETE {_S}/os-server-password",
+    ),
     # moves
     _api_rule(
         "os-migrate-server:migrate",
@@ -491,6 +580,20 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         ADMIN,
         "Show a hypervisor's uptime.",
         f"GET {_HYP}/uptime",
+        legacy=_LEGACY_HYPERVISORS,
+    ),
+    _api_rule(
+        "os-hypervisors:search",
+        ADMIN,
+        "Find hypervisors by a part of their name (before 2.53).",
+        "GET /os-hypervisors/{hypervisor_hostname_pattern}/search",
+        legacy=_LEGACY_HYPERVISORS,
+    ),
+    _api_rule(
+        "os-hypervisors:servers",
+        ADMIN,
+        "List the servers on hypervisors found by a part of their name (before 2.53).",
+        "GET /os-hypervisors/{hypervisor_hostname_pattern}/servers",
         legacy=_LEGACY_HYPERVISORS,
     ),
     # availability zones

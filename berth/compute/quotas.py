@@ -210,11 +210,7 @@ def admit_servers(
     minimum, maximum = counts
     store.hold_project(conn, project_id)
     limits = project_limits(conn, project_id)
-    if 0 <= limits[METADATA_ITEMS] < metadata_items:
-        raise QuotaExceeded(
-            f"Quota exceeded for {METADATA_ITEMS}: requested {metadata_items}, but the limit is "
-            f"{limits[METADATA_ITEMS]}."
-        )
+    check_metadata_items(limits, metadata_items)
     # Each resource: its quota, and how much of it one more server takes.
     wanted: dict[str, tuple[Quota, int]] = {}
     # Reading every cell is the costly part: skipped when the project has no server limit.
@@ -239,6 +235,16 @@ def admit_servers(
         }
         raise _exceeded(over)
     return allowed
+
+
+def check_metadata_items(limits: Mapping[str, int], items: int) -> None:
+    """A server of a project with ``limits`` may hold ``items`` metadata items, or
+    QuotaExceeded (a limit per server, so nothing is counted or locked)."""
+    if 0 <= limits[METADATA_ITEMS] < items:
+        raise QuotaExceeded(
+            f"Quota exceeded for {METADATA_ITEMS}: requested {items}, but the limit is "
+            f"{limits[METADATA_ITEMS]}."
+        )
 
 
 def admit_resize(

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from berth.compute import exceptions
+from berth.compute import exceptions, server_metadata, server_tags
 from berth.compute.objects.request_spec import SchedulerHints
 
 # What one request may create at most, whatever room its project's quotas leave.
@@ -81,6 +81,7 @@ class ServerRequest:
     description: str | None = None
     access_ip_v4: str | None = None
     access_ip_v6: str | None = None
+    tags: tuple[str, ...] = ()
 
     def names(self) -> list[str]:
         """One display name per server: ``name-1``, ``name-2``... when several are made."""
@@ -90,16 +91,17 @@ class ServerRequest:
 
 
 def parse_create(
-    body: Any, networks_required: bool, with_description: bool = False
+    body: Any, networks_required: bool, with_description: bool = False, tags_allowed: bool = False
 ) -> ServerRequest:
     """The create body ``{"server": {...}, "os:scheduler_hints": {...}}``; ``networks_required``
     from 2.37, where ``networks`` must be given and may be ``"auto"`` or ``"none"``;
-    ``with_description`` from 2.19, where a server may have a description."""
+    ``with_description`` from 2.19, where a server may have a description; ``tags_allowed``
+    from 2.52, where the server may be given its tags."""
     if not isinstance(body, dict) or not isinstance(body.get("server"), dict):
         raise exceptions.BadRequest("Invalid input: a JSON object under 'server' is required.")
     server: dict[str, Any] = body["server"]
-    known = _KNOWN | {"description"} if with_description else _KNOWN
-    unknown = sorted(set(server) - known - _IGNORED)
+    known = _KNOWN | ({"description"} if with_description else set())
+    unknown = sorted(set(server) - known - _IGNORED - ({"tags"} if tags_allowed else set()))
     if unknown:
         raise exceptions.BadRequest(f"Invalid input: server has unsupported fields {unknown}.")
     if "name" not in server:
@@ -118,13 +120,14 @@ def parse_create(
         availability_zone=_optional_string(server.get("availability_zone"), "availability_zone"),
         min_count=min_count,
         max_count=max_count,
-        metadata=metadata(server.get("metadata", {})),
+        metadata=server_metadata.parse(server.get("metadata", {})),
         key_name=_optional_string(server.get("key_name"), "key_name"),
         hints=_hints(_scheduler_hints(body)),
         admin_pass=admin_pass(server.get("adminPass")),
         description=description(server.get("description")),
         access_ip_v4=access_ip(server.get("accessIPv4"), 4),
         access_ip_v6=access_ip(server.get("accessIPv6"), 6),
+        tags=tuple(server_tags.parse_tags(server.get("tags", []))),
     )
 
 
@@ -307,16 +310,6 @@ def _network(entry: Any) -> dict[str, str]:
     return parsed
 
 
-def metadata(value: Any) -> dict[str, str]:
-    """Server metadata: an object of strings, keys of 1 to 255 characters, values up to 255."""
-    if not isinstance(value, dict):
-        raise exceptions.BadRequest("Invalid input for field 'metadata': an object is expected.")
-    for key, item in value.items():
-        _string(key, "metadata", minimum=1)
-        _string(item, f"metadata/{key}")
-    return dict(value)
-
-
 def _scheduler_hints(body: Mapping[str, Any]) -> dict[str, Any]:
     for key in _HINTS_KEYS:
         if key in body:
@@ -366,6 +359,7 @@ class ListQuery:
     host: str | None = None
     image: str | None = None
     flavor: str | None = None
+    tags: server_tags.TagFilter = field(default_factory=server_tags.TagFilter)
     limit: int = MAX_LIMIT
     marker: str | None = None
     # Before 2.38 an unknown status answers an empty list instead of a 400.
@@ -379,9 +373,11 @@ def parse_list_query(
     is_admin: bool,
     statuses: frozenset[str],
     unknown_status_is_error: bool,
+    tag_filters: bool = False,
 ) -> ListQuery:
     """Filters a project may use: ``name`` (a substring), ``status`` (repeatable), ``image``,
-    ``flavor``, ``limit``, ``marker``; an admin also ``host`` and ``all_tenants`` (with
+    ``flavor``, ``limit``, ``marker``, and with ``tag_filters`` (2.26) ``tags``, ``tags-any``,
+    ``not-tags``, ``not-tags-any``; an admin also ``host`` and ``all_tenants`` (with
     ``project_id``/``tenant_id`` to narrow). Other parameters are ignored, as upstream does."""
     items = list(items)
     query: dict[str, list[str]] = {}
@@ -405,6 +401,9 @@ def parse_list_query(
         host=last("host") if is_admin else None,
         image=last("image"),
         flavor=last("flavor"),
+        tags=server_tags.TagFilter.from_query(
+            {key: values[-1] for key, values in query.items()} if tag_filters else {}
+        ),
         limit=_limit(last("limit")),
         marker=last("marker"),
         matches_nothing=bool(unknown),

@@ -84,6 +84,7 @@ class Server:
     instance_id: int | None = None
     availability_zone: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
     key_name: str | None = None
     network_info: list[Mapping[str, Any]] = field(default_factory=list)
     fault: RowMapping | None = None
@@ -127,6 +128,7 @@ def from_build_request(row: RowMapping, order: int) -> Server:
         order=order,
         availability_zone=instance.get("availability_zone"),
         metadata=instance.get("metadata") or {},
+        tags=tuple(instance.get("tags") or ()),
         key_name=instance.get("key_name"),
         description=instance.get("description"),
         access_ip_v4=instance.get("access_ip_v4"),
@@ -156,6 +158,7 @@ def from_instance(
         instance_id=row["id"],
         availability_zone=row["availability_zone"] or zone,
         metadata=row["metadata"] or {},
+        tags=tuple(row["tags"] or ()),
         key_name=row["key_name"],
         network_info=list(row["network_info"] or []),
         fault=fault,
@@ -179,6 +182,8 @@ class Viewer:
     shows_description: bool = False
     # 2.63: the image certificates the server trusts (Berth keeps none: null).
     shows_trusted_certs: bool = False
+    # 2.26: the server's tags.
+    shows_tags: bool = False
 
 
 def links(base_url: str, kind: str, ident: str) -> list[dict[str, str]]:
@@ -242,6 +247,8 @@ def detail(server: Server, viewer: Viewer) -> dict[str, Any]:
         view["OS-EXT-SRV-ATTR:instance_name"] = (
             f"instance-{server.instance_id:08x}" if server.instance_id is not None else ""
         )
+    if viewer.shows_tags:
+        view["tags"] = list(server.tags)
     if server.fault is not None and server.status in ("ERROR", "DELETED"):
         view["fault"] = _fault(server.fault, viewer.is_admin)
     return view

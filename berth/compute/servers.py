@@ -116,6 +116,7 @@ def store_build(
             "networks": request.networks,
             "availability_zone": request.availability_zone,
             "metadata": request.metadata,
+            "tags": list(request.tags),
             "key_name": request.key_name,
             "description": request.description,
             "access_ip_v4": request.access_ip_v4,
@@ -379,6 +380,7 @@ def _matches(server: views.Server, query: ListQuery) -> bool:
         and (query.host is None or server.host == query.host)
         and (query.image is None or server.image_id == query.image)
         and (query.flavor is None or server.flavor_id == query.flavor)
+        and query.tags.matches(server.tags)
     )
 
 

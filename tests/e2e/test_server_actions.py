@@ -278,10 +278,16 @@ def test_a_locked_server_refuses_its_owner_but_not_an_admin(start_stack: StackFa
     _refused(client.delete(f"{SERVERS}/{server_id}", headers=OWNER), 409, "is locked")
     rebuild = {"rebuild": {"imageRef": image}}
     _refused(_act(client, server_id, rebuild, OWNER), 409, "is locked")
+    metadata = {"metadata": {"k": "v"}}
+    _refused(
+        client.post(f"{SERVERS}/{server_id}/metadata", json=metadata, headers=OWNER), 409,
+        "is locked",
+    )  # fmt: skip
     # The owner may still rename it, as Nova's.
     renamed = client.put(f"{SERVERS}/{server_id}", json={"server": {"name": "x"}}, headers=OWNER)
     assert renamed.status_code == 200, renamed.text
     # An admin acts on a locked server.
+    assert client.post(f"{SERVERS}/{server_id}/metadata", json=metadata).status_code == 200
     assert _act(client, server_id, {"os-stop": {}}).status_code == 202
     _until(client, server_id, "SHUTOFF")
     assert _act(client, server_id, {"unlock": {}}, OWNER).status_code == 202

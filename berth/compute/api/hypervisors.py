@@ -3,7 +3,9 @@ reported them, with their service's state.
 
 Microversions: 2.28 shows ``cpu_info`` as an object (a JSON string before); 2.33 pages lists with
 ``limit`` and ``marker``; 2.53 names hypervisors and their services by uuid, and takes
-``hypervisor_hostname_pattern`` (a substring of the name, not paged) and ``with_servers``.
+``hypervisor_hostname_pattern`` (a substring of the name, not paged) and ``with_servers``, in
+place of ``/os-hypervisors/{pattern}/search`` and ``/os-hypervisors/{pattern}/servers``, which
+are 404s from 2.53.
 ``/os-hypervisors/statistics`` and ``/os-hypervisors/{id}/uptime`` answer at every version
 (the reference drops them at 2.88).
 """
@@ -52,6 +54,28 @@ def show(req: ComputeRequest) -> Response:
     if _with_servers(req):
         _add_servers(req, found, view)
     return req.respond({"hypervisor": view})
+
+
+def search(req: ComputeRequest) -> Response:
+    """Before 2.53: the brief views of the hypervisors whose name holds the pattern;
+    ``{"hypervisors": [{"id", "hypervisor_hostname", "state", "status"}]}``, 404 for none."""
+    req.authorize("os_compute_api:os-hypervisors:search")
+    nodes = _matching(hosts.all_nodes(req.service.cells), _url_pattern(req))
+    now = utcnow()
+    return req.respond({"hypervisors": [_transform_brief(req, node, now) for node in nodes]})
+
+
+def servers(req: ComputeRequest) -> Response:
+    """Before 2.53: :func:`search`'s hypervisors, each with its ``servers`` when it has any."""
+    req.authorize("os_compute_api:os-hypervisors:servers")
+    nodes = _matching(hosts.all_nodes(req.service.cells), _url_pattern(req))
+    now = utcnow()
+    views = []
+    for node in nodes:
+        view = _transform_brief(req, node, now)
+        _add_servers(req, node, view)
+        views.append(view)
+    return req.respond({"hypervisors": views})
 
 
 def statistics(req: ComputeRequest) -> Response:
@@ -104,9 +128,7 @@ def _listing(req: ComputeRequest, *, detail: bool) -> Response:
                 "Paging over hypervisors with the hypervisor_hostname_pattern query parameter "
                 "is not supported."
             )
-        nodes = [n for n in nodes if pattern in n.row["hypervisor_hostname"]]
-        if not nodes:
-            raise exceptions.NotFound(f"No hypervisor matching {pattern!r} could be found.")
+        nodes = _matching(nodes, pattern)
     page = paging.parse(req) if req.at_least(HYPERVISOR_PAGING) else None
     if page is not None:
         nodes = paging.after_marker(nodes, page, key=lambda node: _id(req, node))
@@ -121,6 +143,21 @@ def _listing(req: ComputeRequest, *, detail: bool) -> Response:
     if page is not None and nodes:
         body.update(paging.links(req, "hypervisors", nodes, page, _id(req, nodes[-1])))
     return req.respond(body)
+
+
+def _url_pattern(req: ComputeRequest) -> str:
+    """The pattern in the URL of the routes that 2.53 replaced (a 404 from then)."""
+    if req.at_least(HYPERVISOR_UUIDS):
+        raise exceptions.NotFound("The resource could not be found.")
+    return req.param("hypervisor_hostname_pattern")
+
+
+def _matching(nodes: list[hosts.CellNode], pattern: str) -> list[hosts.CellNode]:
+    """The nodes whose hypervisor hostname holds ``pattern``; 404 when none does."""
+    found = [node for node in nodes if pattern in node.row["hypervisor_hostname"]]
+    if not found:
+        raise exceptions.NotFound(f"No hypervisor matching {pattern!r} could be found.")
+    return found
 
 
 def _with_servers(req: ComputeRequest) -> bool:

@@ -13,6 +13,7 @@ from berth.compute.api import (
     hypervisors,
     instance_actions,
     interfaces,
+    ips,
     keypairs,
     limits,
     migrations,
@@ -21,6 +22,9 @@ from berth.compute.api import (
     root,
     server_actions,
     server_groups,
+    server_metadata,
+    server_password,
+    server_tags,
     servers,
     services,
     simple_tenant_usage,
@@ -50,6 +54,33 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/servers/{server_id}/os-interface/{port_id}": {
         "GET": interfaces.show,
         "DELETE": interfaces.delete,
+    },
+    # A server's sub-resources: its metadata, tags (2.26), addresses and password.
+    "/v2.1/servers/{server_id}/metadata": {
+        "GET": server_metadata.index,
+        "PUT": server_metadata.replace,
+        "POST": server_metadata.merge,
+    },
+    "/v2.1/servers/{server_id}/metadata/{key}": {
+        "GET": server_metadata.show,
+        "PUT": server_metadata.update,
+        "DELETE": server_metadata.delete,
+    },
+    "/v2.1/servers/{server_id}/tags": {
+        "GET": server_tags.index,
+        "PUT": server_tags.replace,
+        "DELETE": server_tags.delete_all,
+    },
+    "/v2.1/servers/{server_id}/tags/{tag}": {
+        "GET": server_tags.show,
+        "PUT": server_tags.update,
+        "DELETE": server_tags.delete,
+    },
+    "/v2.1/servers/{server_id}/ips": {"GET": ips.index},
+    "/v2.1/servers/{server_id}/ips/{network_label}": {"GET": ips.show},
+    "/v2.1/servers/{server_id}/os-server-password": {
+        "GET": server_password.show,
+        "DELETE": server_password.clear,
     },
     # Before "/v2.1/flavors/{flavor_id}", which would take "detail" for an id.
     "/v2.1/flavors/detail": {"GET": flavors.detail},
@@ -90,6 +121,9 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/os-hypervisors": {"GET": hypervisors.index},
     "/v2.1/os-hypervisors/{hypervisor_id}": {"GET": hypervisors.show},
     "/v2.1/os-hypervisors/{hypervisor_id}/uptime": {"GET": hypervisors.uptime},
+    # Before 2.53 (a 404 from then).
+    "/v2.1/os-hypervisors/{hypervisor_hostname_pattern}/search": {"GET": hypervisors.search},
+    "/v2.1/os-hypervisors/{hypervisor_hostname_pattern}/servers": {"GET": hypervisors.servers},
     "/v2.1/os-availability-zone": {"GET": availability_zones.index},
     "/v2.1/os-availability-zone/detail": {"GET": availability_zones.detail},
     "/v2.1/os-keypairs": {"GET": keypairs.index, "POST": keypairs.create},

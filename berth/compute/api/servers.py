@@ -35,6 +35,7 @@ def create_server(req: ComputeRequest) -> Response:
         req.json_body(),
         networks_required=req.at_least(microversion.NETWORKS_AUTO_NONE),
         with_description=req.at_least(microversion.SERVER_DESCRIPTION),
+        tags_allowed=req.at_least(microversion.TAGS_AT_CREATE),
     )
     made = servers.create_servers(req.service, req.context, request)
     view = server_views.created(made[0], request.admin_pass, req.base_url)
@@ -89,6 +90,7 @@ def _list(req: ComputeRequest, detail: bool) -> Response:
         is_admin=req.allowed(f"{rule}:get_all_tenants"),
         statuses=server_views.STATUSES,
         unknown_status_is_error=req.at_least(_UNKNOWN_STATUS_REFUSED),
+        tag_filters=req.at_least(microversion.SERVER_TAGS),
     )
     found = servers.list_servers(req.service, query, detail)
     shown_to = viewer(req)
@@ -116,4 +118,5 @@ def viewer(req: ComputeRequest) -> server_views.Viewer:
         shows_locked=req.at_least(microversion.LOCKED_IN_SERVER),
         shows_description=req.at_least(microversion.SERVER_DESCRIPTION),
         shows_trusted_certs=req.at_least(microversion.TRUSTED_CERTS_IN_SERVER),
+        shows_tags=req.at_least(microversion.SERVER_TAGS),
     )

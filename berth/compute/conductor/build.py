@@ -324,6 +324,7 @@ def _instance_row(
         "key_name": instance.get("key_name"),
         "metadata": instance.get("metadata") or {},
         **build_requests.user_fields(instance),
+        "tags": instance.get("tags") or [],
         "network_info": [entry.to_json() for entry in network_info],
         "created_at": _created(instance),
     }

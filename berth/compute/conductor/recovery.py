@@ -216,6 +216,7 @@ def _error_row(request: RowMapping) -> dict[str, Any]:
         "key_name": instance.get("key_name"),
         "metadata": instance.get("metadata") or {},
         **build_requests.user_fields(instance),
+        "tags": instance.get("tags") or [],
         "network_info": [],
         "created_at": request["created_at"],
     }

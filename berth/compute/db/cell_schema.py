@@ -96,6 +96,8 @@ instances = sa.Table(
     sa.Column("availability_zone", sa.String(NAME), nullable=True),
     sa.Column("key_name", sa.String(NAME), nullable=True),
     sa.Column("metadata", sa.JSON, nullable=False),
+    # The server's tags (2.26), in the order they were added; NULL in rows older than the column.
+    sa.Column("tags", sa.JSON, nullable=True),
     # The server's ports: ids, MACs, fixed IPs, and whether the compute service created them
     # (those alone are deleted with the server).
     sa.Column("network_info", sa.JSON, nullable=False),

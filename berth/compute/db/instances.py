@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common.timeutils import utcnow
-from berth.compute.db._tables import try_insert
+from berth.compute.db._tables import locked, try_insert
 from berth.compute.db.cell_schema import instance_faults, instances
 from berth.compute.db.errors import Duplicate
 
@@ -33,7 +33,7 @@ def create(conn: Connection, values: Mapping[str, Any]) -> RowMapping:
     """Add an instance (``uuid``, ``project_id``, ``user_id``, ``vm_state`` and ``flavor`` at
     least; ``created_at`` may carry over from its BuildRequest). :class:`Duplicate` when the
     uuid exists: a build delivered twice finds the instance its first delivery made."""
-    row = {"metadata": {}, "network_info": [], **values, "deleted": False}
+    row = {"metadata": {}, "tags": [], "network_info": [], **values, "deleted": False}
     if not try_insert(conn, instances.insert().values(**row)):
         raise Duplicate("instance", values["uuid"])
     made = get(conn, values["uuid"])
@@ -46,6 +46,13 @@ def get(conn: Connection, uuid: str, include_deleted: bool = True) -> RowMapping
     if not include_deleted:
         query = query.where(instances.c.deleted == sa.false())
     return conn.execute(query).mappings().first()
+
+
+def hold(conn: Connection, uuid: str) -> RowMapping | None:
+    """The live instance, locked until the transaction ends where the database has row locks:
+    for a change computed from what the row holds now (its metadata, its tags)."""
+    query = sa.select(instances).where(instances.c.uuid == uuid, instances.c.deleted == sa.false())
+    return conn.execute(locked(conn, query)).mappings().first()
 
 
 def list_instances(

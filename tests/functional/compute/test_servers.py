@@ -292,6 +292,7 @@ def test_create_stores_the_build_and_casts_it(world: World) -> None:
         "networks": networks,
         "availability_zone": "zone-a",
         "metadata": {"role": "web"},
+        "tags": [],
         "key_name": "mykey",
         "description": None,
         "access_ip_v4": None,

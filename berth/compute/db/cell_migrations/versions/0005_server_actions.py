@@ -1,6 +1,6 @@
 """Server actions and server update: a lock with who took it, a description, access addresses.
 
-Revision ID: 0004_server_actions
+Revision ID: 0005
 Revises: 0004
 Create Date: 2026-11-26
 """
@@ -8,7 +8,7 @@ Create Date: 2026-11-26
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004_server_actions"
+revision = "0005"
 down_revision = "0004"
 branch_labels = None
 depends_on = None
