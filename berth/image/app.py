@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 import uuid
 
-from sqlalchemy.exc import DataError
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from berth.common import asgi, auth, routing
-from berth.common.db import UNAVAILABLE, Database, is_unavailable
+from berth.common.body import BodyTooLarge, read_body
+from berth.common.db import UNAVAILABLE, Database, is_unavailable, is_unstorable
 from berth.image import errors
 from berth.image.api import JSON, ROUTES, Handler, ImageRequest, dumps
 
@@ -55,7 +55,7 @@ class ImageApp:
                 path_params=params,
                 query_items=request.query_params.multi_items(),
                 headers=request.headers,
-                body=await request.body(),
+                body=await read_body(request),
                 context=context,
                 db=self.db,
                 base_url=str(request.base_url).rstrip("/"),
@@ -76,8 +76,10 @@ class ImageApp:
 def _as_refusal(exc: Exception) -> errors.ImageError:
     if isinstance(exc, errors.ImageError):
         return exc
-    if isinstance(exc, DataError):
-        LOG.info("refused a value the database cannot store: %s", exc.orig)
+    if isinstance(exc, BodyTooLarge):
+        return errors.RequestEntityTooLarge(str(exc))
+    if is_unstorable(exc):
+        LOG.info("refused a value the database cannot store: %s", getattr(exc, "orig", exc))
         return errors.BadRequest("The request holds a value the database cannot store.")
     if is_unavailable(exc):
         LOG.warning("database unavailable: %s", exc)

@@ -10,6 +10,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from berth.common import asgi, auth, routing
+from berth.common.body import read_body
 from berth.network import exceptions
 from berth.network.api import faults
 from berth.network.api.request import NetworkRequest
@@ -53,7 +54,7 @@ class NetworkApp:
                 path=path,
                 path_params=params,
                 query_items=request.query_params.multi_items(),
-                body=await request.body(),
+                body=await read_body(request),
                 context=context,
                 service=self.service,
                 base_url=str(request.base_url).rstrip("/"),

@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from berth.common import auth
 from berth.common.asgi import HandlerThreads, spread_over_workers
+from berth.common.body import read_body
 from berth.placement import microversion
 from berth.placement.api import faults
 from berth.placement.api.request import HTTPError, PlacementRequest, accepts_json
@@ -67,7 +68,7 @@ class PlacementApp:
                 and not accepts_json(headers.get("accept"))
             ):
                 raise HTTPError(406, "Only application/json is provided")
-            body = await request.body()
+            body = await read_body(request)
             req = PlacementRequest(
                 method=request.method,
                 path=path,

@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 import uuid
 
-from sqlalchemy.exc import DataError
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from berth.common import asgi, auth, routing
-from berth.common.db import UNAVAILABLE, is_unavailable
+from berth.common.body import BodyTooLarge, read_body
+from berth.common.db import UNAVAILABLE, is_unavailable, is_unstorable
 from berth.compute import exceptions
 from berth.compute.api import microversion
 from berth.compute.api.request import JSON, ComputeRequest, dumps, error_document
@@ -59,7 +59,7 @@ class ComputeApp:
                 path=path,
                 path_params=params,
                 query_items=request.query_params.multi_items(),
-                body=await request.body(),
+                body=await read_body(request),
                 context=context,
                 version=version,
                 service=self.service,
@@ -86,8 +86,10 @@ class ComputeApp:
 def _as_refusal(exc: Exception) -> exceptions.ComputeError:
     if isinstance(exc, exceptions.ComputeError):
         return exc
-    if isinstance(exc, DataError):
-        LOG.info("refused a value the database cannot store: %s", exc.orig)
+    if isinstance(exc, BodyTooLarge):
+        return exceptions.OverLimit(str(exc))
+    if is_unstorable(exc):
+        LOG.info("refused a value the database cannot store: %s", getattr(exc, "orig", exc))
         return exceptions.BadRequest("The request holds a value the database cannot store.")
     if is_unavailable(exc):
         LOG.warning("database unavailable: %s", exc)
