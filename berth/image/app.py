@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
@@ -67,8 +67,12 @@ class ImageApp:
             response = _error(errors.MethodNotAllowed(str(exc)), {"allow": ", ".join(exc.allowed)})
         except routing.NoRoute:
             response = _error(errors.NotFound("The resource could not be found."))
+        except ClientDisconnect:
+            return asgi.client_gone(LOG, request_id)
         except Exception as exc:  # every failure is answered in the API's error format
-            response = _error(_as_refusal(exc))
+            refusal = _as_refusal(exc)
+            asgi.log_failure(LOG, request_id, exc, refusal.status)
+            response = _error(refusal)
         response.headers["x-openstack-request-id"] = request_id
         return response
 
@@ -82,12 +86,9 @@ def _as_refusal(exc: Exception) -> errors.ImageError:
         LOG.info("refused a value the database cannot store: %s", getattr(exc, "orig", exc))
         return errors.BadRequest("The request holds a value the database cannot store.")
     if is_unavailable(exc):
-        LOG.warning("database unavailable: %s", exc)
         return errors.ServiceUnavailable(UNAVAILABLE)
     if isinstance(exc, auth.IdentityUnavailable):
-        LOG.warning("%s", exc)
         return errors.ServiceUnavailable(str(exc))
-    LOG.exception("unexpected error while serving a request")
     return errors.ImageError("An unexpected error occurred; the server log has the details.")
 
 

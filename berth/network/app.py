@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
@@ -70,8 +70,12 @@ class NetworkApp:
             response = faults.error_response(
                 exceptions.NotFound("The resource could not be found.")
             )
+        except ClientDisconnect:
+            return asgi.client_gone(LOG, request_id)
         except Exception as exc:  # every failure is answered in the API's error format
-            response = faults.error_response(faults.as_refusal(exc))
+            refusal = faults.as_refusal(exc)
+            asgi.log_failure(LOG, request_id, exc, refusal.status)
+            response = faults.error_response(refusal)
         response.headers["x-openstack-request-id"] = request_id
         return response
 

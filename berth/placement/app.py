@@ -8,11 +8,11 @@ from typing import Any
 
 from starlette.datastructures import Headers
 from starlette.middleware.cors import CORSMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from berth.common import auth
+from berth.common import asgi, auth
 from berth.common.asgi import HandlerThreads, spread_over_workers
 from berth.common.body import read_body
 from berth.placement import microversion
@@ -93,10 +93,12 @@ class PlacementApp:
             response = faults.error_response(
                 HTTPError(exc.status, str(exc)), request_id, None, headers.get("accept")
             )
+        except ClientDisconnect:
+            return asgi.client_gone(LOG, request_id)
         except Exception as exc:  # every failure is answered in the API's error format
-            response = faults.error_response(
-                faults.from_exception(exc), request_id, version, headers.get("accept")
-            )
+            error = faults.from_exception(exc)
+            asgi.log_failure(LOG, request_id, exc, error.status)
+            response = faults.error_response(error, request_id, version, headers.get("accept"))
         response.headers["x-openstack-request-id"] = request_id
         if version is not None:
             response.headers["openstack-api-version"] = microversion.header_value(version)

@@ -23,10 +23,8 @@ def as_refusal(exc: Exception) -> exceptions.NetworkServiceError:
     if isinstance(exc, exceptions.NetworkServiceError):
         return exc
     if is_unavailable(exc):
-        LOG.warning("database unavailable: %s", exc)
         return exceptions.ServiceUnavailable(UNAVAILABLE)
     if isinstance(exc, IdentityUnavailable):
-        LOG.warning("%s", exc)
         return exceptions.ServiceUnavailable(str(exc))
     if isinstance(exc, BodyTooLarge):
         return exceptions.RequestEntityTooLarge(str(exc))
@@ -34,7 +32,6 @@ def as_refusal(exc: Exception) -> exceptions.NetworkServiceError:
         # A value the database cannot hold is the request's fault, whatever validation let by.
         LOG.info("refused a value the database cannot store: %s", getattr(exc, "orig", exc))
         return exceptions.BadRequest("The request holds a value the database cannot store.")
-    LOG.exception("unexpected error while serving a request")
     error = exceptions.NetworkServiceError(
         "An unexpected error occurred; the server log has the details."
     )

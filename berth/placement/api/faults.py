@@ -44,16 +44,13 @@ def from_exception(exc: Exception) -> HTTPError:
         LOG.info("refused a value the database cannot store: %s", getattr(exc, "orig", exc))
         return HTTPError(400, "The request holds a value the database cannot store.")
     if is_unavailable(exc):
-        LOG.warning("database unavailable: %s", exc)
         return HTTPError(503, UNAVAILABLE)
     if isinstance(exc, IdentityUnavailable):
-        LOG.warning("%s", exc)
         return HTTPError(503, str(exc))
     if isinstance(exc, exceptions.PlacementError):
         for cls, status in STATUS_OF:
             if isinstance(exc, cls):
                 return HTTPError(status, str(exc), exc.code)
-    LOG.exception("unexpected error while serving a request")
     return HTTPError(500, "An unexpected error occurred; the server log has the details.")
 
 

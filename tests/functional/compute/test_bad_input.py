@@ -7,6 +7,12 @@ import httpx
 import pytest
 
 from berth.common.body import MAX_BODY_BYTES
+from berth.compute.api.app import build_app
+from berth.compute.service import ComputeService
+from tests.functional.asgi_calls import (
+    check_failure_is_one_error_line,
+    check_hang_up_is_one_debug_line,
+)
 
 # A value a thousand levels deep (a server's name here) is a 500 without the depth limit.
 DEEP = b'{"server": {"name": ' + b'{"a": ' * 1000 + b"1" + b"}" * 1002
@@ -49,3 +55,16 @@ def test_a_minimum_past_the_column_range_is_a_bad_request(
 )
 def test_huge_numbers_in_queries_are_never_a_server_error(compute: httpx.Client, path: str) -> None:
     assert compute.get(path).status_code < 500
+
+
+def test_a_client_that_hangs_up_mid_request_is_one_debug_line(
+    compute_service: ComputeService, caplog: pytest.LogCaptureFixture
+) -> None:
+    check_hang_up_is_one_debug_line(build_app(compute_service), "POST", "/v2.1/flavors", caplog)
+
+
+def test_a_server_error_is_one_error_line_with_the_request_id(
+    compute_service: ComputeService, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = build_app(compute_service)
+    check_failure_is_one_error_line(app, app.threads, "POST", "/v2.1/flavors", caplog)

@@ -17,6 +17,10 @@ from berth.compute.db import api_schema, migrate
 from berth.compute.db import images as store
 from berth.image.app import build_app
 from tests import dbs
+from tests.functional.asgi_calls import (
+    check_failure_is_one_error_line,
+    check_hang_up_is_one_debug_line,
+)
 
 PATCH = {"content-type": "application/openstack-images-v2.1-json-patch"}
 IMAGE = "70a599e0-31e7-49b7-b260-868f441e862b"
@@ -320,3 +324,16 @@ def test_minimums_past_the_column_range_are_bad_requests(
     change = [{"op": "replace", "path": f"/{name}", "value": value}]
     assert alice.patch(f"/v2/images/{image['id']}", json=change, headers=PATCH).status_code == 400
     assert alice.get(f"/v2/images?{name}={value}&limit={value}").status_code == 200
+
+
+def test_a_client_that_hangs_up_mid_request_is_one_debug_line(
+    api_db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    check_hang_up_is_one_debug_line(build_app(api_db), "POST", "/v2/images", caplog)
+
+
+def test_a_server_error_is_one_error_line_with_the_request_id(
+    api_db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = build_app(api_db)
+    check_failure_is_one_error_line(app, app.threads, "POST", "/v2/images", caplog)
