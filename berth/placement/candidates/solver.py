@@ -454,6 +454,10 @@ def _anchor_slots(
             yield slots, found, headroom
 
 
+# The round-robin looks at the budget once per 64 anchors (``visited & _ANCHOR_MASK == 0``).
+_ANCHOR_MASK = 63
+
+
 def _round_robin(
     anchors: Iterator[tuple[Slots, Options, Headroom]],
     search: Callable[[Slots, Options, Headroom], Iterator[Answer]],
@@ -462,8 +466,10 @@ def _round_robin(
     """First answer of every anchor in turn (starting each search only when reached), then the
     second of every anchor that had one, and so on."""
     active = []
-    for slots, options, headroom in anchors:
-        budget.check()
+    for visited, (slots, options, headroom) in enumerate(anchors, 1):
+        # The clock costs half a microsecond, a twentieth of a small anchor's search.
+        if not visited & _ANCHOR_MASK:
+            budget.check()
         started = search(slots, options, headroom)
         areq = next(started, None)
         if areq is not None:
