@@ -13,7 +13,6 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from berth.common import asgi, auth
-from berth.common.asgi import HandlerThreads, spread_over_workers
 from berth.common.body import read_body
 from berth.placement import microversion
 from berth.placement.api import faults
@@ -37,7 +36,7 @@ class PlacementApp:
         self.service = service
         self.authenticate = authenticate
         self.router = Router(ROUTES)
-        self.threads = HandlerThreads("placement-api")
+        self.threads = asgi.HandlerThreads("placement-api")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -152,4 +151,6 @@ def build_app(
             allow_headers=["*"],
             expose_headers=["openstack-api-version", "x-openstack-request-id"],
         )
-    return spread_over_workers(app, service.settings.workers, service.settings.keepalive_requests)
+    return asgi.spread_over_workers(
+        app, service.settings.workers, service.settings.keepalive_requests
+    )
