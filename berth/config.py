@@ -125,9 +125,17 @@ class PlacementSettings(BaseModel):
         "answer is not always the same providers.",
     )
     max_allocation_candidates: int = Field(
-        -1,
+        1000,
+        ge=-1,
         description="Upper bound on the candidates one request returns, whatever limit it asks "
-        "for (-1: unbounded).",
+        "for, and the limit of a request that gives none (-1: unbounded, as upstream's default; "
+        "a request without a limit may then need more memory than a worker has).",
+    )
+    allocation_candidates_budget: float = Field(
+        1.5,
+        gt=0,
+        description="Seconds of processor time one allocation candidates search may take; a "
+        "search that needs more is stopped and answered with 400 saying why.",
     )
     verify_index: bool = Field(
         False,

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 Hook = Callable[[], Awaitable[None]]
@@ -34,6 +36,28 @@ class HandlerThreads:
         context = contextvars.copy_context()
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, lambda: context.run(func, *args, **kwargs))
+
+
+# What a request the client hung up on is answered with, for the record: nobody receives it
+# (nginx's "client closed request").
+CLIENT_GONE = 499
+
+
+def client_gone(log: logging.Logger, request_id: str) -> Response:
+    """A client that hung up before its request was read: nothing failed on the server's side,
+    so one DEBUG line and no traceback."""
+    log.debug("%s: the client hung up before its request was read", request_id)
+    return Response(status_code=CLIENT_GONE)
+
+
+def log_failure(log: logging.Logger, request_id: str, exc: BaseException, status: int) -> None:
+    """How a request that ended in an exception is logged: answered with a 5xx, one ERROR line
+    with the request id (which the client was given, to quote) and the error, the traceback at
+    DEBUG only; a refusal of the request (4xx) is the client's business and not logged here."""
+    if status < 500:
+        return
+    log.error("%s failed with %d: %s: %s", request_id, status, type(exc).__name__, exc)
+    log.debug("%s failed here:", request_id, exc_info=exc)
 
 
 def routed_path(scope: Scope) -> str:

@@ -195,6 +195,14 @@ def is_unavailable(exc: BaseException) -> bool:
                       | sa.exc.TimeoutError)  # fmt: skip
 
 
+def is_unstorable(exc: BaseException) -> bool:
+    """True when the database refused a value the request gave (a NUL byte in a string on
+    PostgreSQL, a number past its column's range): the request's fault, whatever validation let
+    through. SQLite's driver refuses an integer past 64 bits before the database sees it, with
+    a bare ``OverflowError``."""
+    return isinstance(exc, sa.exc.DataError | OverflowError)
+
+
 def is_deadlock(exc: DBAPIError) -> bool:
     """True for the errors a database raises when two transactions lock in opposite orders."""
     text = str(exc.orig).lower() if exc.orig is not None else str(exc).lower()

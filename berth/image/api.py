@@ -22,6 +22,7 @@ import orjson
 from sqlalchemy.engine import Connection, RowMapping
 from starlette.responses import Response
 
+from berth.common.body import MalformedBody, parse_json
 from berth.common.context import RequestContext
 from berth.common.db import Database
 from berth.compute.db import images as store
@@ -70,8 +71,8 @@ class ImageRequest:
         if not self.body:
             raise errors.BadRequest("The request has no body; a JSON document was expected.")
         try:
-            return orjson.loads(self.body)
-        except orjson.JSONDecodeError as exc:
+            return parse_json(self.body)
+        except MalformedBody as exc:
             raise errors.BadRequest(f"Malformed JSON in request body: {exc}") from None
 
     def respond(self, body: Any, status: int = 200) -> Response:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 import uuid
 
-from sqlalchemy.exc import DataError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from berth.common import asgi, auth, routing
-from berth.common.db import UNAVAILABLE, Database, is_unavailable
+from berth.common.body import BodyTooLarge, read_body
+from berth.common.db import UNAVAILABLE, Database, is_unavailable, is_unstorable
 from berth.image import errors
 from berth.image.api import JSON, ROUTES, Handler, ImageRequest, dumps
 
@@ -55,7 +55,7 @@ class ImageApp:
                 path_params=params,
                 query_items=request.query_params.multi_items(),
                 headers=request.headers,
-                body=await request.body(),
+                body=await read_body(request),
                 context=context,
                 db=self.db,
                 base_url=str(request.base_url).rstrip("/"),
@@ -67,8 +67,12 @@ class ImageApp:
             response = _error(errors.MethodNotAllowed(str(exc)), {"allow": ", ".join(exc.allowed)})
         except routing.NoRoute:
             response = _error(errors.NotFound("The resource could not be found."))
+        except ClientDisconnect:
+            return asgi.client_gone(LOG, request_id)
         except Exception as exc:  # every failure is answered in the API's error format
-            response = _error(_as_refusal(exc))
+            refusal = _as_refusal(exc)
+            asgi.log_failure(LOG, request_id, exc, refusal.status)
+            response = _error(refusal)
         response.headers["x-openstack-request-id"] = request_id
         return response
 
@@ -76,16 +80,15 @@ class ImageApp:
 def _as_refusal(exc: Exception) -> errors.ImageError:
     if isinstance(exc, errors.ImageError):
         return exc
-    if isinstance(exc, DataError):
-        LOG.info("refused a value the database cannot store: %s", exc.orig)
+    if isinstance(exc, BodyTooLarge):
+        return errors.RequestEntityTooLarge(str(exc))
+    if is_unstorable(exc):
+        LOG.info("refused a value the database cannot store: %s", getattr(exc, "orig", exc))
         return errors.BadRequest("The request holds a value the database cannot store.")
     if is_unavailable(exc):
-        LOG.warning("database unavailable: %s", exc)
         return errors.ServiceUnavailable(UNAVAILABLE)
     if isinstance(exc, auth.IdentityUnavailable):
-        LOG.warning("%s", exc)
         return errors.ServiceUnavailable(str(exc))
-    LOG.exception("unexpected error while serving a request")
     return errors.ImageError("An unexpected error occurred; the server log has the details.")
 
 

@@ -50,6 +50,11 @@ class Conflict(ImageError):
     title = "Conflict"
 
 
+class RequestEntityTooLarge(ImageError):
+    status = 413
+    title = "Request Entity Too Large"
+
+
 class UnsupportedMediaType(ImageError):
     status = 415
     title = "Unsupported Media Type"

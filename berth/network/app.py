@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 import uuid
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from berth.common import asgi, auth, routing
+from berth.common.body import read_body
 from berth.network import exceptions
 from berth.network.api import faults
 from berth.network.api.request import NetworkRequest
@@ -53,7 +54,7 @@ class NetworkApp:
                 path=path,
                 path_params=params,
                 query_items=request.query_params.multi_items(),
-                body=await request.body(),
+                body=await read_body(request),
                 context=context,
                 service=self.service,
                 base_url=str(request.base_url).rstrip("/"),
@@ -69,8 +70,12 @@ class NetworkApp:
             response = faults.error_response(
                 exceptions.NotFound("The resource could not be found.")
             )
+        except ClientDisconnect:
+            return asgi.client_gone(LOG, request_id)
         except Exception as exc:  # every failure is answered in the API's error format
-            response = faults.error_response(faults.as_refusal(exc))
+            refusal = faults.as_refusal(exc)
+            asgi.log_failure(LOG, request_id, exc, refusal.status)
+            response = faults.error_response(refusal)
         response.headers["x-openstack-request-id"] = request_id
         return response
 

@@ -28,6 +28,10 @@ class InvalidInput(BadRequest):
     pass
 
 
+class RequestEntityTooLarge(NetworkServiceError):
+    status = 413
+
+
 class Unauthorized(NetworkServiceError):
     """No credentials (401)."""
 

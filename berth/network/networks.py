@@ -92,7 +92,7 @@ def create_network(
     network_id = str(uuid.uuid4())
     qos_policy_id = qos_policy_of(conn, context, body)
     natural = mtu_of(settings, [kind for kind, _, _ in wanted] or [settings.tenant_network_type])
-    mtu = validate.integer(body, "mtu", natural, 68, natural)
+    mtu = validate.integer(body, "mtu", natural, 68, natural, nullable=False)
     store.insert_network(conn, {
         "id": network_id,
         "project_id": project,
@@ -234,7 +234,7 @@ def update_network(
     if "mtu" in body:
         segments = store.segments_of(conn, [network_id]).get(network_id, [])
         natural = mtu_of(settings, [s["network_type"] for s in segments])
-        values["mtu"] = validate.integer(body, "mtu", None, 68, natural)
+        values["mtu"] = validate.integer(body, "mtu", None, 68, natural, nullable=False)
     if "qos_policy_id" in body:
         values["qos_policy_id"] = qos_policy_of(conn, context, body)
     if values:

@@ -54,7 +54,15 @@ def integer(
     default: Any = None,
     low: int | None = None,
     high: int | None = None,
+    *,
+    nullable: bool = True,
 ) -> Any:
+    """``body[name]`` as an integer from ``low`` to ``high`` (``default`` when absent); a null
+    is kept unless the column cannot hold one (``nullable=False``: a 400)."""
+    if not nullable and name in body and body[name] is None:
+        raise exceptions.InvalidInput(
+            f"Invalid input for {name}. Reason: 'None' is not an integer."
+        )
     value = body.get(name, default)
     if value is None or (value is default and name not in body):
         return value

@@ -8,12 +8,12 @@ from typing import Any
 
 from starlette.datastructures import Headers
 from starlette.middleware.cors import CORSMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from berth.common import auth
-from berth.common.asgi import HandlerThreads, spread_over_workers
+from berth.common import asgi, auth
+from berth.common.body import read_body
 from berth.placement import microversion
 from berth.placement.api import faults
 from berth.placement.api.request import HTTPError, PlacementRequest, accepts_json
@@ -36,7 +36,7 @@ class PlacementApp:
         self.service = service
         self.authenticate = authenticate
         self.router = Router(ROUTES)
-        self.threads = HandlerThreads("placement-api")
+        self.threads = asgi.HandlerThreads("placement-api")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -67,7 +67,7 @@ class PlacementApp:
                 and not accepts_json(headers.get("accept"))
             ):
                 raise HTTPError(406, "Only application/json is provided")
-            body = await request.body()
+            body = await read_body(request)
             req = PlacementRequest(
                 method=request.method,
                 path=path,
@@ -92,10 +92,12 @@ class PlacementApp:
             response = faults.error_response(
                 HTTPError(exc.status, str(exc)), request_id, None, headers.get("accept")
             )
+        except ClientDisconnect:
+            return asgi.client_gone(LOG, request_id)
         except Exception as exc:  # every failure is answered in the API's error format
-            response = faults.error_response(
-                faults.from_exception(exc), request_id, version, headers.get("accept")
-            )
+            error = faults.from_exception(exc)
+            asgi.log_failure(LOG, request_id, exc, error.status)
+            response = faults.error_response(error, request_id, version, headers.get("accept"))
         response.headers["x-openstack-request-id"] = request_id
         if version is not None:
             response.headers["openstack-api-version"] = microversion.header_value(version)
@@ -149,4 +151,6 @@ def build_app(
             allow_headers=["*"],
             expose_headers=["openstack-api-version", "x-openstack-request-id"],
         )
-    return spread_over_workers(app, service.settings.workers, service.settings.keepalive_requests)
+    return asgi.spread_over_workers(
+        app, service.settings.workers, service.settings.keepalive_requests
+    )

@@ -6,9 +6,11 @@ import json
 import uuid
 
 import httpx
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from berth.common.body import MAX_BODY_BYTES
 from berth.placement.api.routes import ROUTES
 from berth.placement.service import PlacementService
 from tests.conftest import wsgi_client
@@ -146,3 +148,55 @@ def test_a_value_the_database_cannot_store_is_a_bad_request(
         assert "cannot store" in response.json()["errors"][0]["detail"]
     else:
         assert response.status_code == 201
+
+
+# A value a thousand levels deep (a provider's name here) is a 500 without the depth limit.
+DEEP = b'{"name": ' + b'{"a": ' * 1000 + b"1" + b"}" * 1001
+
+
+def test_a_body_nested_a_thousand_deep_is_a_bad_request(client: httpx.Client) -> None:
+    answer = client.post(
+        "/resource_providers",
+        content=DEEP,
+        headers={"content-type": "application/json", "openstack-api-version": "placement latest"},
+    )
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["errors"][0]
+    assert "nested deeper" in error["detail"] and error["code"] == "placement.undefined_code"
+
+
+def test_a_body_past_the_size_limit_is_too_large(client: httpx.Client) -> None:
+    answer = client.post("/resource_providers", json={"name": "n" * MAX_BODY_BYTES})
+    assert answer.status_code == 413, answer.text
+    assert answer.json()["errors"][0]["status"] == 413
+
+
+@pytest.mark.parametrize("key", ["vcpu", "a b", "", "VCPU\n", "V-CPU", "\u2603"])
+@pytest.mark.parametrize("record", [{"total": 1}, 1, None, []])
+def test_inventory_keys_that_are_not_class_names_are_bad_requests(
+    client: httpx.Client, key: str, record: object
+) -> None:
+    _seed(client)
+    # The reshaper is for services; an admin token with the service role passes its policy.
+    latest = {"openstack-api-version": "placement latest", "x-roles": "admin,service"}
+    generation = client.get(f"/resource_providers/{PROVIDER}", headers=latest).json()["generation"]
+    inventories = {key: record}
+    put = client.put(
+        f"/resource_providers/{PROVIDER}/inventories",
+        json={"resource_provider_generation": generation, "inventories": inventories},
+        headers=latest,
+    )
+    assert put.status_code == 400, put.text
+    assert put.json()["errors"][0]["code"].startswith("placement.")
+    reshaped = client.post(
+        "/reshaper",
+        json={
+            "inventories": {
+                PROVIDER: {"resource_provider_generation": generation, "inventories": inventories}
+            },
+            "allocations": {},
+        },
+        headers=latest,
+    )
+    assert reshaped.status_code == 400, reshaped.text
+    assert reshaped.json()["errors"][0]["code"].startswith("placement.")

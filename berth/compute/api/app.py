@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 import uuid
 
-from sqlalchemy.exc import DataError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from berth.common import asgi, auth, routing
-from berth.common.db import UNAVAILABLE, is_unavailable
+from berth.common.body import BodyTooLarge, read_body
+from berth.common.db import UNAVAILABLE, is_unavailable, is_unstorable
 from berth.compute import exceptions
 from berth.compute.api import microversion
 from berth.compute.api.request import JSON, ComputeRequest, dumps, error_document
@@ -59,7 +59,7 @@ class ComputeApp:
                 path=path,
                 path_params=params,
                 query_items=request.query_params.multi_items(),
-                body=await request.body(),
+                body=await read_body(request),
                 context=context,
                 version=version,
                 service=self.service,
@@ -74,8 +74,12 @@ class ComputeApp:
             )
         except routing.NoRoute:
             response = _error(exceptions.NotFound("The resource could not be found."))
+        except ClientDisconnect:
+            return asgi.client_gone(LOG, request_id)
         except Exception as exc:  # every failure is answered in the API's error format
-            response = _error(_as_refusal(exc))
+            refusal = _as_refusal(exc)
+            asgi.log_failure(LOG, request_id, exc, refusal.status)
+            response = _error(refusal)
         response.headers["x-openstack-request-id"] = request_id
         response.headers["x-compute-request-id"] = request_id
         if version is not None:
@@ -86,16 +90,15 @@ class ComputeApp:
 def _as_refusal(exc: Exception) -> exceptions.ComputeError:
     if isinstance(exc, exceptions.ComputeError):
         return exc
-    if isinstance(exc, DataError):
-        LOG.info("refused a value the database cannot store: %s", exc.orig)
+    if isinstance(exc, BodyTooLarge):
+        return exceptions.OverLimit(str(exc))
+    if is_unstorable(exc):
+        LOG.info("refused a value the database cannot store: %s", getattr(exc, "orig", exc))
         return exceptions.BadRequest("The request holds a value the database cannot store.")
     if is_unavailable(exc):
-        LOG.warning("database unavailable: %s", exc)
         return exceptions.ServiceUnavailable(UNAVAILABLE)
     if isinstance(exc, auth.IdentityUnavailable):
-        LOG.warning("%s", exc)
         return exceptions.ServiceUnavailable(str(exc))
-    LOG.exception("unexpected error while serving a request")
     return exceptions.ComputeError("An unexpected error occurred; the server log has the details.")
 
 

@@ -145,6 +145,7 @@ def _listing(req: ComputeRequest, *, detail: bool) -> Response:
 
 
 def _minimum(params: Mapping[str, str], name: str) -> int | None:
+    """A ``minRam``/``minDisk`` filter: an integer from 0 to the largest the column holds."""
     value = params.get(name)
     if value is None:
         return None
@@ -152,8 +153,10 @@ def _minimum(params: Mapping[str, str], name: str) -> int | None:
         number = int(value)
     except ValueError:
         raise exceptions.BadRequest(f"Invalid {name} filter [{value}]") from None
-    if number < 0:
-        raise exceptions.BadRequest(f"Invalid {name} filter [{value}]")
+    if not 0 <= number <= rules.MAX_INT:
+        raise exceptions.BadRequest(
+            f"Invalid {name} filter [{value}]: an integer from 0 to {rules.MAX_INT}."
+        )
     return number
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 
-from sqlalchemy.exc import DataError
 from starlette.responses import Response
 
 from berth.common.auth import IdentityUnavailable
-from berth.common.db import UNAVAILABLE, is_unavailable
+from berth.common.body import BodyTooLarge
+from berth.common.db import UNAVAILABLE, is_unavailable, is_unstorable
 from berth.network import exceptions
 from berth.network.api.request import JSON, dumps, refusal_document
 
@@ -23,16 +23,15 @@ def as_refusal(exc: Exception) -> exceptions.NetworkServiceError:
     if isinstance(exc, exceptions.NetworkServiceError):
         return exc
     if is_unavailable(exc):
-        LOG.warning("database unavailable: %s", exc)
         return exceptions.ServiceUnavailable(UNAVAILABLE)
     if isinstance(exc, IdentityUnavailable):
-        LOG.warning("%s", exc)
         return exceptions.ServiceUnavailable(str(exc))
-    if isinstance(exc, DataError):
+    if isinstance(exc, BodyTooLarge):
+        return exceptions.RequestEntityTooLarge(str(exc))
+    if is_unstorable(exc):
         # A value the database cannot hold is the request's fault, whatever validation let by.
-        LOG.info("refused a value the database cannot store: %s", exc.orig)
+        LOG.info("refused a value the database cannot store: %s", getattr(exc, "orig", exc))
         return exceptions.BadRequest("The request holds a value the database cannot store.")
-    LOG.exception("unexpected error while serving a request")
     error = exceptions.NetworkServiceError(
         "An unexpected error occurred; the server log has the details."
     )

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from starlette.responses import Response
 
+from berth.common.body import MalformedBody, parse_json
 from berth.common.context import RequestContext
 from berth.network import exceptions, policy
 
@@ -58,8 +59,8 @@ class NetworkRequest:
         if not self.body:
             raise exceptions.BadRequest("The request has no body; a JSON document was expected.")
         try:
-            return orjson.loads(self.body)
-        except orjson.JSONDecodeError as exc:
+            return parse_json(self.body)
+        except MalformedBody as exc:
             raise exceptions.BadRequest(f"Malformed JSON in request body: {exc}") from None
 
     def resource_body(self, key: str) -> dict[str, Any]:

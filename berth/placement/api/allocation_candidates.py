@@ -11,6 +11,7 @@ from berth.common import collector
 from berth.placement import candidates
 from berth.placement.api.request import PlacementRequest, dumps
 from berth.placement.candidates import CandidatesRequest
+from berth.placement.candidates.budget import Budget
 
 
 @functools.lru_cache(maxsize=1024)
@@ -43,6 +44,7 @@ def list_allocation_candidates(req: PlacementRequest) -> Response:
             request,
             randomize=settings.randomize_allocation_candidates,
             rng=req.service.rng,
+            budget=Budget(settings.allocation_candidates_budget),
         )
         # Serialised here, so the answer's objects are freed before the collector runs again.
         body = dumps(candidates.render(found, index, version))

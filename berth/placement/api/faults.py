@@ -13,11 +13,11 @@ import logging
 from http import HTTPStatus
 
 import orjson
-from sqlalchemy.exc import DataError
 from starlette.responses import Response
 
 from berth.common.auth import IdentityUnavailable
-from berth.common.db import UNAVAILABLE, is_unavailable
+from berth.common.body import BodyTooLarge
+from berth.common.db import UNAVAILABLE, is_unavailable, is_unstorable
 from berth.placement import errors, exceptions
 from berth.placement.api.request import JSON, HTTPError, accepts_json
 from berth.placement.microversion import Version
@@ -36,22 +36,21 @@ STATUS_OF: list[tuple[type[exceptions.PlacementError], int]] = [
 def from_exception(exc: Exception) -> HTTPError:
     if isinstance(exc, HTTPError):
         return exc
-    if isinstance(exc, DataError):
+    if isinstance(exc, BodyTooLarge):
+        return HTTPError(413, str(exc))
+    if is_unstorable(exc):
         # A value the database cannot hold (a NUL byte in a string on PostgreSQL, a number out
         # of its column's range) is the request's fault, whatever validation let through.
-        LOG.info("refused a value the database cannot store: %s", exc.orig)
+        LOG.info("refused a value the database cannot store: %s", getattr(exc, "orig", exc))
         return HTTPError(400, "The request holds a value the database cannot store.")
     if is_unavailable(exc):
-        LOG.warning("database unavailable: %s", exc)
         return HTTPError(503, UNAVAILABLE)
     if isinstance(exc, IdentityUnavailable):
-        LOG.warning("%s", exc)
         return HTTPError(503, str(exc))
     if isinstance(exc, exceptions.PlacementError):
         for cls, status in STATUS_OF:
             if isinstance(exc, cls):
                 return HTTPError(status, str(exc), exc.code)
-    LOG.exception("unexpected error while serving a request")
     return HTTPError(500, "An unexpected error occurred; the server log has the details.")
 
 

@@ -21,6 +21,7 @@ import orjson
 from sqlalchemy.engine import Connection
 from starlette.responses import Response
 
+from berth.common.body import MalformedBody, parse_json
 from berth.common.context import RequestContext
 from berth.common.timeutils import http_date, utcnow
 from berth.placement import errors
@@ -97,9 +98,9 @@ class PlacementRequest:
         """The request body as JSON, validated against ``schema``; 400/415 when it is not."""
         self.check_json_media_type()
         try:
-            data = orjson.loads(self.body)
-        except orjson.JSONDecodeError as exc:
-            raise HTTPError(400, f"Malformed JSON: {exc}") from exc
+            data = parse_json(self.body)
+        except MalformedBody as exc:
+            raise HTTPError(400, f"Malformed JSON: {exc}") from None
         if schema is not None:
             validate(data, schema)
         return data

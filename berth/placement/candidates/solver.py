@@ -36,6 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from berth.placement.candidates.budget import CHECK_MASK, UNLIMITED, Budget
 from berth.placement.candidates.groups import (
     GroupTable,
     NoCandidates,
@@ -113,11 +114,13 @@ def allocation_candidates(
     randomize: bool,
     rng: random.Random,
     slice_roots: int = 64,
+    budget: Budget = UNLIMITED,
 ) -> Candidates:
     """The candidates for ``request``. Under a limit the trees are taken in slices, the first
     of at least ``slice_roots`` roots (see ``_slices``); without one, all at once. Where no two
     slots compete and candidates are not randomised, the answers are made as a table
-    (``listing``); otherwise anchor by anchor, round-robin."""
+    (``listing``); otherwise anchor by anchor, round-robin. The search stops with
+    ``budget.SearchTooCostly`` once it has spent ``budget``."""
     requested = frozenset(rc for g in request.groups for rc in g.resources)
     shuffle = np.random.default_rng(rng.getrandbits(64)) if randomize else None
     sharing = frozenset(index.sharing().tolist())
@@ -140,8 +143,8 @@ def allocation_candidates(
         if randomize:
             options = [tuple(rng.sample(o, len(o))) for o in options]
         if slots.compete:
-            return _search(index, rules, slots, options, headroom)
-        return _combinations(index, rules, slots, options)
+            return _search(index, rules, slots, options, headroom, budget)
+        return _combinations(index, rules, slots, options, budget)
 
     anchors: Iterator[tuple[Slots, Options, Headroom]]
     if request.limit is None or not _names_known(index, request):
@@ -154,11 +157,12 @@ def allocation_candidates(
         options, slots = _slots(trees, tables, request)
         if request.limit is None and not randomize and not slots.compete:
             part = Part.of(trees, options, common)
+            budget.check_listed(part.combinations())
             listed = list_answers([part], index.sharing(), _checks(rules, slots))
             return candidates(listed, listed.allocated())
         anchors = _anchor_slots(trees, options, slots, common, min(_CHUNK, request.limit or _CHUNK))
     else:
-        slices = _slices(index, request, shuffle, slice_roots)
+        slices = _slices(index, request, shuffle, slice_roots, budget)
         if not randomize:
             listed, slices = _listed_slices(slices, request, rules, index.sharing())
             if listed is not None:
@@ -167,7 +171,7 @@ def allocation_candidates(
     # Answers reached from two anchors are returned once. Only sharing providers serve more than
     # one anchor, so an answer with any other provider cannot come twice and skips the check.
     found: dict[object, Answer] = {}
-    for answer in _round_robin(anchors, search):
+    for answer in _round_robin(anchors, search, budget):
         if isinstance(answer, AllocationRequest):
             key = object() if answer.only_here else answer.key()
         elif not sharing or not sharing.issuperset(answer):
@@ -210,6 +214,7 @@ def _slices(
     request: CandidatesRequest,
     shuffle: np.random.Generator | None,
     slice_roots: int,
+    budget: Budget,
 ) -> Iterator[Slice]:
     """Under a limit, slice after slice of trees with anchors (each with its group tables and
     its anchors), asked for only while the ones before gave too few answers. The first slice
@@ -230,6 +235,7 @@ def _slices(
     skipped = index.no_anchor_prefix.get(key, 0) if key is not None else 0
     start, size, anchors = skipped, max(request.limit, slice_roots), 0
     while start < len(roots):
+        budget.check()
         trees = TreeSlice(index, np.sort(roots[start : start + size]))
         start += size
         found = _common_anchors(trees, request, shuffle)
@@ -448,14 +454,22 @@ def _anchor_slots(
             yield slots, found, headroom
 
 
+# The round-robin looks at the budget once per 64 anchors (``visited & _ANCHOR_MASK == 0``).
+_ANCHOR_MASK = 63
+
+
 def _round_robin(
     anchors: Iterator[tuple[Slots, Options, Headroom]],
     search: Callable[[Slots, Options, Headroom], Iterator[Answer]],
+    budget: Budget,
 ) -> Iterator[Answer]:
     """First answer of every anchor in turn (starting each search only when reached), then the
     second of every anchor that had one, and so on."""
     active = []
-    for slots, options, headroom in anchors:
+    for visited, (slots, options, headroom) in enumerate(anchors, 1):
+        # The clock costs half a microsecond, a twentieth of a small anchor's search.
+        if not visited & _ANCHOR_MASK:
+            budget.check()
         started = search(slots, options, headroom)
         areq = next(started, None)
         if areq is not None:
@@ -503,9 +517,11 @@ def _search(
     slots: Slots,
     options: Options,
     headroom: Headroom,
+    budget: Budget,
 ) -> Iterator[AllocationRequest]:
     """Every answer under ``anchor``, depth-first over the slots, pruning as soon as summed
-    amounts on a provider pass its capacity left or max_unit."""
+    amounts on a provider pass its capacity left or max_unit; ``budget`` looked at every
+    ``CHECK_EVERY`` steps."""
     required = rules.required
     n_unnamed = slots.unnamed
     if required and n_unnamed == 0:
@@ -534,7 +550,11 @@ def _search(
     # slots above ``depth`` are placed.
     tried = [0] * n_slots
     depth = 0
+    steps = 0
     while depth >= 0:
+        steps += 1
+        if not steps & CHECK_MASK:
+            budget.check()
         if depth == n_slots:
             areq = _answer(index, rules, slots, chosen, amounts)
             if areq is not None:
@@ -584,7 +604,7 @@ def _search(
 
 
 def _combinations(
-    index: ProviderIndex, rules: _Rules, slots: Slots, options: Options
+    index: ProviderIndex, rules: _Rules, slots: Slots, options: Options, budget: Budget
 ) -> Iterator[Answer]:
     """What ``_search`` gives when no two slots compete: every combination of options, in the
     same order, less those failing the unnamed group's traits or ``_answer``'s rules. Without
@@ -596,7 +616,9 @@ def _combinations(
         return
     traits_of = index.traits_of
     checked = bool(rules.same_subtree) or rules.one_per_tree
-    for chosen in itertools.product(*options):
+    for steps, chosen in enumerate(itertools.product(*options), 1):
+        if not steps & CHECK_MASK:
+            budget.check()
         if required and not has_traits(
             frozenset().union(*map(traits_of, chosen[:n_unnamed])), required
         ):

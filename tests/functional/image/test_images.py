@@ -11,11 +11,16 @@ import httpx
 import pytest
 from a2wsgi import ASGIMiddleware
 
+from berth.common.body import MAX_BODY_BYTES
 from berth.common.db import Database
 from berth.compute.db import api_schema, migrate
 from berth.compute.db import images as store
 from berth.image.app import build_app
 from tests import dbs
+from tests.functional.asgi_calls import (
+    check_failure_is_one_error_line,
+    check_hang_up_is_one_debug_line,
+)
 
 PATCH = {"content-type": "application/openstack-images-v2.1-json-patch"}
 IMAGE = "70a599e0-31e7-49b7-b260-868f441e862b"
@@ -287,3 +292,48 @@ def test_unknown_paths_and_methods(alice: httpx.Client) -> None:
     assert alice.get("/v2/nothing").status_code == 404
     wrong = alice.post(f"/v2/images/{IMAGE}")
     assert wrong.status_code == 405 and "GET" in wrong.headers["allow"]
+
+
+# A value a thousand levels deep (an image property here) is a 500 without the depth limit.
+DEEP = b'{"name": "deep", "prop": ' + b'{"a": ' * 1000 + b"1" + b"}" * 1001
+
+
+def test_a_body_nested_a_thousand_deep_is_a_bad_request(alice: httpx.Client) -> None:
+    answer = alice.post("/v2/images", content=DEEP, headers={"content-type": "application/json"})
+    assert answer.status_code == 400, answer.text
+    assert "nested deeper" in answer.json()["message"]
+    patch = b'[{"op": "add", "path": "/prop", "value": ' + b"[" * 1000 + b"]" * 1000 + b"}]"
+    image = _create(alice, name="shallow")
+    answer = alice.patch(f"/v2/images/{image['id']}", content=patch, headers=PATCH)
+    assert answer.status_code == 400, answer.text
+
+
+def test_a_body_past_the_size_limit_is_too_large(alice: httpx.Client) -> None:
+    answer = alice.post("/v2/images", json={"name": "n" * MAX_BODY_BYTES})
+    assert answer.status_code == 413, answer.text
+    assert answer.json()["code"] == "413 Request Entity Too Large"
+
+
+@pytest.mark.parametrize("name", ["min_ram", "min_disk"])
+@pytest.mark.parametrize("value", [2**31, 2**63, 2**64])
+def test_minimums_past_the_column_range_are_bad_requests(
+    alice: httpx.Client, name: str, value: int
+) -> None:
+    assert alice.post("/v2/images", json={"name": "big", name: value}).status_code == 400
+    image = _create(alice, name="small")
+    change = [{"op": "replace", "path": f"/{name}", "value": value}]
+    assert alice.patch(f"/v2/images/{image['id']}", json=change, headers=PATCH).status_code == 400
+    assert alice.get(f"/v2/images?{name}={value}&limit={value}").status_code == 200
+
+
+def test_a_client_that_hangs_up_mid_request_is_one_debug_line(
+    api_db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    check_hang_up_is_one_debug_line(build_app(api_db), "POST", "/v2/images", caplog)
+
+
+def test_a_server_error_is_one_error_line_with_the_request_id(
+    api_db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = build_app(api_db)
+    check_failure_is_one_error_line(app, app.threads, "POST", "/v2/images", caplog)

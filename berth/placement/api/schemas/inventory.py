@@ -49,6 +49,8 @@ INVENTORIES: dict[str, Any] = {
         "inventories": {
             "type": "object",
             "patternProperties": {RESOURCE_CLASS_PATTERN: INVENTORY_RECORD},
+            # A key that is not a class name would skip the record's schema.
+            "additionalProperties": False,
         },
     },
     "required": ["resource_provider_generation", "inventories"],
