@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 
 from berth.common.context import RequestContext
 from berth.config import NetworkSettings
-from berth.network import exceptions, policy, validate
+from berth.network import exceptions, policy, qos, validate
 from berth.network.store import networks as store
 from berth.network.store import qos as qos_store
 
@@ -34,6 +34,8 @@ _CREATE = {
 }  # fmt: skip
 _UPDATE = {"name", "description", "admin_state_up", "shared", "router:external", "mtu", "qos_policy_id",
            "port_security_enabled", "is_default"}  # fmt: skip
+# String attributes upstream limits to 255 characters.
+STRINGS = ("name", "description")
 _OPERATOR_ONLY = ("shared", "router:external", "segments", *PROVIDER)
 
 
@@ -83,6 +85,7 @@ def create_network(
     conn: Connection, context: RequestContext, settings: NetworkSettings, body: Mapping[str, Any]
 ) -> str:
     validate.known(body, _CREATE, "network")
+    validate.strings(body, STRINGS)
     policy.check_attributes(context, body, _OPERATOR_ONLY)
     project = validate.project_of(body, context.project_id or "")
     if project != context.project_id:
@@ -90,7 +93,11 @@ def create_network(
     policy.require_member(context, project, "creating a network")
     wanted = _requested_segments(body)
     network_id = str(uuid.uuid4())
-    qos_policy_id = qos_policy_of(conn, context, body)
+    qos_policy_id = (
+        qos_policy_of(conn, context, body)
+        if "qos_policy_id" in body
+        else qos_store.default_policy_of(conn, project)
+    )
     natural = mtu_of(settings, [kind for kind, _, _ in wanted] or [settings.tenant_network_type])
     mtu = validate.integer(body, "mtu", natural, 68, natural)
     store.insert_network(conn, {
@@ -190,14 +197,27 @@ def _free_vni(conn: Connection, network_type: str) -> int:
 
 
 def qos_policy_of(conn: Connection, context: RequestContext, body: Mapping[str, Any]) -> str | None:
-    """The ``qos_policy_id`` a network or port body names: one the caller may use, else 404."""
+    """The ``qos_policy_id`` a network or port body names: one the caller sees (its project's,
+    or shared with it), else 404."""
     policy_id = validate.uuid_or_none(body, "qos_policy_id")
     if policy_id is None:
         return None
-    found = qos_store.get_policy(conn, policy_id)
-    if found is None or not policy.can_see(context, found["project_id"], found["shared"]):
-        raise exceptions.QosPolicyNotFound(policy_id)
+    qos.get_visible(conn, context, policy_id)
     return policy_id
+
+
+def check_qos_detach(conn: Connection, context: RequestContext, current: str | None) -> None:
+    """Replacing a resource's QoS policy takes one the caller sees: a member cannot take off a
+    policy an admin put on that is not shared with its project (403, as upstream)."""
+    if current is None:
+        return
+    try:
+        qos.get_visible(conn, context, current)
+    except exceptions.QosPolicyNotFound:
+        raise exceptions.NotAuthorized(
+            f"The policy does not allow removing QoS policy {current}: it is not shared with "
+            "the caller's project."
+        ) from None
 
 
 def get_visible(conn: Connection, context: RequestContext, network_id: str) -> RowMapping:
@@ -214,11 +234,12 @@ def update_network(
     network_id: str,
     body: Mapping[str, Any],
 ) -> None:
-    found = get_visible(conn, context, network_id)
-    policy.require_owner(context, found["project_id"], f"network {network_id}")
     if any(name in body for name in (*PROVIDER, "segments")):
         raise exceptions.InvalidInput("Plugin does not support updating provider attributes.")
     validate.known(body, _UPDATE, "network")
+    validate.strings(body, STRINGS)
+    found = get_visible(conn, context, network_id)
+    policy.require_owner(context, found["project_id"], f"network {network_id}")
     policy.check_attributes(context, body, _OPERATOR_ONLY)
     values: dict[str, Any] = {}
     if "name" in body:
@@ -237,6 +258,8 @@ def update_network(
         values["mtu"] = validate.integer(body, "mtu", None, 68, natural)
     if "qos_policy_id" in body:
         values["qos_policy_id"] = qos_policy_of(conn, context, body)
+        if values["qos_policy_id"] != found["qos_policy_id"]:
+            check_qos_detach(conn, context, found["qos_policy_id"])
     if values:
         store.update_network(conn, network_id, values)
 

@@ -45,6 +45,8 @@ _UPDATE = {
     "fixed_ips", "security_groups", "port_security_enabled", *BINDING,
 }  # fmt: skip
 _OPERATOR_ONLY = ("binding:host_id", "binding:profile", "mac_address")
+# String attributes upstream limits to 255 characters.
+STRINGS = ("name", "description", "device_id", "device_owner")
 _MAC = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
 _MAC_TRIES = 16
 
@@ -85,6 +87,7 @@ def create_port(
     conn: Connection, context: RequestContext, settings: NetworkSettings, body: Mapping[str, Any]
 ) -> str:
     validate.known(body, _CREATE, "port")
+    validate.strings(body, STRINGS)
     policy.check_attributes(context, body, _OPERATOR_ONLY)
     network_id = validate.uuid_value("network_id", body.get("network_id"))
     network = networks.get_visible(conn, context, network_id)
@@ -377,12 +380,13 @@ def update_port(
 ) -> RowMapping:
     """Apply the plain attributes of an update; binding changes are the caller's (``bindings``).
     Returns the port as it was, locked for the rest of the transaction."""
+    validate.known(body, _UPDATE, "port")
+    validate.strings(body, STRINGS)
     get_visible(conn, context, port_id)
     row = store.get_for_update(conn, port_id)
     if row is None:
         raise exceptions.PortNotFound(port_id)
     policy.require_owner(context, row["project_id"], f"port {port_id}")
-    validate.known(body, _UPDATE, "port")
     policy.check_attributes(context, body, _OPERATOR_ONLY)
     values: dict[str, Any] = {}
     for name in ("name", "description", "device_id", "device_owner"):
@@ -405,6 +409,8 @@ def update_port(
                 "updates."
             )
         values["qos_policy_id"] = networks.qos_policy_of(conn, context, body)
+        if values["qos_policy_id"] != row["qos_policy_id"]:
+            networks.check_qos_detach(conn, context, row["qos_policy_id"])
     if "fixed_ips" in body:
         _replace_addresses(conn, row, body["fixed_ips"])
     if values or "fixed_ips" in body:

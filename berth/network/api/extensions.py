@@ -37,6 +37,7 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
     "qos-pps-minimum": ("QoS minimum packet rate rule", "Minimum packet rate rules."),
     "quotas": ("Quota management support", "Networks, subnets and ports per project."),
     "quota_details": ("Quota details extension", "Each quota's limit, use and reservation."),
+    "rbac-policies": ("RBAC Policies", "Sharing QoS policies with chosen projects."),
     "segment": ("Segment", "Segments of routed networks."),
     "sorting": ("Sorting support", "sort_key and sort_dir on lists."),
     "standard-attr-description": ("standard-attr-description", "Description on resources."),
