@@ -72,16 +72,19 @@ def prepare(db: Database, project_id: str) -> None:
     store.prepare(db, project_id)
 
 
-def enforce(conn: Connection, settings: NetworkSettings, project_id: str, resource: str) -> None:
-    """Refuse (OverQuota, 409) a create that took the project over its limit of ``resource``;
-    call it after the insert, in the same transaction, which the refusal rolls back."""
+def enforce(
+    conn: Connection, settings: NetworkSettings, project_id: str, resource: str, adding: int = 1
+) -> None:
+    """Refuse (OverQuota, 409) a create of ``adding`` resources that took the project over its
+    limit of ``resource``; call it after the inserts, in the same transaction, which the
+    refusal rolls back."""
     store.hold(conn, project_id)
     limit = limits(conn, settings, project_id)[resource]
     used = store.count(conn, project_id, resource)
     if 0 <= limit < used:
         raise exceptions.OverQuota(
             f"Quota exceeded for resources: ['{resource}']: the project's limit is {limit} and "
-            f"it has {used - 1}."
+            f"it has {used - adding}."
         )
 
 

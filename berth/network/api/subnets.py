@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,13 +46,19 @@ def show_subnet(req: NetworkRequest) -> Response:
 
 
 def create_subnet(req: NetworkRequest) -> Response:
-    body = req.resource_body("subnet")
-    project_id = validate.project_of(body, req.project_id)
-    quotas.prepare(req.service.db, project_id)
+    """One subnet, or several (``{"subnets": [...]}``) in one transaction: all or none."""
+    bodies, bulk = req.resource_bodies("subnet", "subnets")
+    adding = Counter(validate.project_of(body, req.project_id) for body in bodies)
+    for project_id in sorted(adding):
+        quotas.prepare(req.service.db, project_id)
     with req.service.db.write() as conn:
-        subnet_id = subnets.create_subnet(conn, req.context, body)
-        quotas.enforce(conn, req.service.settings, project_id, quotas.SUBNET)
-    return _answer(req, subnet_id, 201)
+        made = [subnets.create_subnet(conn, req.context, body) for body in bodies]
+        for project_id, count in sorted(adding.items()):
+            quotas.enforce(conn, req.service.settings, project_id, quotas.SUBNET, count)
+    req.service.changed()
+    with req.service.db.read() as conn:
+        views = [subnets.view(subnets.get_visible(conn, req.context, s)) for s in made]
+    return req.respond({"subnets": views} if bulk else {"subnet": views[0]}, 201)
 
 
 def update_subnet(req: NetworkRequest) -> Response:
