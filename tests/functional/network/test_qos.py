@@ -379,3 +379,40 @@ def _insert_port(service: NetworkService, network_id: str, policy_id: str | None
             )
         )  # fmt: skip
     return port_id
+
+
+def test_a_member_cannot_take_off_a_policy_not_shared_with_it(
+    network_service: NetworkService, network_client: httpx.Client
+) -> None:
+    policy = _policy(network_client)
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
+        network = alice.post("/v2.0/networks", json={"network": {}}).json()["network"]
+        path = f"/v2.0/networks/{network['id']}"
+        put_on = network_client.put(path, json={"network": {"qos_policy_id": policy["id"]}})
+        assert put_on.status_code == 200, put_on.text
+        _error(alice.put(path, json={"network": {"qos_policy_id": None}}), 403, "NotAuthorized")
+        renamed = alice.put(path, json={"network": {"name": "kept"}})
+        assert renamed.status_code == 200, renamed.text
+        network_client.put(f"/v2.0/qos/policies/{policy['id']}", json={"policy": {"shared": True}})
+        taken_off = alice.put(path, json={"network": {"qos_policy_id": None}})
+        assert taken_off.status_code == 200, taken_off.text
+        assert taken_off.json()["network"]["qos_policy_id"] is None
+
+
+def test_a_project_s_default_policy_goes_on_its_new_networks(
+    network_client: httpx.Client,
+) -> None:
+    default = _policy(network_client, project_id="alice", is_default=True)
+    other = _policy(network_client, project_id="alice")
+    made = network_client.post("/v2.0/networks", json={"network": {"project_id": "alice"}})
+    assert made.json()["network"]["qos_policy_id"] == default["id"]
+    chosen = network_client.post(
+        "/v2.0/networks", json={"network": {"project_id": "alice", "qos_policy_id": other["id"]}}
+    )
+    assert chosen.json()["network"]["qos_policy_id"] == other["id"]
+    none = network_client.post(
+        "/v2.0/networks", json={"network": {"project_id": "alice", "qos_policy_id": None}}
+    )
+    assert none.json()["network"]["qos_policy_id"] is None
+    theirs = network_client.post("/v2.0/networks", json={"network": {"project_id": "bob"}})
+    assert theirs.json()["network"]["qos_policy_id"] is None
