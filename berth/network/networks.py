@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 
 from berth.common.context import RequestContext
 from berth.config import NetworkSettings
-from berth.network import exceptions, policy, qos, validate
+from berth.network import exceptions, policy, qos, rbac, validate
 from berth.network.store import networks as store
 from berth.network.store import qos as qos_store
 
@@ -107,11 +107,12 @@ def create_network(
         "description": validate.string(body, "description", ""),
         "admin_state_up": validate.boolean(body, "admin_state_up", True),
         "status": "ACTIVE",
-        "shared": validate.boolean(body, "shared", False),
         "router_external": validate.boolean(body, "router:external", False),
         "mtu": mtu,
         "qos_policy_id": qos_policy_id,
     })  # fmt: skip
+    if validate.boolean(body, "shared", False):
+        rbac.share_with_all(conn, rbac.NETWORK, network_id, project)
     if not wanted:
         add_segment(conn, network_id, settings.tenant_network_type, None, None)
     for kind, physnet, segid in wanted:
@@ -221,10 +222,19 @@ def check_qos_detach(conn: Connection, context: RequestContext, current: str | N
 
 
 def get_visible(conn: Connection, context: RequestContext, network_id: str) -> RowMapping:
+    """A network the caller sees: its project's, or one shared with the caller's project (or
+    with every project) through RBAC; 404 otherwise."""
     found = store.get_network(conn, network_id)
-    if found is None or not policy.can_see(context, found["project_id"], found["shared"]):
+    if found is None or not policy.can_see(
+        context, found["project_id"], is_shared_with(conn, context, network_id)
+    ):
         raise exceptions.NetworkNotFound(network_id)
     return found
+
+
+def is_shared_with(conn: Connection, context: RequestContext, network_id: str) -> bool:
+    """Whether the network is shared with the caller's project (or with every project)."""
+    return bool(rbac.granted(conn, rbac.NETWORK, [network_id], context))
 
 
 def update_network(
@@ -249,7 +259,10 @@ def update_network(
     if "admin_state_up" in body:
         values["admin_state_up"] = validate.boolean(body, "admin_state_up", True)
     if "shared" in body:
-        values["shared"] = validate.boolean(body, "shared", False)
+        if validate.boolean(body, "shared", False):
+            rbac.share_with_all(conn, rbac.NETWORK, network_id, found["project_id"])
+        else:
+            rbac.unshare_with_all(conn, rbac.NETWORK, network_id)
     if "router:external" in body:
         values["router_external"] = validate.boolean(body, "router:external", False)
     if "mtu" in body:
@@ -260,7 +273,7 @@ def update_network(
         values["qos_policy_id"] = qos_policy_of(conn, context, body)
         if values["qos_policy_id"] != found["qos_policy_id"]:
             check_qos_detach(conn, context, found["qos_policy_id"])
-    if values:
+    if values or "shared" in body:
         store.update_network(conn, network_id, values)
 
 
@@ -273,6 +286,7 @@ def delete_network(conn: Connection, context: RequestContext, network_id: str) -
             "There are one or more ports still in use on the network."
         )
     store.delete_network(conn, network_id)
+    rbac.forget(conn, rbac.NETWORK, network_id)
 
 
 def views(
@@ -280,6 +294,7 @@ def views(
 ) -> list[dict[str, Any]]:
     """The API's view of each network, with its segments and subnets read in bulk."""
     ids = [row["id"] for row in rows]
+    shared = rbac.granted(conn, rbac.NETWORK, ids, context)
     segments = store.segments_of(conn, ids)
     subnet_ids = store.subnet_ids_of(conn, ids)
     routed = store.routed_network_ids(conn, ids)
@@ -287,7 +302,11 @@ def views(
         policy.visible(
             context,
             _view(
-                row, segments.get(row["id"], []), subnet_ids.get(row["id"], []), row["id"] in routed
+                row,
+                segments.get(row["id"], []),
+                subnet_ids.get(row["id"], []),
+                row["id"] in routed,
+                row["id"] in shared,
             ),
         )
         for row in rows
@@ -295,7 +314,11 @@ def views(
 
 
 def _view(
-    row: RowMapping, segments: Sequence[RowMapping], subnet_ids: list[str], routed: bool
+    row: RowMapping,
+    segments: Sequence[RowMapping],
+    subnet_ids: list[str],
+    routed: bool,
+    shared: bool,
 ) -> dict[str, Any]:
     view: dict[str, Any] = {
         "id": row["id"],
@@ -304,7 +327,7 @@ def _view(
         "admin_state_up": row["admin_state_up"],
         "status": row["status"],
         "subnets": subnet_ids,
-        "shared": row["shared"],
+        "shared": shared,
         "project_id": row["project_id"],
         "tenant_id": row["project_id"],
         "mtu": row["mtu"],

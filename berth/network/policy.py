@@ -16,7 +16,7 @@ token's scope, which upstream always checks: a system-scoped admin then acts as 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -97,10 +97,13 @@ def visible_to(context: RequestContext) -> str | None:
     return project if _holds(context, project, "reader") else ""
 
 
-def require_owner(context: RequestContext, owner: str, what: str, role: str = "member") -> None:
-    """Changing a resource takes ``role`` in its project, or an admin; others get a 403 naming
-    it."""
-    if not (is_privileged(context) or _holds(context, owner, role)):
+def require_owner(
+    context: RequestContext, owner: str | Collection[str], what: str, role: str = "member"
+) -> None:
+    """Changing a resource takes ``role`` in its project (or in one of several that may change
+    it), or an admin; others get a 403 naming it."""
+    owners = [owner] if isinstance(owner, str) else owner
+    if not (is_privileged(context) or any(_holds(context, o, role) for o in owners)):
         raise exceptions.NotAuthorized(f"The policy does not allow this change of {what}.")
 
 

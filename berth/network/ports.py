@@ -94,7 +94,8 @@ def create_port(
     project = validate.project_of(body, context.project_id or "")
     if project != context.project_id:
         policy.require_privileged(context, "creating a port for another project")
-    if not network["shared"]:  # on a shared network, anyone who sees it may make ports
+    # On a network shared with the caller's project, anyone who sees it may make ports.
+    if not networks.is_shared_with(conn, context, network_id):
         policy.require_member(context, network["project_id"], f"creating a port on {network_id}")
     vnic_type = validate.one_of(body, "binding:vnic_type", VNIC_TYPES, "normal")
     layout = layout_of(conn, network_id)
@@ -434,5 +435,9 @@ def _replace_addresses(conn: Connection, row: RowMapping, fixed: Any) -> None:
 def delete_port(conn: Connection, context: RequestContext, port_id: str) -> None:
     """Everything the port holds goes with it: addresses and bindings (the database cascades)."""
     row = get_visible(conn, context, port_id)
-    policy.require_owner(context, row["project_id"], f"port {port_id}")
+    # The network's owner may also delete the port (upstream's ``delete_port``: a member of
+    # the port's project or of the network's).
+    network = network_store.get_network(conn, row["network_id"])
+    owners = {row["project_id"], network["project_id"] if network is not None else ""}
+    policy.require_owner(context, owners, f"port {port_id}")
     store.delete(conn, port_id)

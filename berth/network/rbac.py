@@ -1,15 +1,17 @@
 """RBAC policies: an object's owner grants other projects (one, or every one with ``*``) an
-action on it. Today the objects are QoS policies and the action ``access_as_shared``: a project
-granted a policy sees it and may attach it to its networks and ports.
+action on it. The objects are networks and QoS policies, the action ``access_as_shared``: a
+project granted a network sees it and its subnets and may make ports on it; a project granted a
+QoS policy sees it and may attach it to its networks and ports. ``shared: true`` on either is
+the wildcard entry.
 
 Who may do what follows upstream's default rules: a project's members create, retarget and
 delete the entries their project owns, on objects their project owns (an entry on another's
 object is a 400); only an admin grants to every project (``create_rbac_policy:target_tenant``,
 ``update_rbac_policy:target_tenant``); an entry is seen by its own project's readers and admins,
-not by the project it targets. An entry that a network or port of the target project needs (no
-other entry grants the object to that project) cannot be removed or retargeted: 409
-``RbacPolicyInUse``. As upstream, for the wildcard entry the object owner's own networks and
-ports count too.
+not by the project it targets. An entry that a resource of the target project needs (a port on
+the network; a network or port naming the QoS policy) and that no other entry replaces cannot be
+removed or retargeted: 409 ``RbacPolicyInUse``. As upstream, the owner's own ports never hold a
+network's entry, while the owner's own networks and ports do hold a QoS policy's wildcard entry.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common.context import RequestContext
 from berth.network import exceptions, policy, validate
+from berth.network.store import networks as network_store
 from berth.network.store import qos as qos_store
 from berth.network.store import rbac as store
 
 WILDCARD = store.WILDCARD
 ACCESS_AS_SHARED = "access_as_shared"
+NETWORK = "network"
 QOS_POLICY = "qos_policy"
 
 _CREATE = {
@@ -40,12 +44,25 @@ _UPDATE = {"target_tenant", "target_project"}
 @dataclass(frozen=True)
 class ObjectType:
     """A kind of object entries may grant: its actions, how to find its owner (None: there is
-    no such object) and which projects' resources use it."""
+    no such object), which projects' resources use it, and how to mark it changed (an entry's
+    change is a change of the object: its revision number grows)."""
 
     name: str
     actions: tuple[str, ...]
     owner: Callable[[Connection, str], str | None]
     bound_projects: Callable[[Connection, str], set[str]]
+    touch: Callable[[Connection, str], None]
+
+
+def _network_owner(conn: Connection, network_id: str) -> str | None:
+    found = network_store.get_network(conn, network_id)
+    return None if found is None else str(found["project_id"])
+
+
+def _network_bound(conn: Connection, network_id: str) -> set[str]:
+    """Projects with ports on the network; the owner's own ports need no entry (upstream's
+    rule for networks: a self-share entry may always go)."""
+    return network_store.port_projects(conn, network_id) - {_network_owner(conn, network_id)}
 
 
 def _qos_owner(conn: Connection, policy_id: str) -> str | None:
@@ -54,11 +71,26 @@ def _qos_owner(conn: Connection, policy_id: str) -> str | None:
 
 
 def _qos_bound(conn: Connection, policy_id: str) -> set[str]:
+    """Projects whose networks and ports name the policy, the owner's included (upstream's
+    generic rule, which QoS policies follow)."""
     return {project for _, _, project in qos_store.users_of(conn, policy_id)}
 
 
 OBJECT_TYPES = {
-    QOS_POLICY: ObjectType(QOS_POLICY, (ACCESS_AS_SHARED,), _qos_owner, _qos_bound),
+    NETWORK: ObjectType(
+        NETWORK,
+        (ACCESS_AS_SHARED,),
+        _network_owner,
+        _network_bound,
+        lambda conn, network_id: network_store.update_network(conn, network_id, {}),
+    ),
+    QOS_POLICY: ObjectType(
+        QOS_POLICY,
+        (ACCESS_AS_SHARED,),
+        _qos_owner,
+        _qos_bound,
+        lambda conn, policy_id: qos_store.update_policy(conn, policy_id, {}),
+    ),
 }
 
 
@@ -112,6 +144,7 @@ def create_entry(conn: Connection, context: RequestContext, body: Mapping[str, A
             f"An RBAC policy granting {action} on {kind.name} {object_id} to {target} exists "
             "already."
         )
+    kind.touch(conn, object_id)
     return str(entry["id"])
 
 
@@ -135,13 +168,15 @@ def update_entry(
         return
     if target == WILDCARD:
         policy.require_privileged(context, "update_rbac_policy:target_tenant '*'")
-    _check_owner(conn, context, OBJECT_TYPES[found["object_type"]], found["object_id"])
+    kind = OBJECT_TYPES[found["object_type"]]
+    _check_owner(conn, context, kind, found["object_id"])
     _check_removable(conn, found)
     if not store.update_target(conn, entry_id, target):
         raise exceptions.DuplicateRbacPolicy(
             f"An RBAC policy granting {found['action']} on {found['object_type']} "
             f"{found['object_id']} to {target} exists already."
         )
+    kind.touch(conn, found["object_id"])
 
 
 def delete_entry(conn: Connection, context: RequestContext, entry_id: str) -> None:
@@ -149,6 +184,7 @@ def delete_entry(conn: Connection, context: RequestContext, entry_id: str) -> No
     policy.require_owner(context, found["project_id"], f"RBAC policy {entry_id}")
     _check_removable(conn, found)
     store.delete(conn, entry_id)
+    OBJECT_TYPES[found["object_type"]].touch(conn, found["object_id"])
 
 
 def view(row: RowMapping) -> dict[str, Any]:

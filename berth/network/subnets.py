@@ -180,7 +180,7 @@ def get_visible(conn: Connection, context: RequestContext, subnet_id: str) -> Ro
     if found is None:
         raise exceptions.SubnetNotFound(subnet_id)
     network = network_store.get_network(conn, found["network_id"])
-    shared = bool(network and network["shared"])
+    shared = network is not None and networks.is_shared_with(conn, context, network["id"])
     if not policy.can_see(context, found["project_id"], shared):
         raise exceptions.SubnetNotFound(subnet_id)
     return found

@@ -82,7 +82,7 @@ networks = sa.Table(
     *_described(),
     sa.Column("admin_state_up", sa.Boolean, nullable=False, default=True),
     sa.Column("status", sa.String(16), nullable=False),
-    sa.Column("shared", sa.Boolean, nullable=False, default=False),
+    # Sharing is in rbac_policies (a wildcard entry is ``shared: true``).
     sa.Column("router_external", sa.Boolean, nullable=False, default=False),
     sa.Column("mtu", sa.Integer, nullable=False),
     sa.Column("qos_policy_id", sa.String(_ID), sa.ForeignKey("qos_policies.id"), nullable=True),
@@ -231,7 +231,7 @@ rbac_policies = sa.Table(
     metadata,
     sa.Column("id", sa.String(_ID), primary_key=True),
     sa.Column("project_id", sa.String(255), nullable=False, index=True),
-    # qos_policy (a network's sharing is still its own shared flag)
+    # network or qos_policy
     sa.Column("object_type", sa.String(32), nullable=False),
     sa.Column("object_id", sa.String(_ID), nullable=False, index=True),
     sa.Column("action", sa.String(32), nullable=False),

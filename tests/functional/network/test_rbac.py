@@ -217,3 +217,97 @@ def test_lists_filter_and_trim(network_client: httpx.Client) -> None:
     assert all(set(e) == {"project_id", "target_tenant"} for e in trimmed)
     extensions = network_client.get("/v2.0/extensions").json()["extensions"]
     assert "rbac-policies" in {e["alias"] for e in extensions}
+
+
+def _grant_network(client: httpx.Client, network_id: str, target: str) -> httpx.Response:
+    return client.post(
+        "/v2.0/rbac-policies",
+        json={
+            "rbac_policy": {
+                "object_type": "network",
+                "object_id": network_id,
+                "action": "access_as_shared",
+                "target_tenant": target,
+            }
+        },
+    )
+
+
+def _made(answer: httpx.Response, key: str) -> dict[str, Any]:
+    assert answer.status_code == 201, answer.text
+    return answer.json()[key]  # type: ignore[no-any-return]
+
+
+def test_a_network_is_shared_with_one_project_and_its_subnets_with_it(
+    network_client: httpx.Client, alice: httpx.Client, bob: httpx.Client
+) -> None:
+    network = _made(network_client.post("/v2.0/networks", json={"network": {}}), "network")
+    subnet = _made(
+        network_client.post(
+            "/v2.0/subnets",
+            json={"subnet": {"network_id": network["id"], "cidr": "10.0.0.0/24", "ip_version": 4}},
+        ),
+        "subnet",
+    )
+    revision = network["revision_number"]
+    entry = _made(_grant_network(network_client, network["id"], "alice"), "rbac_policy")
+    shown = alice.get(f"/v2.0/networks/{network['id']}")
+    assert shown.status_code == 200, shown.text
+    assert shown.json()["network"]["shared"] is True
+    assert shown.json()["network"]["revision_number"] > revision
+    assert alice.get(f"/v2.0/subnets/{subnet['id']}").status_code == 200
+    assert [n["id"] for n in alice.get("/v2.0/networks").json()["networks"]] == [network["id"]]
+    _error(bob.get(f"/v2.0/networks/{network['id']}"), 404, "NetworkNotFound")
+    _error(bob.get(f"/v2.0/subnets/{subnet['id']}"), 404, "SubnetNotFound")
+    assert bob.get("/v2.0/subnets").json()["subnets"] == []
+    # The admin's own view: not shared with every project.
+    admin_view = network_client.get(f"/v2.0/networks/{network['id']}").json()["network"]
+    assert admin_view["shared"] is False
+    # Alice's port holds the entry; once it is gone, so may the entry be.
+    port = _made(alice.post("/v2.0/ports", json={"port": {"network_id": network["id"]}}), "port")
+    path = f"/v2.0/rbac-policies/{entry['id']}"
+    assert "alice" in _error(network_client.delete(path), 409, "RbacPolicyInUse")
+    assert alice.delete(f"/v2.0/ports/{port['id']}").status_code == 204
+    assert network_client.delete(path).status_code == 204
+    _error(alice.get(f"/v2.0/networks/{network['id']}"), 404, "NetworkNotFound")
+
+
+def test_shared_true_on_a_network_is_the_wildcard_entry(
+    network_client: httpx.Client, alice: httpx.Client
+) -> None:
+    network = _made(
+        network_client.post("/v2.0/networks", json={"network": {"shared": True}}), "network"
+    )
+    listed = network_client.get("/v2.0/rbac-policies").json()["rbac_policies"]
+    assert [(e["object_type"], e["object_id"], e["target_tenant"]) for e in listed] == [
+        ("network", network["id"], "*")
+    ]
+    _made(alice.post("/v2.0/ports", json={"port": {"network_id": network["id"]}}), "port")
+    path = f"/v2.0/networks/{network['id']}"
+    _error(network_client.put(path, json={"network": {"shared": False}}), 409, "RbacPolicyInUse")
+    assert network_client.get("/v2.0/networks", params={"shared": "true"}).json()["networks"]
+    # Deleting the network (its ports first) takes its entries with it.
+    for port in network_client.get("/v2.0/ports").json()["ports"]:
+        network_client.delete(f"/v2.0/ports/{port['id']}")
+    assert network_client.delete(path).status_code == 204
+    assert network_client.get("/v2.0/rbac-policies").json()["rbac_policies"] == []
+
+
+def test_a_project_shares_its_network_and_its_own_ports_never_hold_the_entry(
+    alice: httpx.Client, bob: httpx.Client
+) -> None:
+    network = _made(alice.post("/v2.0/networks", json={"network": {}}), "network")
+    _error(_grant_network(alice, network["id"], "*"), 403, "NotAuthorized")
+    self_share = _made(_grant_network(alice, network["id"], "alice"), "rbac_policy")
+    _made(alice.post("/v2.0/ports", json={"port": {"network_id": network["id"]}}), "port")
+    moved = alice.put(
+        f"/v2.0/rbac-policies/{self_share['id']}", json={"rbac_policy": {"target_tenant": "bob"}}
+    )
+    assert moved.status_code == 200, moved.text
+    # Bob may now make a port on alice's network, and alice (the network's owner) delete it.
+    port = _made(bob.post("/v2.0/ports", json={"port": {"network_id": network["id"]}}), "port")
+    assert alice.delete(f"/v2.0/ports/{port['id']}").status_code == 204
+    # Bob sees alice's network, but not the entry, and cannot share the network on.
+    assert bob.get("/v2.0/rbac-policies").json()["rbac_policies"] == []
+    _error(_grant_network(bob, network["id"], "carol"), 400, "InvalidInput")
+    assert alice.delete(f"/v2.0/rbac-policies/{self_share['id']}").status_code == 204

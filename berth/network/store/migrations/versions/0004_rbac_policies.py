@@ -1,4 +1,5 @@
-"""RBAC policies: who else may use a QoS policy. A shared policy's flag becomes a wildcard entry.
+"""RBAC policies: who else may use a network or a QoS policy. A shared flag becomes a wildcard
+entry.
 
 Revision ID: 0004
 Revises: 0003
@@ -39,37 +40,39 @@ def upgrade() -> None:
     )
     op.create_index(op.f("ix_rbac_policies_project_id"), "rbac_policies", ["project_id"])
     op.create_index(op.f("ix_rbac_policies_object_id"), "rbac_policies", ["object_id"])
-    policies = sa.table(
-        "qos_policies", sa.column("id"), sa.column("project_id"), sa.column("shared")
-    )
-    shared = op.get_bind().execute(
-        sa.select(policies.c.id, policies.c.project_id).where(policies.c.shared)
-    )
+    for table, object_type in (("networks", "network"), ("qos_policies", "qos_policy")):
+        _share_with_all(rbac, table, object_type)
+        # A plain DROP COLUMN (SQLite has it since 3.35): a batch copy of the table would drop
+        # the old one under foreign keys, and cascade to what refers to it.
+        op.drop_column(table, "shared")
+
+
+def _share_with_all(rbac: sa.Table, table: str, object_type: str) -> None:
+    """A wildcard entry, made by the owner, for each shared row of ``table``."""
+    rows = sa.table(table, sa.column("id"), sa.column("project_id"), sa.column("shared"))
+    shared = op.get_bind().execute(sa.select(rows.c.id, rows.c.project_id).where(rows.c.shared))
     entries = [
         {
             "id": str(uuid.uuid4()),
             "project_id": project_id,
-            "object_type": "qos_policy",
-            "object_id": policy_id,
+            "object_type": object_type,
+            "object_id": object_id,
             "action": "access_as_shared",
             "target_project": "*",
         }
-        for policy_id, project_id in shared
+        for object_id, project_id in shared
     ]
     if entries:
         op.bulk_insert(rbac, entries)
-    # A plain DROP COLUMN (SQLite 3.35 and later have it): a batch copy of the table would
-    # drop the old one under foreign keys, and cascade to its rules.
-    op.drop_column("qos_policies", "shared")
 
 
 def downgrade() -> None:
-    op.add_column(
-        "qos_policies",
-        sa.Column("shared", sa.Boolean(), nullable=False, server_default=sa.false()),
-    )
-    op.execute(
-        "UPDATE qos_policies SET shared = TRUE WHERE id IN (SELECT object_id FROM rbac_policies "
-        "WHERE object_type = 'qos_policy' AND target_project = '*')"
-    )
+    for table, object_type in (("networks", "network"), ("qos_policies", "qos_policy")):
+        op.add_column(
+            table, sa.Column("shared", sa.Boolean(), nullable=False, server_default=sa.false())
+        )
+        op.execute(
+            f"UPDATE {table} SET shared = TRUE WHERE id IN (SELECT object_id FROM rbac_policies "
+            f"WHERE object_type = '{object_type}' AND target_project = '*')"
+        )
     op.drop_table("rbac_policies")
