@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.engine import Connection, RowMapping
 from starlette.responses import Response
 
-from berth.network import networks, policy, quotas, subnets, validate
+from berth.network import networks, policy, quotas, rbac, subnets, validate
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import networks as network_store
@@ -29,14 +29,24 @@ def _fields(req: NetworkRequest) -> list[str]:
 
 def list_subnets(req: NetworkRequest) -> Response:
     query = listing.parse(
-        req.query_items, SUBNET_FILTERS, req.service.settings.pagination_max_limit
+        req.query_items,
+        SUBNET_FILTERS,
+        req.service.settings.pagination_max_limit,
+        special={"shared"},
     )
     with req.service.db.read() as conn:
         rows = store.list_visible(conn, req.visible_to) if policy.in_scope(req.context) else []
         found = [subnets.view(row) for row in rows]
-    return req.respond(
-        listing.page(listing.select(found, query), query, "subnets", req.base_url, req.path)
-    )
+        networks_shared = rbac.granted(
+            conn, rbac.NETWORK, {row["network_id"] for row in rows}, req.context
+        )
+
+    def shared(item: dict[str, Any], wanted: list[str]) -> bool:
+        """``shared``: a subnet has no such attribute; its network's sharing is meant."""
+        return listing.matches(item["network_id"] in networks_shared, wanted)
+
+    chosen = listing.select(found, query, {"shared": shared})
+    return req.respond(listing.page(chosen, query, "subnets", req.base_url, req.path))
 
 
 def show_subnet(req: NetworkRequest) -> Response:

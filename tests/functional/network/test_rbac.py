@@ -311,3 +311,23 @@ def test_a_project_shares_its_network_and_its_own_ports_never_hold_the_entry(
     assert bob.get("/v2.0/rbac-policies").json()["rbac_policies"] == []
     _error(_grant_network(bob, network["id"], "carol"), 400, "InvalidInput")
     assert alice.delete(f"/v2.0/rbac-policies/{self_share['id']}").status_code == 204
+
+
+def test_subnets_filter_on_their_network_s_sharing(
+    network_client: httpx.Client, alice: httpx.Client
+) -> None:
+    def subnet_ids(client: httpx.Client, shared: str) -> list[str]:
+        listed = client.get("/v2.0/subnets", params={"shared": shared}).json()["subnets"]
+        return [s["id"] for s in listed]
+
+    made = {}
+    for name, shared in (("shared", True), ("private", False)):
+        network = _made(
+            network_client.post("/v2.0/networks", json={"network": {"shared": shared}}), "network"
+        )
+        body = {"network_id": network["id"], "cidr": "10.0.0.0/24", "ip_version": 4}
+        made[name] = _made(network_client.post("/v2.0/subnets", json={"subnet": body}), "subnet")
+    assert subnet_ids(network_client, "true") == [made["shared"]["id"]]
+    assert subnet_ids(network_client, "false") == [made["private"]["id"]]
+    assert subnet_ids(alice, "true") == [made["shared"]["id"]]
+    assert subnet_ids(alice, "false") == []
