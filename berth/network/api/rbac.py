@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
-from berth.network import policy, rbac
+from berth.network import policy, quotas, rbac, validate
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import rbac as store
@@ -32,8 +32,11 @@ def show_entry(req: NetworkRequest) -> Response:
 
 def create_entry(req: NetworkRequest) -> Response:
     body = req.resource_body("rbac_policy")
+    project_id = validate.project_of(body, req.project_id)
+    quotas.prepare(req.service.db, project_id)
     with req.service.db.write() as conn:
         entry_id = rbac.create_entry(conn, req.context, body)
+        quotas.enforce(conn, req.service.settings, project_id, quotas.RBAC_POLICY)
     return _answer(req, entry_id, 201)
 
 
