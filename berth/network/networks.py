@@ -92,6 +92,7 @@ def create_network(
         policy.require_privileged(context, "creating a network for another project")
     policy.require_member(context, project, "creating a network")
     wanted = _requested_segments(body)
+    shared = validate.boolean(body, "shared", False)
     network_id = str(uuid.uuid4())
     qos_policy_id = (
         qos_policy_of(conn, context, body)
@@ -111,7 +112,7 @@ def create_network(
         "mtu": mtu,
         "qos_policy_id": qos_policy_id,
     })  # fmt: skip
-    if validate.boolean(body, "shared", False):
+    if shared:
         rbac.share_with_all(conn, rbac.NETWORK, network_id, project)
     if not wanted:
         add_segment(conn, network_id, settings.tenant_network_type, None, None)
