@@ -93,6 +93,7 @@ def create_network(
     policy.require_member(context, project, "creating a network")
     wanted = _requested_segments(body)
     shared = validate.boolean(body, "shared", False)
+    external = validate.boolean(body, "router:external", False)
     network_id = str(uuid.uuid4())
     qos_policy_id = (
         qos_policy_of(conn, context, body)
@@ -108,12 +109,13 @@ def create_network(
         "description": validate.string(body, "description", ""),
         "admin_state_up": validate.boolean(body, "admin_state_up", True),
         "status": "ACTIVE",
-        "router_external": validate.boolean(body, "router:external", False),
         "mtu": mtu,
         "qos_policy_id": qos_policy_id,
     })  # fmt: skip
     if shared:
         rbac.share_with_all(conn, rbac.NETWORK, network_id, project)
+    if external:
+        rbac.share_with_all(conn, rbac.NETWORK, network_id, project, rbac.ACCESS_AS_EXTERNAL)
     if not wanted:
         add_segment(conn, network_id, settings.tenant_network_type, None, None)
     for kind, physnet, segid in wanted:
@@ -224,11 +226,12 @@ def check_qos_detach(conn: Connection, context: RequestContext, current: str | N
 
 def get_visible(conn: Connection, context: RequestContext, network_id: str) -> RowMapping:
     """A network the caller sees: its project's, or one shared with the caller's project (or
-    with every project) through RBAC; 404 otherwise."""
+    with every project) through RBAC, or external for it; 404 otherwise."""
     found = store.get_network(conn, network_id)
-    if found is None or not policy.can_see(
-        context, found["project_id"], is_shared_with(conn, context, network_id)
-    ):
+    granted = is_shared_with(conn, context, network_id) or bool(
+        rbac.granted(conn, rbac.NETWORK, [network_id], context, rbac.ACCESS_AS_EXTERNAL)
+    )
+    if found is None or not policy.can_see(context, found["project_id"], granted):
         raise exceptions.NetworkNotFound(network_id)
     return found
 
@@ -265,7 +268,12 @@ def update_network(
         else:
             rbac.unshare_with_all(conn, rbac.NETWORK, network_id)
     if "router:external" in body:
-        values["router_external"] = validate.boolean(body, "router:external", False)
+        if validate.boolean(body, "router:external", False):
+            rbac.share_with_all(
+                conn, rbac.NETWORK, network_id, found["project_id"], rbac.ACCESS_AS_EXTERNAL
+            )
+        else:
+            rbac.unshare_with_all(conn, rbac.NETWORK, network_id, rbac.ACCESS_AS_EXTERNAL)
     if "mtu" in body:
         segments = store.segments_of(conn, [network_id]).get(network_id, [])
         natural = mtu_of(settings, [s["network_type"] for s in segments])
@@ -274,7 +282,7 @@ def update_network(
         values["qos_policy_id"] = qos_policy_of(conn, context, body)
         if values["qos_policy_id"] != found["qos_policy_id"]:
             check_qos_detach(conn, context, found["qos_policy_id"])
-    if values or "shared" in body:
+    if values or "shared" in body or "router:external" in body:
         store.update_network(conn, network_id, values)
 
 
@@ -296,6 +304,7 @@ def views(
     """The API's view of each network, with its segments and subnets read in bulk."""
     ids = [row["id"] for row in rows]
     shared = rbac.granted(conn, rbac.NETWORK, ids, context)
+    external = rbac.granted(conn, rbac.NETWORK, ids, context, rbac.ACCESS_AS_EXTERNAL)
     segments = store.segments_of(conn, ids)
     subnet_ids = store.subnet_ids_of(conn, ids)
     routed = store.routed_network_ids(conn, ids)
@@ -308,6 +317,7 @@ def views(
                 subnet_ids.get(row["id"], []),
                 row["id"] in routed,
                 row["id"] in shared,
+                row["id"] in external,
             ),
         )
         for row in rows
@@ -320,6 +330,7 @@ def _view(
     subnet_ids: list[str],
     routed: bool,
     shared: bool,
+    external: bool,
 ) -> dict[str, Any]:
     view: dict[str, Any] = {
         "id": row["id"],
@@ -332,7 +343,7 @@ def _view(
         "project_id": row["project_id"],
         "tenant_id": row["project_id"],
         "mtu": row["mtu"],
-        "router:external": row["router_external"],
+        "router:external": external,
         "qos_policy_id": row["qos_policy_id"],
         "is_default": False,
         "port_security_enabled": True,

@@ -1,8 +1,10 @@
 """RBAC policies: an object's owner grants other projects (one, or every one with ``*``) an
-action on it. The objects are networks and QoS policies, the action ``access_as_shared``: a
-project granted a network sees it and its subnets and may make ports on it; a project granted a
-QoS policy sees it and may attach it to its networks and ports. ``shared: true`` on either is
-the wildcard entry.
+action on it. The objects are networks and QoS policies. With ``access_as_shared`` a project
+granted a network sees it and its subnets and may make ports on it; a project granted a QoS
+policy sees it and may attach it to its networks and ports. ``shared: true`` on either is the
+wildcard entry. With ``access_as_external`` (networks only) a project sees the network, as
+``router:external: true`` (not its subnets); a network's ``router:external: true`` is that
+action's wildcard entry.
 
 Who may do what follows upstream's default rules: a project's members create, retarget and
 delete the entries their project owns, on objects their project owns (an entry on another's
@@ -31,6 +33,7 @@ from berth.network.store import rbac as store
 
 WILDCARD = store.WILDCARD
 ACCESS_AS_SHARED = "access_as_shared"
+ACCESS_AS_EXTERNAL = "access_as_external"
 NETWORK = "network"
 QOS_POLICY = "qos_policy"
 
@@ -44,13 +47,13 @@ _UPDATE = {"target_tenant", "target_project"}
 @dataclass(frozen=True)
 class ObjectType:
     """A kind of object entries may grant: its actions, how to find its owner (None: there is
-    no such object), which projects' resources use it, and how to mark it changed (an entry's
-    change is a change of the object: its revision number grows)."""
+    no such object), which projects' resources use it under an action, and how to mark it
+    changed (an entry's change is a change of the object: its revision number grows)."""
 
     name: str
     actions: tuple[str, ...]
     owner: Callable[[Connection, str], str | None]
-    bound_projects: Callable[[Connection, str], set[str]]
+    bound_projects: Callable[[Connection, str, str], set[str]]
     touch: Callable[[Connection, str], None]
 
 
@@ -59,9 +62,12 @@ def _network_owner(conn: Connection, network_id: str) -> str | None:
     return None if found is None else str(found["project_id"])
 
 
-def _network_bound(conn: Connection, network_id: str) -> set[str]:
-    """Projects with ports on the network; the owner's own ports need no entry (upstream's
-    rule for networks: a self-share entry may always go)."""
+def _network_bound(conn: Connection, network_id: str, action: str) -> set[str]:
+    """Projects with ports on the shared network; the owner's own ports need no entry
+    (upstream's rule for networks: a self-share entry may always go). Nothing uses a network
+    as external (there are no routers to plug into it)."""
+    if action != ACCESS_AS_SHARED:
+        return set()
     return network_store.port_projects(conn, network_id) - {_network_owner(conn, network_id)}
 
 
@@ -70,7 +76,7 @@ def _qos_owner(conn: Connection, policy_id: str) -> str | None:
     return None if found is None else str(found["project_id"])
 
 
-def _qos_bound(conn: Connection, policy_id: str) -> set[str]:
+def _qos_bound(conn: Connection, policy_id: str, action: str) -> set[str]:
     """Projects whose networks and ports name the policy, the owner's included (upstream's
     generic rule, which QoS policies follow)."""
     return {project for _, _, project in qos_store.users_of(conn, policy_id)}
@@ -79,7 +85,7 @@ def _qos_bound(conn: Connection, policy_id: str) -> set[str]:
 OBJECT_TYPES = {
     NETWORK: ObjectType(
         NETWORK,
-        (ACCESS_AS_SHARED,),
+        (ACCESS_AS_SHARED, ACCESS_AS_EXTERNAL),
         _network_owner,
         _network_bound,
         lambda conn, network_id: network_store.update_network(conn, network_id, {}),
@@ -98,20 +104,35 @@ OBJECT_TYPES = {
 
 
 def granted(
-    conn: Connection, object_type: str, ids: Collection[str], context: RequestContext
+    conn: Connection,
+    object_type: str,
+    ids: Collection[str],
+    context: RequestContext,
+    action: str = ACCESS_AS_SHARED,
 ) -> set[str]:
-    """Which of ``ids`` are shared with the caller's project (or with every project)."""
-    return store.granted_ids(conn, object_type, ACCESS_AS_SHARED, context.project_id or "", ids)
+    """Which of ``ids`` are granted (shared, by default) to the caller's project or to every
+    project."""
+    return store.granted_ids(conn, object_type, action, context.project_id or "", ids)
 
 
-def share_with_all(conn: Connection, object_type: str, object_id: str, owner: str) -> None:
-    """Add the wildcard entry (``shared: true``), unless it is there already."""
-    store.insert(conn, _entry(owner, object_type, object_id, ACCESS_AS_SHARED, WILDCARD))
+def share_with_all(
+    conn: Connection,
+    object_type: str,
+    object_id: str,
+    owner: str,
+    action: str = ACCESS_AS_SHARED,
+) -> None:
+    """Add the wildcard entry (``shared: true``, or a network's ``router:external: true``),
+    unless it is there already."""
+    store.insert(conn, _entry(owner, object_type, object_id, action, WILDCARD))
 
 
-def unshare_with_all(conn: Connection, object_type: str, object_id: str) -> None:
-    """Remove the wildcard entry (``shared: false``): 409 if a project still needs it."""
-    for entry in store.of_object(conn, object_type, object_id, ACCESS_AS_SHARED):
+def unshare_with_all(
+    conn: Connection, object_type: str, object_id: str, action: str = ACCESS_AS_SHARED
+) -> None:
+    """Remove the wildcard entry (``shared: false``, ``router:external: false``): 409 if a
+    project still needs it."""
+    for entry in store.of_object(conn, object_type, object_id, action):
         if entry["target_project"] == WILDCARD:
             _check_removable(conn, entry)
             store.delete(conn, entry["id"])
@@ -254,7 +275,7 @@ def _check_removable(conn: Connection, entry: RowMapping) -> None:
     }
     if WILDCARD in others:
         return
-    bound = kind.bound_projects(conn, entry["object_id"])
+    bound = kind.bound_projects(conn, entry["object_id"], entry["action"])
     needing = (
         bound - others if entry["target_project"] == WILDCARD else bound & {entry["target_project"]}
     )

@@ -26,12 +26,19 @@ def get_network(conn: Connection, network_id: str) -> Row | None:
 def list_networks(
     conn: Connection, visible_to: str | None, ids: Collection[str] | None = None
 ) -> list[Row]:
-    """Networks a project owns or that are shared with it through RBAC (every network when
-    ``visible_to`` is None)."""
+    """Networks a project owns or that are shared with it, or external for it, through RBAC
+    (every network when ``visible_to`` is None)."""
     query = sa.select(networks)
     if visible_to is not None:
         shared = rbac.granted_to("network", "access_as_shared", visible_to)
-        query = query.where(sa.or_(networks.c.project_id == visible_to, networks.c.id.in_(shared)))
+        external = rbac.granted_to("network", "access_as_external", visible_to)
+        query = query.where(
+            sa.or_(
+                networks.c.project_id == visible_to,
+                networks.c.id.in_(shared),
+                networks.c.id.in_(external),
+            )
+        )
     if ids is not None:
         query = query.where(networks.c.id.in_(list(ids)))
     return list(conn.execute(query.order_by(networks.c.id)).mappings())

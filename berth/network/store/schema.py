@@ -82,8 +82,8 @@ networks = sa.Table(
     *_described(),
     sa.Column("admin_state_up", sa.Boolean, nullable=False, default=True),
     sa.Column("status", sa.String(16), nullable=False),
-    # Sharing is in rbac_policies (a wildcard entry is ``shared: true``).
-    sa.Column("router_external", sa.Boolean, nullable=False, default=False),
+    # Sharing is in rbac_policies (a wildcard access_as_shared entry is ``shared: true``, a
+    # wildcard access_as_external one ``router:external: true``).
     sa.Column("mtu", sa.Integer, nullable=False),
     sa.Column("qos_policy_id", sa.String(_ID), sa.ForeignKey("qos_policies.id"), nullable=True),
     *_standard(),
@@ -234,6 +234,7 @@ rbac_policies = sa.Table(
     # network or qos_policy
     sa.Column("object_type", sa.String(32), nullable=False),
     sa.Column("object_id", sa.String(_ID), nullable=False, index=True),
+    # access_as_shared, or access_as_external (networks)
     sa.Column("action", sa.String(32), nullable=False),
     sa.Column("target_project", sa.String(255), nullable=False),
     sa.UniqueConstraint("object_type", "object_id", "action", "target_project"),

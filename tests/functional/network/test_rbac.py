@@ -331,3 +331,37 @@ def test_subnets_filter_on_their_network_s_sharing(
     assert subnet_ids(network_client, "false") == [made["private"]["id"]]
     assert subnet_ids(alice, "true") == [made["shared"]["id"]]
     assert subnet_ids(alice, "false") == []
+
+
+def test_an_external_network_is_seen_by_the_projects_it_is_external_for(
+    network_client: httpx.Client, alice: httpx.Client, bob: httpx.Client
+) -> None:
+    public = _made(
+        network_client.post("/v2.0/networks", json={"network": {"router:external": True}}),
+        "network",
+    )
+    body = {"network_id": public["id"], "cidr": "10.0.0.0/24", "ip_version": 4}
+    _made(network_client.post("/v2.0/subnets", json={"subnet": body}), "subnet")
+    assert public["router:external"] is True and public["shared"] is False
+    listed = network_client.get("/v2.0/rbac-policies").json()["rbac_policies"]
+    assert [(e["action"], e["target_tenant"]) for e in listed] == [("access_as_external", "*")]
+    # Every project sees it as external, but neither its subnets nor the right to make ports.
+    external = alice.get("/v2.0/networks", params={"router:external": "true"}).json()
+    assert [n["id"] for n in external["networks"]] == [public["id"]]
+    assert alice.get("/v2.0/subnets").json()["subnets"] == []
+    port = alice.post("/v2.0/ports", json={"port": {"network_id": public["id"]}})
+    _error(port, 403, "NotAuthorized")
+    # router:external false removes the entry; a targeted one makes it external for one project.
+    path = f"/v2.0/networks/{public['id']}"
+    internal = network_client.put(path, json={"network": {"router:external": False}})
+    assert internal.json()["network"]["router:external"] is False
+    _error(alice.get(path), 404, "NetworkNotFound")
+    grant = {
+        "object_type": "network", "object_id": public["id"], "action": "access_as_external",
+        "target_tenant": "alice",
+    }  # fmt: skip
+    assert (
+        network_client.post("/v2.0/rbac-policies", json={"rbac_policy": grant}).status_code == 201
+    )
+    assert alice.get(path).json()["network"]["router:external"] is True
+    _error(bob.get(path), 404, "NetworkNotFound")

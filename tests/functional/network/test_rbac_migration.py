@@ -1,5 +1,5 @@
-"""Migration 0004 turns the shared flags of networks and QoS policies into wildcard RBAC
-entries, and keeps what refers to them (a policy's rules, a network naming a policy)."""
+"""Migration 0004 turns the shared flags of networks and QoS policies, and networks'
+router:external, into wildcard RBAC entries, and keeps what refers to them (a policy's rules, a network naming a policy)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_shared_flags_become_wildcard_entries(tmp_path: Path) -> None:
                 sa.text(
                     "INSERT INTO networks (id, project_id, name, description, admin_state_up, "
                     "status, shared, router_external, mtu, qos_policy_id, revision_number, "
-                    "created_at) VALUES (:id, 'alice', '', '', 1, 'ACTIVE', 1, 0, 1450, :policy, "
+                    "created_at) VALUES (:id, 'alice', '', '', 1, 'ACTIVE', 1, 1, 1450, :policy, "
                     "0, '2026-11-26 00:00:00')"
                 ),
                 {"id": NETWORK, "policy": POLICY},
@@ -50,12 +50,13 @@ def test_shared_flags_become_wildcard_entries(tmp_path: Path) -> None:
             entries = conn.execute(
                 sa.text(
                     "SELECT project_id, object_type, object_id, action, target_project "
-                    "FROM rbac_policies ORDER BY object_type"
+                    "FROM rbac_policies ORDER BY object_type, action"
                 )
             ).all()
             rules = conn.execute(sa.text("SELECT policy_id FROM qos_rules")).scalars().all()
             network_policy = conn.execute(sa.text("SELECT qos_policy_id FROM networks")).scalar()
         assert [tuple(e) for e in entries] == [
+            ("alice", "network", NETWORK, "access_as_external", "*"),
             ("alice", "network", NETWORK, "access_as_shared", "*"),
             ("ops", "qos_policy", POLICY, "access_as_shared", "*"),
         ]

@@ -1,5 +1,5 @@
-"""RBAC policies: who else may use a network or a QoS policy. A shared flag becomes a wildcard
-entry.
+"""RBAC policies: who else may use a network or a QoS policy. The shared flags (and a network's
+router:external) become wildcard entries.
 
 Revision ID: 0004
 Revises: 0003
@@ -40,39 +40,48 @@ def upgrade() -> None:
     )
     op.create_index(op.f("ix_rbac_policies_project_id"), "rbac_policies", ["project_id"])
     op.create_index(op.f("ix_rbac_policies_object_id"), "rbac_policies", ["object_id"])
-    for table, object_type in (("networks", "network"), ("qos_policies", "qos_policy")):
-        _share_with_all(rbac, table, object_type)
+    # Each flag that becomes a wildcard entry: (table, column, object type, action).
+    for table, column, object_type, action in _FLAGS:
+        _grant_to_all(rbac, table, column, object_type, action)
         # A plain DROP COLUMN (SQLite has it since 3.35): a batch copy of the table would drop
         # the old one under foreign keys, and cascade to what refers to it.
-        op.drop_column(table, "shared")
+        op.drop_column(table, column)
 
 
-def _share_with_all(rbac: sa.Table, table: str, object_type: str) -> None:
-    """A wildcard entry, made by the owner, for each shared row of ``table``."""
-    rows = sa.table(table, sa.column("id"), sa.column("project_id"), sa.column("shared"))
-    shared = op.get_bind().execute(sa.select(rows.c.id, rows.c.project_id).where(rows.c.shared))
+_FLAGS = (
+    ("networks", "shared", "network", "access_as_shared"),
+    ("networks", "router_external", "network", "access_as_external"),
+    ("qos_policies", "shared", "qos_policy", "access_as_shared"),
+)
+
+
+def _grant_to_all(rbac: sa.Table, table: str, column: str, object_type: str, action: str) -> None:
+    """A wildcard entry, made by the owner, for each row of ``table`` whose flag is set."""
+    rows = sa.table(table, sa.column("id"), sa.column("project_id"), sa.column(column))
+    flagged = op.get_bind().execute(sa.select(rows.c.id, rows.c.project_id).where(rows.c[column]))
     entries = [
         {
             "id": str(uuid.uuid4()),
             "project_id": project_id,
             "object_type": object_type,
             "object_id": object_id,
-            "action": "access_as_shared",
+            "action": action,
             "target_project": "*",
         }
-        for object_id, project_id in shared
+        for object_id, project_id in flagged
     ]
     if entries:
         op.bulk_insert(rbac, entries)
 
 
 def downgrade() -> None:
-    for table, object_type in (("networks", "network"), ("qos_policies", "qos_policy")):
+    for table, column, object_type, action in _FLAGS:
         op.add_column(
-            table, sa.Column("shared", sa.Boolean(), nullable=False, server_default=sa.false())
+            table, sa.Column(column, sa.Boolean(), nullable=False, server_default=sa.false())
         )
         op.execute(
-            f"UPDATE {table} SET shared = TRUE WHERE id IN (SELECT object_id FROM rbac_policies "
-            f"WHERE object_type = '{object_type}' AND target_project = '*')"
+            f"UPDATE {table} SET {column} = TRUE WHERE id IN (SELECT object_id FROM "
+            f"rbac_policies WHERE object_type = '{object_type}' AND action = '{action}' "
+            "AND target_project = '*')"
         )
     op.drop_table("rbac_policies")
