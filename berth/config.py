@@ -218,6 +218,12 @@ class NetworkSettings(BaseModel):
     quota_port: int = Field(
         500, ge=-1, description="Ports a project may own unless its quota says (-1: no limit)."
     )
+    quota_rbac_policy: int = Field(
+        10,
+        ge=-1,
+        description="RBAC policies (grants of a network or QoS policy to other projects) a "
+        "project may own unless its quota says (-1: no limit).",
+    )
     enforce_new_defaults: bool = _enforce_new_defaults()
     enforce_scope: bool = _enforce_scope()
 

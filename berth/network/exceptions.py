@@ -96,6 +96,19 @@ class PortBindingNotFound(NotFound):
         super().__init__(f"Binding for port {port_id} on host {host} could not be found.")
 
 
+class RbacPolicyNotFound(NotFound):
+    def __init__(self, entry_id: str) -> None:
+        super().__init__(f"RBAC policy with ID {entry_id} could not be found.")
+
+
+class RbacPolicyInUse(Conflict):
+    """Removing (or retargeting) the entry would take an object away from a project using it."""
+
+
+class DuplicateRbacPolicy(Conflict):
+    pass
+
+
 class NetworkInUse(Conflict):
     pass
 

@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 
 from berth.common.context import RequestContext
 from berth.config import NetworkSettings
-from berth.network import exceptions, policy, validate
+from berth.network import exceptions, policy, qos, rbac, validate
 from berth.network.store import networks as store
 from berth.network.store import qos as qos_store
 
@@ -34,6 +34,8 @@ _CREATE = {
 }  # fmt: skip
 _UPDATE = {"name", "description", "admin_state_up", "shared", "router:external", "mtu", "qos_policy_id",
            "port_security_enabled", "is_default"}  # fmt: skip
+# String attributes upstream limits to 255 characters.
+STRINGS = ("name", "description")
 _OPERATOR_ONLY = ("shared", "router:external", "segments", *PROVIDER)
 
 
@@ -83,14 +85,21 @@ def create_network(
     conn: Connection, context: RequestContext, settings: NetworkSettings, body: Mapping[str, Any]
 ) -> str:
     validate.known(body, _CREATE, "network")
+    validate.strings(body, STRINGS)
     policy.check_attributes(context, body, _OPERATOR_ONLY)
     project = validate.project_of(body, context.project_id or "")
     if project != context.project_id:
         policy.require_privileged(context, "creating a network for another project")
     policy.require_member(context, project, "creating a network")
     wanted = _requested_segments(body)
+    shared = validate.boolean(body, "shared", False)
+    external = validate.boolean(body, "router:external", False)
     network_id = str(uuid.uuid4())
-    qos_policy_id = qos_policy_of(conn, context, body)
+    qos_policy_id = (
+        qos_policy_of(conn, context, body)
+        if "qos_policy_id" in body
+        else qos_store.default_policy_of(conn, project)
+    )
     natural = mtu_of(settings, [kind for kind, _, _ in wanted] or [settings.tenant_network_type])
     mtu = validate.integer(body, "mtu", natural, 68, natural, nullable=False)
     store.insert_network(conn, {
@@ -100,11 +109,13 @@ def create_network(
         "description": validate.string(body, "description", ""),
         "admin_state_up": validate.boolean(body, "admin_state_up", True),
         "status": "ACTIVE",
-        "shared": validate.boolean(body, "shared", False),
-        "router_external": validate.boolean(body, "router:external", False),
         "mtu": mtu,
         "qos_policy_id": qos_policy_id,
     })  # fmt: skip
+    if shared:
+        rbac.share_with_all(conn, rbac.NETWORK, network_id, project)
+    if external:
+        rbac.share_with_all(conn, rbac.NETWORK, network_id, project, rbac.ACCESS_AS_EXTERNAL)
     if not wanted:
         add_segment(conn, network_id, settings.tenant_network_type, None, None)
     for kind, physnet, segid in wanted:
@@ -190,21 +201,44 @@ def _free_vni(conn: Connection, network_type: str) -> int:
 
 
 def qos_policy_of(conn: Connection, context: RequestContext, body: Mapping[str, Any]) -> str | None:
-    """The ``qos_policy_id`` a network or port body names: one the caller may use, else 404."""
+    """The ``qos_policy_id`` a network or port body names: one the caller sees (its project's,
+    or shared with it), else 404."""
     policy_id = validate.uuid_or_none(body, "qos_policy_id")
     if policy_id is None:
         return None
-    found = qos_store.get_policy(conn, policy_id)
-    if found is None or not policy.can_see(context, found["project_id"], found["shared"]):
-        raise exceptions.QosPolicyNotFound(policy_id)
+    qos.get_visible(conn, context, policy_id)
     return policy_id
 
 
+def check_qos_detach(conn: Connection, context: RequestContext, current: str | None) -> None:
+    """Replacing a resource's QoS policy takes one the caller sees: a member cannot take off a
+    policy an admin put on that is not shared with its project (403, as upstream)."""
+    if current is None:
+        return
+    try:
+        qos.get_visible(conn, context, current)
+    except exceptions.QosPolicyNotFound:
+        raise exceptions.NotAuthorized(
+            f"The policy does not allow removing QoS policy {current}: it is not shared with "
+            "the caller's project."
+        ) from None
+
+
 def get_visible(conn: Connection, context: RequestContext, network_id: str) -> RowMapping:
+    """A network the caller sees: its project's, or one shared with the caller's project (or
+    with every project) through RBAC, or external for it; 404 otherwise."""
     found = store.get_network(conn, network_id)
-    if found is None or not policy.can_see(context, found["project_id"], found["shared"]):
+    granted = is_shared_with(conn, context, network_id) or bool(
+        rbac.granted(conn, rbac.NETWORK, [network_id], context, rbac.ACCESS_AS_EXTERNAL)
+    )
+    if found is None or not policy.can_see(context, found["project_id"], granted):
         raise exceptions.NetworkNotFound(network_id)
     return found
+
+
+def is_shared_with(conn: Connection, context: RequestContext, network_id: str) -> bool:
+    """Whether the network is shared with the caller's project (or with every project)."""
+    return bool(rbac.granted(conn, rbac.NETWORK, [network_id], context))
 
 
 def update_network(
@@ -214,11 +248,12 @@ def update_network(
     network_id: str,
     body: Mapping[str, Any],
 ) -> None:
-    found = get_visible(conn, context, network_id)
-    policy.require_owner(context, found["project_id"], f"network {network_id}")
     if any(name in body for name in (*PROVIDER, "segments")):
         raise exceptions.InvalidInput("Plugin does not support updating provider attributes.")
     validate.known(body, _UPDATE, "network")
+    validate.strings(body, STRINGS)
+    found = get_visible(conn, context, network_id)
+    policy.require_owner(context, found["project_id"], f"network {network_id}")
     policy.check_attributes(context, body, _OPERATOR_ONLY)
     values: dict[str, Any] = {}
     if "name" in body:
@@ -228,16 +263,26 @@ def update_network(
     if "admin_state_up" in body:
         values["admin_state_up"] = validate.boolean(body, "admin_state_up", True)
     if "shared" in body:
-        values["shared"] = validate.boolean(body, "shared", False)
+        if validate.boolean(body, "shared", False):
+            rbac.share_with_all(conn, rbac.NETWORK, network_id, found["project_id"])
+        else:
+            rbac.unshare_with_all(conn, rbac.NETWORK, network_id)
     if "router:external" in body:
-        values["router_external"] = validate.boolean(body, "router:external", False)
+        if validate.boolean(body, "router:external", False):
+            rbac.share_with_all(
+                conn, rbac.NETWORK, network_id, found["project_id"], rbac.ACCESS_AS_EXTERNAL
+            )
+        else:
+            rbac.unshare_with_all(conn, rbac.NETWORK, network_id, rbac.ACCESS_AS_EXTERNAL)
     if "mtu" in body:
         segments = store.segments_of(conn, [network_id]).get(network_id, [])
         natural = mtu_of(settings, [s["network_type"] for s in segments])
         values["mtu"] = validate.integer(body, "mtu", None, 68, natural, nullable=False)
     if "qos_policy_id" in body:
         values["qos_policy_id"] = qos_policy_of(conn, context, body)
-    if values:
+        if values["qos_policy_id"] != found["qos_policy_id"]:
+            check_qos_detach(conn, context, found["qos_policy_id"])
+    if values or "shared" in body or "router:external" in body:
         store.update_network(conn, network_id, values)
 
 
@@ -250,6 +295,7 @@ def delete_network(conn: Connection, context: RequestContext, network_id: str) -
             "There are one or more ports still in use on the network."
         )
     store.delete_network(conn, network_id)
+    rbac.forget(conn, rbac.NETWORK, network_id)
 
 
 def views(
@@ -257,6 +303,8 @@ def views(
 ) -> list[dict[str, Any]]:
     """The API's view of each network, with its segments and subnets read in bulk."""
     ids = [row["id"] for row in rows]
+    shared = rbac.granted(conn, rbac.NETWORK, ids, context)
+    external = rbac.granted(conn, rbac.NETWORK, ids, context, rbac.ACCESS_AS_EXTERNAL)
     segments = store.segments_of(conn, ids)
     subnet_ids = store.subnet_ids_of(conn, ids)
     routed = store.routed_network_ids(conn, ids)
@@ -264,7 +312,12 @@ def views(
         policy.visible(
             context,
             _view(
-                row, segments.get(row["id"], []), subnet_ids.get(row["id"], []), row["id"] in routed
+                row,
+                segments.get(row["id"], []),
+                subnet_ids.get(row["id"], []),
+                row["id"] in routed,
+                row["id"] in shared,
+                row["id"] in external,
             ),
         )
         for row in rows
@@ -272,7 +325,12 @@ def views(
 
 
 def _view(
-    row: RowMapping, segments: Sequence[RowMapping], subnet_ids: list[str], routed: bool
+    row: RowMapping,
+    segments: Sequence[RowMapping],
+    subnet_ids: list[str],
+    routed: bool,
+    shared: bool,
+    external: bool,
 ) -> dict[str, Any]:
     view: dict[str, Any] = {
         "id": row["id"],
@@ -281,11 +339,11 @@ def _view(
         "admin_state_up": row["admin_state_up"],
         "status": row["status"],
         "subnets": subnet_ids,
-        "shared": row["shared"],
+        "shared": shared,
         "project_id": row["project_id"],
         "tenant_id": row["project_id"],
         "mtu": row["mtu"],
-        "router:external": row["router_external"],
+        "router:external": external,
         "qos_policy_id": row["qos_policy_id"],
         "is_default": False,
         "port_security_enabled": True,

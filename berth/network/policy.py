@@ -1,22 +1,22 @@
 """Who sees and changes what, with the Networking API's default semantics.
 
-A project's readers see its resources, and anyone sees shared ones; its members also change
-them, except QoS policies and their rules, which take its managers; admins (and other services,
-such as the compute service binding ports) see and change everything. Some attributes are the
+A project's readers see its resources, and those shared with the project (``rbac``); its members
+also change them, except QoS policies and their rules, which only admins change; admins (and
+other services, such as the compute service binding ports) see and change everything. Some attributes are the
 operator's alone: the ``provider:*`` attributes and segments of a network, every ``binding:*``
 attribute of a port, and the ``shared`` and ``router:external`` flags; others never see or set them.
 
 Roles are upstream's secure-RBAC defaults and every rule is project-scoped, as upstream's are.
 Two settings, which the network app attaches to each request's context (a :class:`PolicyContext`),
 relax that: ``enforce_new_defaults = false`` adds the legacy defaults, where any token of a project
-reads and changes what the project owns whatever its roles (what takes a manager still does: its
-legacy default was the operator's alone); ``enforce_scope = false`` ignores a system-scoped
+reads and changes what the project owns whatever its roles (QoS policies stay the admins':
+their legacy default was the operator's alone too); ``enforce_scope = false`` ignores a system-scoped
 token's scope, which upstream always checks: a system-scoped admin then acts as any admin.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -97,18 +97,17 @@ def visible_to(context: RequestContext) -> str | None:
     return project if _holds(context, project, "reader") else ""
 
 
-def require_owner(context: RequestContext, owner: str, what: str, role: str = "member") -> None:
-    """Changing a resource takes ``role`` in its project, or an admin; others get a 403 naming
-    it."""
-    if not (is_privileged(context) or _holds(context, owner, role)):
+def require_owner(context: RequestContext, owner: str | Collection[str], what: str) -> None:
+    """Changing a resource takes a member of its project (or of one of several that may change
+    it), or an admin; others get a 403 naming it."""
+    owners = [owner] if isinstance(owner, str) else owner
+    if not (is_privileged(context) or any(_holds(context, o, "member") for o in owners)):
         raise exceptions.NotAuthorized(f"The policy does not allow this change of {what}.")
 
 
-def require_member(
-    context: RequestContext, project: str, action: str, role: str = "member"
-) -> None:
-    """Creating something in ``project`` takes ``role`` in it, or an admin."""
-    if not (is_privileged(context) or _holds(context, project, role)):
+def require_member(context: RequestContext, project: str, action: str) -> None:
+    """Creating something in ``project`` takes a member of it, or an admin."""
+    if not (is_privileged(context) or _holds(context, project, "member")):
         raise exceptions.NotAuthorized(f"The policy does not allow {action}.")
 
 

@@ -45,6 +45,8 @@ _UPDATE = {
     "fixed_ips", "security_groups", "port_security_enabled", *BINDING,
 }  # fmt: skip
 _OPERATOR_ONLY = ("binding:host_id", "binding:profile", "mac_address")
+# String attributes upstream limits to 255 characters.
+STRINGS = ("name", "description", "device_id", "device_owner")
 _MAC = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
 _MAC_TRIES = 16
 
@@ -85,13 +87,15 @@ def create_port(
     conn: Connection, context: RequestContext, settings: NetworkSettings, body: Mapping[str, Any]
 ) -> str:
     validate.known(body, _CREATE, "port")
+    validate.strings(body, STRINGS)
     policy.check_attributes(context, body, _OPERATOR_ONLY)
     network_id = validate.uuid_value("network_id", body.get("network_id"))
     network = networks.get_visible(conn, context, network_id)
     project = validate.project_of(body, context.project_id or "")
     if project != context.project_id:
         policy.require_privileged(context, "creating a port for another project")
-    if not network["shared"]:  # on a shared network, anyone who sees it may make ports
+    # On a network shared with the caller's project, anyone who sees it may make ports.
+    if not networks.is_shared_with(conn, context, network_id):
         policy.require_member(context, network["project_id"], f"creating a port on {network_id}")
     vnic_type = validate.one_of(body, "binding:vnic_type", VNIC_TYPES, "normal")
     layout = layout_of(conn, network_id)
@@ -377,12 +381,13 @@ def update_port(
 ) -> RowMapping:
     """Apply the plain attributes of an update; binding changes are the caller's (``bindings``).
     Returns the port as it was, locked for the rest of the transaction."""
+    validate.known(body, _UPDATE, "port")
+    validate.strings(body, STRINGS)
     get_visible(conn, context, port_id)
     row = store.get_for_update(conn, port_id)
     if row is None:
         raise exceptions.PortNotFound(port_id)
     policy.require_owner(context, row["project_id"], f"port {port_id}")
-    validate.known(body, _UPDATE, "port")
     policy.check_attributes(context, body, _OPERATOR_ONLY)
     values: dict[str, Any] = {}
     for name in ("name", "description", "device_id", "device_owner"):
@@ -405,6 +410,8 @@ def update_port(
                 "updates."
             )
         values["qos_policy_id"] = networks.qos_policy_of(conn, context, body)
+        if values["qos_policy_id"] != row["qos_policy_id"]:
+            networks.check_qos_detach(conn, context, row["qos_policy_id"])
     if "fixed_ips" in body:
         _replace_addresses(conn, row, body["fixed_ips"])
     if values or "fixed_ips" in body:
@@ -428,5 +435,9 @@ def _replace_addresses(conn: Connection, row: RowMapping, fixed: Any) -> None:
 def delete_port(conn: Connection, context: RequestContext, port_id: str) -> None:
     """Everything the port holds goes with it: addresses and bindings (the database cascades)."""
     row = get_visible(conn, context, port_id)
-    policy.require_owner(context, row["project_id"], f"port {port_id}")
+    # The network's owner may also delete the port (upstream's ``delete_port``: a member of
+    # the port's project or of the network's).
+    network = network_store.get_network(conn, row["network_id"])
+    owners = {row["project_id"], network["project_id"] if network is not None else ""}
+    policy.require_owner(context, owners, f"port {port_id}")
     store.delete(conn, port_id)

@@ -1,10 +1,13 @@
 """QoS policies and their rules: what a create or update may say, who may do it, how they are shown.
 
-A policy belongs to a project; others see it only when it is ``shared``, which only an operator may
-set. A policy holds at most one rule per (type, direction), a constraint of the store; a minimum
-packet rate rule for ``any`` direction and one for a single direction exclude each other, a check
-made here under the policy's row lock (every rule change first updates its policy). A policy named
-by a network or a port cannot be deleted.
+A policy belongs to a project; others see it when it is shared with them through RBAC
+(``rbac``): ``shared: true`` is the entry that shares it with every project. Only an admin
+creates, changes and deletes policies and their rules (upstream's default rules).
+
+A policy holds at most one rule per (type, direction), a constraint of the store; a minimum
+packet rate rule for ``any`` direction and one for a single direction exclude each other, a
+check made here under the policy's row lock (every rule change first updates its policy). A
+policy named by a network or a port cannot be deleted.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from sqlalchemy.engine import Connection, RowMapping
 from sqlalchemy.exc import IntegrityError
 
 from berth.common.context import RequestContext
-from berth.network import exceptions, policy, validate
+from berth.network import exceptions, policy, rbac, validate
 from berth.network.store import qos as store
 
 # The largest rate a rule may ask for (the API's integer range).
@@ -93,31 +96,34 @@ def rules_of(conn: Connection, policy_id: str) -> list[QosRule]:
 
 
 def create_policy(conn: Connection, context: RequestContext, body: Mapping[str, Any]) -> str:
+    # The body is checked before the caller's rights, as upstream: a bad value is a 400 to all.
     validate.known(body, _CREATE, "policy")
-    project = validate.project_of(body, context.project_id or "")
-    if project != context.project_id:
-        policy.require_privileged(context, "creating a QoS policy for another project")
-    if validate.boolean(body, "shared", False):
-        policy.require_privileged(context, "sharing a QoS policy")
-    policy.require_member(context, project, "creating a QoS policy", role="manager")
-    is_default = validate.boolean(body, "is_default", False)
-    if is_default:
-        _check_no_default(conn, project)
-    policy_id = str(uuid.uuid4())
-    store.insert_policy(conn, {
-        "id": policy_id,
-        "project_id": project,
+    values = {
+        "project_id": validate.project_of(body, context.project_id or ""),
         "name": validate.string(body, "name", ""),
         "description": validate.string(body, "description", ""),
-        "shared": validate.boolean(body, "shared", False),
-        "is_default": is_default,
-    })  # fmt: skip
+        "is_default": validate.boolean(body, "is_default", False),
+    }
+    shared = validate.boolean(body, "shared", False)
+    policy.require_privileged(context, "create_policy")
+    if values["is_default"]:
+        _check_no_default(conn, values["project_id"])
+    policy_id = str(uuid.uuid4())
+    store.insert_policy(conn, {"id": policy_id, **values})
+    if shared:
+        rbac.share_with_all(conn, rbac.QOS_POLICY, policy_id, values["project_id"])
     return policy_id
 
 
 def get_visible(conn: Connection, context: RequestContext, policy_id: str) -> RowMapping:
+    """A policy the caller sees: its project's, or one shared with the caller's project (or
+    with every project) through RBAC; 404 otherwise."""
     found = store.get_policy(conn, policy_id)
-    if found is None or not policy.can_see(context, found["project_id"], found["shared"]):
+    if found is None or not policy.can_see(
+        context,
+        found["project_id"],
+        bool(rbac.granted(conn, rbac.QOS_POLICY, [policy_id], context)),
+    ):
         raise exceptions.QosPolicyNotFound(policy_id)
     return found
 
@@ -125,27 +131,27 @@ def get_visible(conn: Connection, context: RequestContext, policy_id: str) -> Ro
 def update_policy(
     conn: Connection, context: RequestContext, policy_id: str, body: Mapping[str, Any]
 ) -> None:
-    found = _changeable(conn, context, policy_id)
     validate.known(body, _UPDATE, "policy")
-    policy.check_attributes(context, body, ("shared",))
     values: dict[str, Any] = {}
     for name in ("name", "description"):
         if name in body:
             values[name] = validate.string(body, name)
-    if "shared" in body:
-        values["shared"] = validate.boolean(body, "shared", False)
-        if found["shared"] and not values["shared"]:
-            _check_unused_by_others(conn, found)
     if "is_default" in body:
         values["is_default"] = validate.boolean(body, "is_default", False)
-        if values["is_default"] and not found["is_default"]:
-            _check_no_default(conn, found["project_id"])
-    if values:
-        store.update_policy(conn, policy_id, values)
+    shared = validate.boolean(body, "shared", False) if "shared" in body else None
+    found = _changeable(conn, context, policy_id, "update_policy")
+    if values.get("is_default") and not found["is_default"]:
+        _check_no_default(conn, found["project_id"])
+    if shared:
+        rbac.share_with_all(conn, rbac.QOS_POLICY, policy_id, found["project_id"])
+    elif shared is not None:
+        rbac.unshare_with_all(conn, rbac.QOS_POLICY, policy_id)
+    # Bumps the revision even when only sharing changed.
+    store.update_policy(conn, policy_id, values)
 
 
 def delete_policy(conn: Connection, context: RequestContext, policy_id: str) -> None:
-    _changeable(conn, context, policy_id)
+    _changeable(conn, context, policy_id, "delete_policy")
     users = store.users_of(conn, policy_id)
     if users:
         kind, user_id, _ = users[0]
@@ -156,13 +162,14 @@ def delete_policy(conn: Connection, context: RequestContext, policy_id: str) -> 
     except IntegrityError:
         # A network or port took the policy since the check (the foreign key refuses).
         raise exceptions.QosPolicyInUse(_in_use(policy_id, "network or port", "")) from None
+    rbac.forget(conn, rbac.QOS_POLICY, policy_id)
 
 
-def _changeable(conn: Connection, context: RequestContext, policy_id: str) -> RowMapping:
-    """The policy, if the caller may change it and its rules (its project's managers or an
-    operator)."""
+def _changeable(conn: Connection, context: RequestContext, policy_id: str, rule: str) -> RowMapping:
+    """The policy, if the caller sees it (else 404) and may change it and its rules: only an
+    admin, upstream's default (else 403 naming upstream's ``rule``)."""
     found = get_visible(conn, context, policy_id)
-    policy.require_owner(context, found["project_id"], f"QoS policy {policy_id}", role="manager")
+    policy.require_privileged(context, rule)
     return found
 
 
@@ -173,31 +180,27 @@ def _check_no_default(conn: Connection, project_id: str) -> None:
         )
 
 
-def _check_unused_by_others(conn: Connection, found: RowMapping) -> None:
-    for kind, user_id, project in store.users_of(conn, found["id"]):
-        if project != found["project_id"]:
-            raise exceptions.QosPolicyInUse(
-                f"QoS policy {found['id']} cannot be unshared: {kind} {user_id} of another "
-                "project uses it."
-            )
-
-
 def _in_use(policy_id: str, kind: str, user_id: str) -> str:
     return f"QoS policy {policy_id} is used by {kind} {user_id}".rstrip() + "."
 
 
-def views(conn: Connection, rows: Sequence[RowMapping]) -> list[dict[str, Any]]:
-    """The API's view of each policy, with its rules read in bulk."""
-    rules = store.rules_of_policies(conn, [row["id"] for row in rows])
-    return [_view(row, rules.get(row["id"], [])) for row in rows]
+def views(
+    conn: Connection, context: RequestContext, rows: Sequence[RowMapping]
+) -> list[dict[str, Any]]:
+    """The API's view of each policy, with its rules read in bulk. ``shared`` is whether it is
+    shared with the caller's project (upstream computes it for each caller, too)."""
+    ids = [row["id"] for row in rows]
+    rules = store.rules_of_policies(conn, ids)
+    shared = rbac.granted(conn, rbac.QOS_POLICY, ids, context)
+    return [_view(row, rules.get(row["id"], []), row["id"] in shared) for row in rows]
 
 
-def _view(row: RowMapping, rules: Sequence[RowMapping]) -> dict[str, Any]:
+def _view(row: RowMapping, rules: Sequence[RowMapping], shared: bool) -> dict[str, Any]:
     return {
         "id": row["id"],
         "name": row["name"],
         "description": row["description"],
-        "shared": row["shared"],
+        "shared": shared,
         "is_default": row["is_default"],
         "project_id": row["project_id"],
         "tenant_id": row["project_id"],
@@ -228,15 +231,25 @@ def rule_view(row: RowMapping) -> dict[str, Any]:
 def get_rule(
     conn: Connection, context: RequestContext, policy_id: str, kind: RuleType, rule_id: str
 ) -> RowMapping:
-    get_visible(conn, context, policy_id)
+    if not _rules_readable(conn, context, policy_id):
+        raise exceptions.QosRuleNotFound(rule_id, policy_id)
     return _rule(conn, policy_id, kind, rule_id)
 
 
 def list_rules(
     conn: Connection, context: RequestContext, policy_id: str, kind: RuleType
 ) -> list[RowMapping]:
-    get_visible(conn, context, policy_id)
+    if not _rules_readable(conn, context, policy_id):
+        return []
     return store.rules_of_policies(conn, [policy_id], kind.name).get(policy_id, [])
+
+
+def _rules_readable(conn: Connection, context: RequestContext, policy_id: str) -> bool:
+    """Rules are read through their policy's project (upstream's ``get_policy_*_rule``: an
+    admin or a reader of the policy's project); others who see a shared policy read its rules
+    in the policy's ``rules``. A policy the caller does not see at all is a 404."""
+    found = get_visible(conn, context, policy_id)
+    return policy.can_see(context, found["project_id"])
 
 
 def create_rule(
@@ -246,7 +259,6 @@ def create_rule(
     kind: RuleType,
     body: Mapping[str, Any],
 ) -> str:
-    _changeable(conn, context, policy_id)
     validate.known(body, {*kind.rates, "direction"}, kind.member)
     for name in kind.required:
         if name not in body:
@@ -257,6 +269,7 @@ def create_rule(
         name: _rate(body, name) if name in body else _DEFAULT_RATES[name] for name in kind.rates
     }
     direction = validate.one_of(body, "direction", kind.directions, "egress")
+    _changeable(conn, context, policy_id, f"create_policy_{kind.member}")
     # Updating the policy first takes its row lock: rule changes of one policy serialise.
     store.update_policy(conn, policy_id, {})
     _check_directions(conn, policy_id, kind, direction, None)
@@ -275,11 +288,12 @@ def update_rule(
     rule_id: str,
     body: Mapping[str, Any],
 ) -> None:
-    _changeable(conn, context, policy_id)
-    found = _rule(conn, policy_id, kind, rule_id)
     validate.known(body, {*kind.rates, "direction"}, kind.member)
     values: dict[str, Any] = {name: _rate(body, name) for name in kind.rates if name in body}
-    direction = validate.one_of(body, "direction", kind.directions, found["direction"])
+    asked = validate.one_of(body, "direction", kind.directions, None)
+    _changeable(conn, context, policy_id, f"update_policy_{kind.member}")
+    found = _rule(conn, policy_id, kind, rule_id)
+    direction = asked or found["direction"]
     values["direction"] = direction
     store.update_policy(conn, policy_id, {})
     _check_directions(conn, policy_id, kind, direction, rule_id)
@@ -290,7 +304,7 @@ def update_rule(
 def delete_rule(
     conn: Connection, context: RequestContext, policy_id: str, kind: RuleType, rule_id: str
 ) -> None:
-    _changeable(conn, context, policy_id)
+    _changeable(conn, context, policy_id, f"delete_policy_{kind.member}")
     _rule(conn, policy_id, kind, rule_id)
     store.update_policy(conn, policy_id, {})
     store.delete_rule(conn, rule_id)

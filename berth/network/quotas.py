@@ -1,9 +1,9 @@
-"""Network quotas: how many networks, subnets and ports a project may own, and the check every
-create of one goes through.
+"""Network quotas: how many networks, subnets, ports and RBAC policies a project may own, and
+the check every create of one goes through.
 
 A project's limit for a resource is its own (``PUT /v2.0/quotas/{project}``), else the
-default from the settings (``quota_network``, ``quota_subnet``, ``quota_port``: upstream's 100,
-100 and 500); -1 is unlimited. Usage is counted, never stored: the resources whose
+default from the settings (``quota_network``, ``quota_subnet``, ``quota_port``,
+``quota_rbac_policy``: upstream's 100, 100, 500 and 10); -1 is unlimited. Usage is counted, never stored: the resources whose
 ``project_id`` is the project's (a port the compute service makes for a server counts against
 the server's project).
 
@@ -28,7 +28,8 @@ from berth.network.store import quotas as store
 NETWORK: Final = "network"
 SUBNET: Final = "subnet"
 PORT: Final = "port"
-RESOURCES: Final = (NETWORK, SUBNET, PORT)
+RBAC_POLICY: Final = "rbac_policy"
+RESOURCES: Final = (NETWORK, SUBNET, PORT, RBAC_POLICY)
 UNLIMITED: Final = -1
 # The largest limit the database's integer column holds.
 MAX_LIMIT: Final = 2**31 - 1
@@ -45,6 +46,7 @@ def defaults(settings: NetworkSettings) -> dict[str, int]:
         NETWORK: settings.quota_network,
         SUBNET: settings.quota_subnet,
         PORT: settings.quota_port,
+        RBAC_POLICY: settings.quota_rbac_policy,
     }
 
 
@@ -72,16 +74,19 @@ def prepare(db: Database, project_id: str) -> None:
     store.prepare(db, project_id)
 
 
-def enforce(conn: Connection, settings: NetworkSettings, project_id: str, resource: str) -> None:
-    """Refuse (OverQuota, 409) a create that took the project over its limit of ``resource``;
-    call it after the insert, in the same transaction, which the refusal rolls back."""
+def enforce(
+    conn: Connection, settings: NetworkSettings, project_id: str, resource: str, adding: int = 1
+) -> None:
+    """Refuse (OverQuota, 409) a create of ``adding`` resources that took the project over its
+    limit of ``resource``; call it after the inserts, in the same transaction, which the
+    refusal rolls back."""
     store.hold(conn, project_id)
     limit = limits(conn, settings, project_id)[resource]
     used = store.count(conn, project_id, resource)
     if 0 <= limit < used:
         raise exceptions.OverQuota(
             f"Quota exceeded for resources: ['{resource}']: the project's limit is {limit} and "
-            f"it has {used - 1}."
+            f"it has {used - adding}."
         )
 
 

@@ -27,6 +27,8 @@ _CREATE = {
 }  # fmt: skip
 _UPDATE = {"name", "description", "gateway_ip", "allocation_pools", "dns_nameservers", "host_routes",
            "enable_dhcp", "service_types"}  # fmt: skip
+# String attributes upstream limits to 255 characters.
+STRINGS = ("name", "description")
 IPV6_MODES = ("slaac", "dhcpv6-stateful", "dhcpv6-stateless")
 
 
@@ -45,6 +47,7 @@ def subnet_of(row: RowMapping) -> Subnet:
 
 def create_subnet(conn: Connection, context: RequestContext, body: Mapping[str, Any]) -> str:
     validate.known(body, _CREATE, "subnet")
+    validate.strings(body, STRINGS)
     if body.get("subnetpool_id") is not None:
         raise exceptions.BadRequest("Subnet pools are not supported: give a cidr.")
     network_id = validate.uuid_value("network_id", body.get("network_id"))
@@ -177,7 +180,7 @@ def get_visible(conn: Connection, context: RequestContext, subnet_id: str) -> Ro
     if found is None:
         raise exceptions.SubnetNotFound(subnet_id)
     network = network_store.get_network(conn, found["network_id"])
-    shared = bool(network and network["shared"])
+    shared = network is not None and networks.is_shared_with(conn, context, network["id"])
     if not policy.can_see(context, found["project_id"], shared):
         raise exceptions.SubnetNotFound(subnet_id)
     return found
@@ -186,9 +189,10 @@ def get_visible(conn: Connection, context: RequestContext, subnet_id: str) -> Ro
 def update_subnet(
     conn: Connection, context: RequestContext, subnet_id: str, body: Mapping[str, Any]
 ) -> None:
+    validate.known(body, _UPDATE, "subnet")
+    validate.strings(body, STRINGS)
     found = get_visible(conn, context, subnet_id)
     policy.require_owner(context, found["project_id"], f"subnet {subnet_id}")
-    validate.known(body, _UPDATE, "subnet")
     values: dict[str, Any] = {}
     if "gateway_ip" in body or "allocation_pools" in body:
         current = subnet_of(found)

@@ -37,6 +37,15 @@ def string(body: Mapping[str, Any], name: str, default: Any = _ABSENT, max_len: 
     return value
 
 
+def strings(body: Mapping[str, Any], names: Collection[str]) -> None:
+    """Check the string attributes a body gives (type, at most 255 characters) before anything
+    else: upstream checks a body before it looks anything up, so a bad value is a 400 whoever
+    asks and whatever the resource (not a 404 or a 403)."""
+    for name in names:
+        if name in body:
+            string(body, name)
+
+
 def boolean(body: Mapping[str, Any], name: str, default: bool) -> bool:
     value = body.get(name, default)
     if isinstance(value, bool):

@@ -146,6 +146,15 @@ def test_routed_network_qos_port_resource_request_agents_and_binding(tmp_path: P
                 "type": "minimum_bandwidth",
             }
         ]
+        # Sharing the policy with every project is an RBAC entry, and makes it shared.
+        entry = _cli(
+            url, "network", "rbac", "create", "--type", "qos_policy", "--action",
+            "access_as_shared", "--target-all-projects", "bw", "-f", "json",
+        )  # fmt: skip
+        assert (entry["object_id"], entry["target_project_id"]) == (policy["id"], "*")
+        entries = _cli(url, "network", "rbac", "list", "--type", "qos_policy", "-f", "json")
+        assert [e["ID"] for e in entries] == [entry["id"]]
+        assert _cli(url, "network", "qos", "policy", "show", "bw", "-f", "json")["shared"] is True
         rule_types = _cli(url, "network", "qos", "rule", "type", "list", "-f", "json")
         assert {t["Type"] for t in rule_types} == {
             "bandwidth_limit",

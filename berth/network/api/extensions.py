@@ -35,8 +35,12 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
     "qos-bw-limit-direction": ("Direction for QoS bandwidth limit rule", "Egress and ingress."),
     "qos-bw-minimum-ingress": ("Ingress minimum bandwidth rule", "Minimum bandwidth both ways."),
     "qos-pps-minimum": ("QoS minimum packet rate rule", "Minimum packet rate rules."),
-    "quotas": ("Quota management support", "Networks, subnets and ports per project."),
+    "quotas": (
+        "Quota management support",
+        "Networks, subnets, ports and RBAC policies per project.",
+    ),
     "quota_details": ("Quota details extension", "Each quota's limit, use and reservation."),
+    "rbac-policies": ("RBAC Policies", "Sharing QoS policies with chosen projects."),
     "segment": ("Segment", "Segments of routed networks."),
     "sorting": ("Sorting support", "sort_key and sort_dir on lists."),
     "standard-attr-description": ("standard-attr-description", "Description on resources."),

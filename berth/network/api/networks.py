@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from typing import Any
 
 from starlette.responses import Response
@@ -45,13 +46,23 @@ def show_network(req: NetworkRequest) -> Response:
 
 
 def create_network(req: NetworkRequest) -> Response:
-    body = req.resource_body("network")
-    project_id = validate.project_of(body, req.project_id)
-    quotas.prepare(req.service.db, project_id)
+    """One network, or several (``{"networks": [...]}``) in one transaction: all or none."""
+    bodies, bulk = req.resource_bodies("network", "networks")
+    adding = Counter(validate.project_of(body, req.project_id) for body in bodies)
+    for project_id in sorted(adding):
+        quotas.prepare(req.service.db, project_id)
     with req.service.db.write() as conn:
-        network_id = networks.create_network(conn, req.context, req.service.settings, body)
-        quotas.enforce(conn, req.service.settings, project_id, quotas.NETWORK)
-    return _answer_network(req, network_id, 201)
+        made = [
+            networks.create_network(conn, req.context, req.service.settings, body)
+            for body in bodies
+        ]
+        for project_id, count in sorted(adding.items()):
+            quotas.enforce(conn, req.service.settings, project_id, quotas.NETWORK, count)
+    req.service.changed()
+    with req.service.db.read() as conn:
+        found = [networks.get_visible(conn, req.context, network_id) for network_id in made]
+        views = networks.views(conn, req.context, found)
+    return req.respond({"networks": views} if bulk else {"network": views[0]}, 201)
 
 
 def update_network(req: NetworkRequest) -> Response:

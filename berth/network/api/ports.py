@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from starlette.responses import Response
@@ -60,18 +61,34 @@ def show_port(req: NetworkRequest) -> Response:
 
 
 def create_port(req: NetworkRequest) -> Response:
-    body = req.resource_body("port")
+    """One port, or several (``{"ports": [...]}``) in one transaction: all or none."""
+    bodies, bulk = req.resource_bodies("port", "ports")
     settings = req.service.settings
-    project_id = validate.project_of(body, req.project_id)
-    quotas.prepare(req.service.db, project_id)
+    adding = Counter(validate.project_of(body, req.project_id) for body in bodies)
+    for project_id in sorted(adding):
+        quotas.prepare(req.service.db, project_id)
     with req.service.db.write() as conn:
-        port_id = ports.create_port(conn, req.context, settings, body)
-        quotas.enforce(conn, settings, project_id, quotas.PORT)
-        if body.get("binding:host_id") or body.get("binding:profile"):
-            row = store.get(conn, port_id)
-            assert row is not None
-            bindings.apply_update(conn, settings, row, body)
-    return _answer(req, port_id, 201)
+        made = [_create_one_port(req, conn, body) for body in bodies]
+        for project_id, count in sorted(adding.items()):
+            quotas.enforce(conn, settings, project_id, quotas.PORT, count)
+    with req.service.db.read() as conn:
+        rows = [ports.get_visible(conn, req.context, port_id) for port_id in made]
+        views = ports.views(conn, req.context, rows)
+        routed = any(ports.layout_of(conn, n).routed for n in {r["network_id"] for r in rows})
+    if routed:
+        # Addresses on a routed network's segments are Placement inventory.
+        req.service.changed()
+    return req.respond({"ports": views} if bulk else {"port": views[0]}, 201)
+
+
+def _create_one_port(req: NetworkRequest, conn: Any, body: dict[str, Any]) -> str:
+    """A port, bound at once when the body names a host (or a profile for the host to come)."""
+    port_id = ports.create_port(conn, req.context, req.service.settings, body)
+    if body.get("binding:host_id") or body.get("binding:profile"):
+        row = store.get(conn, port_id)
+        assert row is not None
+        bindings.apply_update(conn, req.service.settings, row, body)
+    return port_id
 
 
 def update_port(req: NetworkRequest) -> Response:

@@ -29,7 +29,7 @@ def list_policies(req: NetworkRequest) -> Response:
     )
     with req.service.db.read() as conn:
         rows = store.list_policies(conn, req.visible_to) if policy.in_scope(req.context) else []
-        found = qos.views(conn, rows)
+        found = qos.views(conn, req.context, rows)
     return req.respond(
         listing.page(listing.select(found, query), query, "policies", req.base_url, req.path)
     )
@@ -38,7 +38,7 @@ def list_policies(req: NetworkRequest) -> Response:
 def show_policy(req: NetworkRequest) -> Response:
     with req.service.db.read() as conn:
         row = qos.get_visible(conn, req.context, req.param("policy_id"))
-        view = qos.views(conn, [row])[0]
+        view = qos.views(conn, req.context, [row])[0]
     return req.respond({"policy": listing.trim(view, _fields(req))})
 
 
@@ -64,7 +64,7 @@ def delete_policy(req: NetworkRequest) -> Response:
 
 def _answer_policy(req: NetworkRequest, policy_id: str, status: int) -> Response:
     with req.service.db.read() as conn:
-        view = qos.views(conn, [qos.get_visible(conn, req.context, policy_id)])[0]
+        view = qos.views(conn, req.context, [qos.get_visible(conn, req.context, policy_id)])[0]
     return req.respond({"policy": view}, status)
 
 

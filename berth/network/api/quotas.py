@@ -1,5 +1,5 @@
-"""/v2.0/quotas: projects' limits of networks, subnets and ports (the quotas and quota_details
-extensions).
+"""/v2.0/quotas: projects' limits of networks, subnets, ports and RBAC policies (the quotas
+and quota_details extensions).
 
 A project reads its own quotas; reading another's, listing every project's, and changing or
 deleting any take upstream's ``get_quota``, ``update_quota`` and ``delete_quota``, an admin's.
@@ -37,7 +37,7 @@ def list_quotas(req: NetworkRequest) -> Response:
 
 
 def show_quota(req: NetworkRequest) -> Response:
-    """``{"quota": {"network": 100, "subnet": 100, "port": 500}}``"""
+    """``{"quota": {"network": 100, "subnet": 100, "port": 500, "rbac_policy": 10}}``"""
     project_id = _readable(req)
     with req.service.db.read() as conn:
         limits = quotas.limits(conn, req.service.settings, project_id)

@@ -65,16 +65,36 @@ class NetworkRequest:
 
     def resource_body(self, key: str) -> dict[str, Any]:
         """The object under ``key`` of a ``{"network": {...}}`` style body."""
+        return _member(self.json_body(), key)
+
+    def resource_bodies(self, key: str, collection: str) -> tuple[list[dict[str, Any]], bool]:
+        """The objects of a create: ``{"network": {...}}``, or the bulk form ``{"networks":
+        [{...}, ...]}``; and whether it was the bulk form."""
         body = self.json_body()
-        if not isinstance(body, dict) or not isinstance(body.get(key), dict):
-            raise exceptions.BadRequest(f"Resource body required: a JSON object under '{key}'.")
-        return dict(body[key])
+        if isinstance(body, dict) and collection in body and key not in body:
+            items = body[collection]
+            if (
+                not isinstance(items, list)
+                or not items
+                or not all(isinstance(item, dict) for item in items)
+            ):
+                raise exceptions.BadRequest(
+                    f"Resources required: a non-empty list of JSON objects under '{collection}'."
+                )
+            return [dict(item) for item in items], True
+        return [_member(body, key)], False
 
     def respond(self, body: Any, status: int = 200) -> Response:
         return Response(dumps(body), status_code=status, media_type=JSON)
 
     def no_content(self) -> Response:
         return Response(status_code=204)
+
+
+def _member(body: Any, key: str) -> dict[str, Any]:
+    if not isinstance(body, dict) or not isinstance(body.get(key), dict):
+        raise exceptions.BadRequest(f"Resource body required: a JSON object under '{key}'.")
+    return dict(body[key])
 
 
 def dumps(body: Any) -> bytes:

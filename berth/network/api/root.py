@@ -11,7 +11,7 @@ COLLECTIONS = {
     "networks": "network", "segments": "segment", "subnets": "subnet", "ports": "port",
     "agents": "agent", "qos/policies": "policy",
     "network-ip-availabilities": "network_ip_availability", "extensions": "extension",
-    "quotas": "quota",
+    "quotas": "quota", "rbac-policies": "rbac_policy",
 }  # fmt: skip
 
 

@@ -6,7 +6,17 @@ from collections.abc import Callable, Mapping
 
 from starlette.responses import Response
 
-from berth.network.api import agents, extensions, networks, ports, qos, quotas, root, subnets
+from berth.network.api import (
+    agents,
+    extensions,
+    networks,
+    ports,
+    qos,
+    quotas,
+    rbac,
+    root,
+    subnets,
+)
 from berth.network.api.request import NetworkRequest
 
 Handler = Callable[[NetworkRequest], Response]
@@ -89,6 +99,12 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
         "DELETE": ports.delete_binding,
     },
     "/v2.0/ports/{port_id}/bindings/{host}/activate": {"PUT": ports.activate_binding},
+    "/v2.0/rbac-policies": {"GET": rbac.list_entries, "POST": rbac.create_entry},
+    "/v2.0/rbac-policies/{rbac_policy_id}": {
+        "GET": rbac.show_entry,
+        "PUT": rbac.update_entry,
+        "DELETE": rbac.delete_entry,
+    },
     "/v2.0/quotas": {"GET": quotas.list_quotas},
     "/v2.0/quotas/{project_id}": {
         "GET": quotas.show_quota,

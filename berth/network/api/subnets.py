@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy.engine import Connection, RowMapping
 from starlette.responses import Response
 
-from berth.network import networks, policy, quotas, subnets, validate
+from berth.network import networks, policy, quotas, rbac, subnets, validate
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import networks as network_store
@@ -28,14 +29,24 @@ def _fields(req: NetworkRequest) -> list[str]:
 
 def list_subnets(req: NetworkRequest) -> Response:
     query = listing.parse(
-        req.query_items, SUBNET_FILTERS, req.service.settings.pagination_max_limit
+        req.query_items,
+        SUBNET_FILTERS,
+        req.service.settings.pagination_max_limit,
+        special={"shared"},
     )
     with req.service.db.read() as conn:
         rows = store.list_visible(conn, req.visible_to) if policy.in_scope(req.context) else []
         found = [subnets.view(row) for row in rows]
-    return req.respond(
-        listing.page(listing.select(found, query), query, "subnets", req.base_url, req.path)
-    )
+        networks_shared = rbac.granted(
+            conn, rbac.NETWORK, {row["network_id"] for row in rows}, req.context
+        )
+
+    def shared(item: dict[str, Any], wanted: list[str]) -> bool:
+        """``shared``: a subnet has no such attribute; its network's sharing is meant."""
+        return listing.matches(item["network_id"] in networks_shared, wanted)
+
+    chosen = listing.select(found, query, {"shared": shared})
+    return req.respond(listing.page(chosen, query, "subnets", req.base_url, req.path))
 
 
 def show_subnet(req: NetworkRequest) -> Response:
@@ -45,13 +56,19 @@ def show_subnet(req: NetworkRequest) -> Response:
 
 
 def create_subnet(req: NetworkRequest) -> Response:
-    body = req.resource_body("subnet")
-    project_id = validate.project_of(body, req.project_id)
-    quotas.prepare(req.service.db, project_id)
+    """One subnet, or several (``{"subnets": [...]}``) in one transaction: all or none."""
+    bodies, bulk = req.resource_bodies("subnet", "subnets")
+    adding = Counter(validate.project_of(body, req.project_id) for body in bodies)
+    for project_id in sorted(adding):
+        quotas.prepare(req.service.db, project_id)
     with req.service.db.write() as conn:
-        subnet_id = subnets.create_subnet(conn, req.context, body)
-        quotas.enforce(conn, req.service.settings, project_id, quotas.SUBNET)
-    return _answer(req, subnet_id, 201)
+        made = [subnets.create_subnet(conn, req.context, body) for body in bodies]
+        for project_id, count in sorted(adding.items()):
+            quotas.enforce(conn, req.service.settings, project_id, quotas.SUBNET, count)
+    req.service.changed()
+    with req.service.db.read() as conn:
+        views = [subnets.view(subnets.get_visible(conn, req.context, s)) for s in made]
+    return req.respond({"subnets": views} if bulk else {"subnet": views[0]}, 201)
 
 
 def update_subnet(req: NetworkRequest) -> Response:

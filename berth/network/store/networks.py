@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common.timeutils import utcnow
+from berth.network.store import rbac
 from berth.network.store.schema import networks, ports, segments, subnets
 
 Row = RowMapping
@@ -25,10 +26,19 @@ def get_network(conn: Connection, network_id: str) -> Row | None:
 def list_networks(
     conn: Connection, visible_to: str | None, ids: Collection[str] | None = None
 ) -> list[Row]:
-    """Networks a project owns or shares (every network when ``visible_to`` is None)."""
+    """Networks a project owns or that are shared with it, or external for it, through RBAC
+    (every network when ``visible_to`` is None)."""
     query = sa.select(networks)
     if visible_to is not None:
-        query = query.where(sa.or_(networks.c.project_id == visible_to, networks.c.shared))
+        shared = rbac.granted_to("network", "access_as_shared", visible_to)
+        external = rbac.granted_to("network", "access_as_external", visible_to)
+        query = query.where(
+            sa.or_(
+                networks.c.project_id == visible_to,
+                networks.c.id.in_(shared),
+                networks.c.id.in_(external),
+            )
+        )
     if ids is not None:
         query = query.where(networks.c.id.in_(list(ids)))
     return list(conn.execute(query.order_by(networks.c.id)).mappings())
@@ -48,6 +58,12 @@ def delete_network(conn: Connection, network_id: str) -> None:
 
 def count_ports(conn: Connection, network_id: str) -> int:
     return int(conn.scalar(sa.select(sa.func.count()).where(ports.c.network_id == network_id)) or 0)
+
+
+def port_projects(conn: Connection, network_id: str) -> set[str]:
+    """The projects that have ports on the network."""
+    query = sa.select(ports.c.project_id).where(ports.c.network_id == network_id).distinct()
+    return {str(project) for project in conn.scalars(query)}
 
 
 def insert_segment(conn: Connection, values: Mapping[str, Any]) -> None:

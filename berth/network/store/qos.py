@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common.timeutils import utcnow
+from berth.network.store import rbac
 from berth.network.store.schema import networks, ports, qos_policies, qos_rules
 
 
@@ -22,10 +23,14 @@ def insert_policy(conn: Connection, values: Mapping[str, Any]) -> None:
 
 
 def list_policies(conn: Connection, visible_to: str | None) -> list[RowMapping]:
-    """Policies a project owns or shares (every policy when ``visible_to`` is None)."""
+    """Policies a project owns or is granted through RBAC (every policy when ``visible_to`` is
+    None)."""
     query = sa.select(qos_policies)
     if visible_to is not None:
-        query = query.where(sa.or_(qos_policies.c.project_id == visible_to, qos_policies.c.shared))
+        granted = rbac.granted_to("qos_policy", "access_as_shared", visible_to)
+        query = query.where(
+            sa.or_(qos_policies.c.project_id == visible_to, qos_policies.c.id.in_(granted))
+        )
     return list(conn.execute(query.order_by(qos_policies.c.id)).mappings())
 
 

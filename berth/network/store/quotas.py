@@ -9,10 +9,17 @@ from sqlalchemy.engine import Connection
 
 from berth.common import lock_rows
 from berth.common.db import Database
-from berth.network.store.schema import network_quota_locks, network_quotas, networks, ports, subnets
+from berth.network.store.schema import (
+    network_quota_locks,
+    network_quotas,
+    networks,
+    ports,
+    rbac_policies,
+    subnets,
+)
 
 # What each quota resource counts.
-_COUNTED = {"network": networks, "subnet": subnets, "port": ports}
+_COUNTED = {"network": networks, "subnet": subnets, "port": ports, "rbac_policy": rbac_policies}
 
 
 def limits_of(conn: Connection, project_id: str) -> dict[str, int]:
@@ -56,7 +63,7 @@ def delete_limits(conn: Connection, project_id: str) -> None:
 
 
 def count(conn: Connection, project_id: str, resource: str) -> int:
-    """How many networks, subnets or ports the project owns."""
+    """How many networks, subnets, ports or RBAC policies the project owns."""
     table = _COUNTED[resource]
     query = sa.select(sa.func.count()).where(table.c.project_id == project_id)
     return int(conn.execute(query).scalar_one())

@@ -46,7 +46,7 @@ qos_policies = sa.Table(
     sa.Column("id", sa.String(_ID), primary_key=True),
     sa.Column("project_id", sa.String(255), nullable=False, index=True),
     *_described(),
-    sa.Column("shared", sa.Boolean, nullable=False, default=False),
+    # Sharing is in rbac_policies (a wildcard entry is ``shared: true``).
     sa.Column("is_default", sa.Boolean, nullable=False, default=False),
     *_standard(),
     **_MYSQL,
@@ -82,8 +82,8 @@ networks = sa.Table(
     *_described(),
     sa.Column("admin_state_up", sa.Boolean, nullable=False, default=True),
     sa.Column("status", sa.String(16), nullable=False),
-    sa.Column("shared", sa.Boolean, nullable=False, default=False),
-    sa.Column("router_external", sa.Boolean, nullable=False, default=False),
+    # Sharing is in rbac_policies (a wildcard access_as_shared entry is ``shared: true``, a
+    # wildcard access_as_external one ``router:external: true``).
     sa.Column("mtu", sa.Integer, nullable=False),
     sa.Column("qos_policy_id", sa.String(_ID), sa.ForeignKey("qos_policies.id"), nullable=True),
     *_standard(),
@@ -220,6 +220,24 @@ agents = sa.Table(
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.Column("updated_at", sa.DateTime, nullable=True),
     sa.UniqueConstraint("agent_type", "host"),
+    **_MYSQL,
+)
+
+# Who else may use an object (/v2.0/rbac-policies): the object's owner (or an admin) grants
+# ``action`` on it to ``target_project``, one project or every one (``*``). The key makes a
+# second identical grant a conflict.
+rbac_policies = sa.Table(
+    "rbac_policies",
+    metadata,
+    sa.Column("id", sa.String(_ID), primary_key=True),
+    sa.Column("project_id", sa.String(255), nullable=False, index=True),
+    # network or qos_policy
+    sa.Column("object_type", sa.String(32), nullable=False),
+    sa.Column("object_id", sa.String(_ID), nullable=False, index=True),
+    # access_as_shared, or access_as_external (networks)
+    sa.Column("action", sa.String(32), nullable=False),
+    sa.Column("target_project", sa.String(255), nullable=False),
+    sa.UniqueConstraint("object_type", "object_id", "action", "target_project"),
     **_MYSQL,
 )
 

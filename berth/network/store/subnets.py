@@ -9,7 +9,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common.timeutils import utcnow
-from berth.network.store.schema import ip_allocations, networks, subnets
+from berth.network.store import rbac
+from berth.network.store.schema import ip_allocations, subnets
 
 
 def insert(conn: Connection, values: Mapping[str, Any]) -> None:
@@ -21,10 +22,11 @@ def get(conn: Connection, subnet_id: str) -> RowMapping | None:
 
 
 def list_visible(conn: Connection, visible_to: str | None) -> list[RowMapping]:
-    """Subnets a project owns or that are on networks it may use (all when ``visible_to`` is None)."""
+    """Subnets a project owns or that are on networks shared with it through RBAC (all when
+    ``visible_to`` is None)."""
     query = sa.select(subnets).order_by(subnets.c.id)
     if visible_to is not None:
-        shared = sa.select(networks.c.id).where(networks.c.shared)
+        shared = rbac.granted_to("network", "access_as_shared", visible_to)
         query = query.where(
             sa.or_(subnets.c.project_id == visible_to, subnets.c.network_id.in_(shared))
         )

@@ -262,7 +262,7 @@ def test_routed_segments_become_providers_and_host_aggregates(
         conn.execute(
             networks_table.insert().values(
                 id="n1", project_id="p", name="routed", description="", admin_state_up=True,
-                status="ACTIVE", shared=False, router_external=False, mtu=1500, created_at=now,
+                status="ACTIVE", mtu=1500, created_at=now,
             )
         )  # fmt: skip
         seg1 = networks.add_segment(conn, "n1", "vlan", "rack1", 10)

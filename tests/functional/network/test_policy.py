@@ -1,5 +1,5 @@
 """Who may do what in the Networking API under the default settings, which behave as upstream's
-defaults: secure-RBAC roles (reader reads, member changes, manager runs QoS) and every rule
+defaults: secure-RBAC roles (reader reads, member changes, only an admin changes QoS policies) and every rule
 project-scoped, so a system-scoped token is refused whatever its roles. The two settings that
 relax this, and role names compared case-insensitively."""
 
@@ -134,22 +134,34 @@ def test_a_token_without_roles_sees_only_shared_networks(
         _refused(roleless.post("/v2.0/networks", json={"network": {"name": "x"}}))
 
 
-def test_qos_policies_take_a_manager(network_service: NetworkService) -> None:
-    with _client(network_service, "alice", MEMBER_ROLES) as member:
-        refused = member.post("/v2.0/qos/policies", json={"policy": {"name": "gold"}})
-        _refused(refused)
-    with _client(network_service, "alice", "manager,member,reader") as manager:
-        made = _post_policy(manager, "gold")
+def test_qos_policies_take_an_admin(network_service: NetworkService) -> None:
+    for roles in (MEMBER_ROLES, "manager,member,reader"):
+        with _client(network_service, "alice", roles) as member:
+            refused = member.post("/v2.0/qos/policies", json={"policy": {"name": "gold"}})
+            _refused(refused)
+    with _client(network_service, "admin") as admin:
+        made = _post_policy(admin, "gold", project_id="alice")
         assert made["project_id"] == "alice"
-    with _client(network_service, "alice", MEMBER_ROLES) as member:
-        path = f"/v2.0/qos/policies/{made['id']}"
+        rule = admin.post(
+            f"/v2.0/qos/policies/{made['id']}/bandwidth_limit_rules",
+            json={"bandwidth_limit_rule": {"max_kbps": 1000}},
+        )
+        assert rule.status_code == 201, rule.text
+    path = f"/v2.0/qos/policies/{made['id']}"
+    with _client(network_service, "alice", "manager,member,reader") as member:
         assert member.get(path).status_code == 200
         _refused(member.put(path, json={"policy": {"name": "silver"}}))
         _refused(member.delete(path))
+        rules = f"{path}/bandwidth_limit_rules"
+        assert [r["max_kbps"] for r in member.get(rules).json()["bandwidth_limit_rules"]] == [1000]
+        _refused(member.post(rules, json={"bandwidth_limit_rule": {"max_kbps": 1}}))
+        rule_path = f"{rules}/{rule.json()['bandwidth_limit_rule']['id']}"
+        _refused(member.put(rule_path, json={"bandwidth_limit_rule": {"max_kbps": 1}}))
+        _refused(member.delete(rule_path))
 
 
-def _post_policy(client: httpx.Client, name: str) -> dict[str, Any]:
-    answer = client.post("/v2.0/qos/policies", json={"policy": {"name": name}})
+def _post_policy(client: httpx.Client, name: str, **more: Any) -> dict[str, Any]:
+    answer = client.post("/v2.0/qos/policies", json={"policy": {"name": name, **more}})
     assert answer.status_code == 201, answer.text
     return answer.json()["policy"]  # type: ignore[no-any-return]
 

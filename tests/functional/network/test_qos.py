@@ -14,7 +14,7 @@ from berth.network.store import qos as store
 from berth.network.store.schema import ports
 from tests.conftest import MEMBER_ROLES, network_client_for
 
-# Creating and changing QoS policies takes a manager of the project (upstream's default).
+# Creating and changing QoS policies takes an admin (upstream's default): not even a manager.
 MANAGER_ROLES = "manager,member,reader"
 
 MISSING = "8c1a1f30-6b7a-4c55-9a39-2f1f0c7d7f11"
@@ -88,35 +88,35 @@ def test_policy_lists_filter_sort_and_page(network_client: httpx.Client) -> None
     _error(unknown, 400, "BadRequest")
 
 
-def test_projects_see_their_own_and_shared_policies_and_change_only_their_own(
+def test_projects_see_their_own_and_shared_policies_and_change_none(
     network_service: NetworkService, network_client: httpx.Client
 ) -> None:
     shared = _policy(network_client, name="shared", shared=True)
     hidden = _policy(network_client, name="hidden")
     _policy(network_client, name="bobs", project_id="bob")
+    mine = _policy(network_client, name="mine", project_id="alice")
     with network_client_for(network_service, "alice", roles=MANAGER_ROLES) as alice:
-        mine = _policy(alice, name="mine")
-        assert mine["project_id"] == "alice"
         names = sorted(p["name"] for p in alice.get("/v2.0/qos/policies").json()["policies"])
         assert names == ["mine", "shared"]
         _error(alice.get(f"/v2.0/qos/policies/{hidden['id']}"), 404, "QosPolicyNotFound")
         _error(alice.delete(f"/v2.0/qos/policies/{hidden['id']}"), 404, "QosPolicyNotFound")
-        shared_path = f"/v2.0/qos/policies/{shared['id']}"
-        assert alice.get(shared_path).status_code == 200
-        renamed = alice.put(shared_path, json={"policy": {"name": "mine now"}})
-        _error(renamed, 403, "NotAuthorized")
-        _error(alice.delete(shared_path), 403, "NotAuthorized")
-        rule = _rule(alice, shared["id"], "bandwidth_limit", max_kbps=1)
-        _error(rule, 403, "NotAuthorized")
-        _error(alice.post("/v2.0/qos/policies", json={"policy": {"shared": True}}), 403,
-               "NotAuthorized")  # fmt: skip
-        unshared = alice.post("/v2.0/qos/policies", json={"policy": {"shared": False}})
-        assert unshared.status_code == 201
-        share = alice.put(f"/v2.0/qos/policies/{mine['id']}", json={"policy": {"shared": True}})
-        _error(share, 403, "NotAuthorized")
-        other = alice.post("/v2.0/qos/policies", json={"policy": {"project_id": "bob"}})
-        _error(other, 403, "NotAuthorized")
-        assert alice.delete(f"/v2.0/qos/policies/{mine['id']}").status_code == 204
+        for policy in (shared, mine):
+            path = f"/v2.0/qos/policies/{policy['id']}"
+            assert alice.get(path).status_code == 200
+            _error(alice.put(path, json={"policy": {"name": "x"}}), 403, "NotAuthorized")
+            _error(alice.delete(path), 403, "NotAuthorized")
+            rule = _rule(alice, policy["id"], "bandwidth_limit", max_kbps=1)
+            _error(rule, 403, "NotAuthorized")
+        for body in ({"shared": True}, {"shared": False}, {"project_id": "bob"}):
+            refused = alice.post("/v2.0/qos/policies", json={"policy": body})
+            _error(refused, 403, "NotAuthorized")
+        # The body is checked first: a bad value is a 400 even where the caller would get a 404.
+        too_long = alice.put(
+            f"/v2.0/qos/policies/{hidden['id']}", json={"policy": {"name": "x" * 256}}
+        )
+        _error(too_long, 400, "InvalidInput")
+        too_long = alice.post("/v2.0/qos/policies", json={"policy": {"description": "x" * 256}})
+        _error(too_long, 400, "InvalidInput")
 
 
 def test_policy_refusals(network_client: httpx.Client) -> None:
@@ -289,22 +289,28 @@ def test_rules_of_missing_policies_and_rules_of_another_type(network_client: htt
     _error(read_only, 400, "BadRequest")
 
 
-def test_rules_of_a_shared_policy_are_visible_to_every_project(
+def test_rules_are_read_through_their_policy_s_project(
     network_service: NetworkService, network_client: httpx.Client
 ) -> None:
     shared = _policy(network_client, shared=True)
     hidden = _policy(network_client)
-    for policy in (shared, hidden):
+    mine = _policy(network_client, project_id="alice")
+    for policy in (shared, hidden, mine):
         assert (
             _rule(network_client, policy["id"], "minimum_bandwidth", min_kbps=5).status_code == 201
         )
-    with network_client_for(network_service, "alice", roles=MANAGER_ROLES) as alice:
-        listed = alice.get(f"/v2.0/qos/policies/{shared['id']}/minimum_bandwidth_rules").json()
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
+        listed = alice.get(f"/v2.0/qos/policies/{mine['id']}/minimum_bandwidth_rules").json()
         assert [r["min_kbps"] for r in listed["minimum_bandwidth_rules"]] == [5]
+        # Another project's shared policy: its rules are in the policy, not under it.
+        path = f"/v2.0/qos/policies/{shared['id']}"
+        assert [r["min_kbps"] for r in alice.get(path).json()["policy"]["rules"]] == [5]
+        listed = alice.get(f"{path}/minimum_bandwidth_rules").json()
+        assert listed["minimum_bandwidth_rules"] == []
+        rule_id = network_client.get(path).json()["policy"]["rules"][0]["id"]
+        _error(alice.get(f"{path}/minimum_bandwidth_rules/{rule_id}"), 404, "QosRuleNotFound")
         _error(alice.get(f"/v2.0/qos/policies/{hidden['id']}/minimum_bandwidth_rules"), 404,
                "QosPolicyNotFound")  # fmt: skip
-        mine = _policy(alice)
-        assert _rule(alice, mine["id"], "minimum_bandwidth", min_kbps=7).status_code == 201
 
 
 def test_a_policy_used_by_a_network_or_port_cannot_be_deleted(
@@ -318,7 +324,7 @@ def test_a_policy_used_by_a_network_or_port_cannot_be_deleted(
     network_id = net.json()["network"]["id"]
     assert policy["id"] in _error(network_client.delete(path), 409, "QosPolicyInUse")
     unshare = network_client.put(path, json={"policy": {"shared": False}})
-    assert network_id in _error(unshare, 409, "QosPolicyInUse")
+    assert "alice" in _error(unshare, 409, "RbacPolicyInUse")
     cleared = network_client.put(
         f"/v2.0/networks/{network_id}", json={"network": {"qos_policy_id": None}}
     )
@@ -373,3 +379,40 @@ def _insert_port(service: NetworkService, network_id: str, policy_id: str | None
             )
         )  # fmt: skip
     return port_id
+
+
+def test_a_member_cannot_take_off_a_policy_not_shared_with_it(
+    network_service: NetworkService, network_client: httpx.Client
+) -> None:
+    policy = _policy(network_client)
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
+        network = alice.post("/v2.0/networks", json={"network": {}}).json()["network"]
+        path = f"/v2.0/networks/{network['id']}"
+        put_on = network_client.put(path, json={"network": {"qos_policy_id": policy["id"]}})
+        assert put_on.status_code == 200, put_on.text
+        _error(alice.put(path, json={"network": {"qos_policy_id": None}}), 403, "NotAuthorized")
+        renamed = alice.put(path, json={"network": {"name": "kept"}})
+        assert renamed.status_code == 200, renamed.text
+        network_client.put(f"/v2.0/qos/policies/{policy['id']}", json={"policy": {"shared": True}})
+        taken_off = alice.put(path, json={"network": {"qos_policy_id": None}})
+        assert taken_off.status_code == 200, taken_off.text
+        assert taken_off.json()["network"]["qos_policy_id"] is None
+
+
+def test_a_project_s_default_policy_goes_on_its_new_networks(
+    network_client: httpx.Client,
+) -> None:
+    default = _policy(network_client, project_id="alice", is_default=True)
+    other = _policy(network_client, project_id="alice")
+    made = network_client.post("/v2.0/networks", json={"network": {"project_id": "alice"}})
+    assert made.json()["network"]["qos_policy_id"] == default["id"]
+    chosen = network_client.post(
+        "/v2.0/networks", json={"network": {"project_id": "alice", "qos_policy_id": other["id"]}}
+    )
+    assert chosen.json()["network"]["qos_policy_id"] == other["id"]
+    none = network_client.post(
+        "/v2.0/networks", json={"network": {"project_id": "alice", "qos_policy_id": None}}
+    )
+    assert none.json()["network"]["qos_policy_id"] is None
+    theirs = network_client.post("/v2.0/networks", json={"network": {"project_id": "bob"}})
+    assert theirs.json()["network"]["qos_policy_id"] is None

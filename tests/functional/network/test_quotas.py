@@ -16,7 +16,7 @@ from berth.config import NetworkSettings
 from berth.network.service import NetworkService
 from tests.conftest import network_client_for
 
-DEFAULTS = {"network": 100, "subnet": 100, "port": 500}
+DEFAULTS = {"network": 100, "subnet": 100, "port": 500, "rbac_policy": 10}
 
 
 def _client(service: NetworkService, token: str, roles: str = "member,reader") -> httpx.Client:
@@ -71,13 +71,13 @@ def test_a_project_reads_its_own_quotas(
 
 
 def test_an_admin_sets_lists_and_deletes(admin: httpx.Client, alice: httpx.Client) -> None:
-    assert _set(admin, "p1", network=5, port="-1") == {"network": 5, "subnet": 100, "port": -1}
+    assert _set(admin, "p1", network=5, port="-1") == {**DEFAULTS, "network": 5, "port": -1}
     _set(admin, "p2", subnet=7)
     assert alice.get("/v2.0/quotas/p1").json()["quota"]["network"] == 5
     listed = admin.get("/v2.0/quotas").json()["quotas"]
     assert sorted(listed, key=lambda q: q["project_id"]) == [
-        {"project_id": "p1", "tenant_id": "p1", "network": 5, "subnet": 100, "port": -1},
-        {"project_id": "p2", "tenant_id": "p2", "network": 100, "subnet": 7, "port": 500},
+        {"project_id": "p1", "tenant_id": "p1", **DEFAULTS, "network": 5, "port": -1},
+        {"project_id": "p2", "tenant_id": "p2", **DEFAULTS, "subnet": 7},
     ]
     assert admin.delete("/v2.0/quotas/p1").status_code == 204
     assert alice.get("/v2.0/quotas/p1").json() == {"quota": DEFAULTS}
@@ -115,7 +115,7 @@ def test_check_limit_refuses_a_limit_below_what_is_used(
 
 
 def test_creates_over_quota_are_refused(admin: httpx.Client, alice: httpx.Client) -> None:
-    _set(admin, "p1", network=1, subnet=1, port=2)
+    _set(admin, "p1", network=1, subnet=1, port=2, rbac_policy=1)
     network = _network(alice).json()["network"]["id"]
     message = _error(_network(alice), 409, "OverQuota")
     assert (
@@ -134,11 +134,21 @@ def test_creates_over_quota_are_refused(admin: httpx.Client, alice: httpx.Client
     made_for = {"network_id": network, "project_id": "p1"}
     _error(admin.post("/v2.0/ports", json={"port": made_for}), 409, "OverQuota")
     assert admin.post("/v2.0/ports", json={"port": {"network_id": network}}).status_code == 201
+    grant = {"object_type": "network", "object_id": network, "action": "access_as_shared"}
+    shared = alice.post(
+        "/v2.0/rbac-policies", json={"rbac_policy": {**grant, "target_tenant": "p2"}}
+    )
+    assert shared.status_code == 201, shared.text
+    again = alice.post(
+        "/v2.0/rbac-policies", json={"rbac_policy": {**grant, "target_tenant": "p3"}}
+    )
+    assert "['rbac_policy']" in _error(again, 409, "OverQuota")
     details = alice.get("/v2.0/quotas/p1/details").json()["quota"]
     assert {name: used["used"] for name, used in details.items()} == {
         "network": 1,
         "subnet": 1,
         "port": 2,
+        "rbac_policy": 1,
     }
 
 
@@ -148,8 +158,8 @@ def test_defaults_come_from_the_settings(network_db: Database) -> None:
     )
     with _client(service, "alice:p1") as alice:
         assert alice.get("/v2.0/quotas/p1").json()["quota"] == {
+            **DEFAULTS,
             "network": 1,
-            "subnet": 100,
             "port": -1,
         }
         assert _network(alice).status_code == 201
