@@ -44,6 +44,19 @@ def test_a_zone_confines_the_server_and_a_disabled_host_is_skipped(
             "fault"
         )
         assert server["OS-EXT-AZ:availability_zone"] == "az-a"
+    # The scheduler sees a service's change at its next request (what it knew of each host is
+    # made again when the host's rows changed): cn3 back, cn2 out.
+    cn2 = next(s for s in services if s["host"] == "cn2")
+    for service, status in ((cn3, "enabled"), (cn2, "disabled")):
+        w.ok(
+            client.put(
+                f"/compute/v2.1/os-services/{service['id']}", headers=w.COMPUTE,
+                json={"status": status},
+            )
+        )  # fmt: skip
+    server_id = w.boot(client, flavor, image, [{"uuid": net}], name="vm3", availability_zone="az-a")
+    server = w.wait(client, server_id)
+    assert (server["status"], server["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", "cn3")
 
 
 def test_deleting_a_server_before_it_has_a_host_leaves_nothing(start_stack: StackFactory) -> None:

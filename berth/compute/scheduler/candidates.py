@@ -53,33 +53,36 @@ def parse_candidates(answer: Mapping[str, Any], version: str) -> list[Candidate]
     """Candidates of a ``GET /allocation_candidates`` answer in Placement's order. An
     allocation request that does not land on exactly one compute node is logged and left out."""
     summaries: Mapping[str, Mapping[str, Any]] = answer.get("provider_summaries") or {}
+    # Per provider: its compute node, or None for a sharing provider (a tree of its own).
+    # Worked out once per provider, not once per candidate that uses it.
+    host_of: dict[str, str | None] = {}
+
+    def node_of(rp: str) -> str | None:
+        if rp not in host_of:
+            summary = summaries.get(rp) or {}
+            sharing = SHARING_TRAIT in (summary.get("traits") or ())
+            host_of[rp] = None if sharing else str(summary.get("root_provider_uuid") or rp)
+        return host_of[rp]
+
     found = []
     for request in answer.get("allocation_requests") or ():
         allocations = {
             rp: dict(body.get("resources") or {})
             for rp, body in (request.get("allocations") or {}).items()
         }
-        roots = {_root(rp, summaries) for rp in allocations if not _sharing(rp, summaries)}
+        roots = {node_of(rp) for rp in allocations} - {None}
         if len(roots) != 1:
             LOG.warning("allocation request on %d compute nodes ignored: %s", len(roots), request)
             continue
         [root] = roots
         host_amounts: dict[str, int] = {}
         for rp, amounts in allocations.items():
-            if _root(rp, summaries) == root:
+            if node_of(rp) == root:
                 for rc, n in amounts.items():
                     host_amounts[rc] = host_amounts.get(rc, 0) + n
         mappings = {s: tuple(rps) for s, rps in (request.get("mappings") or {}).items()}
-        found.append(Candidate(root, allocations, mappings, request, version, host_amounts))
+        found.append(Candidate(str(root), allocations, mappings, request, version, host_amounts))
     return found
-
-
-def _root(rp: str, summaries: Mapping[str, Mapping[str, Any]]) -> str:
-    return str(summaries.get(rp, {}).get("root_provider_uuid") or rp)
-
-
-def _sharing(rp: str, summaries: Mapping[str, Mapping[str, Any]]) -> bool:
-    return SHARING_TRAIT in (summaries.get(rp, {}).get("traits") or ())
 
 
 class ProviderUsage:
@@ -94,12 +97,17 @@ class ProviderUsage:
     def __init__(self, summaries: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self._summaries = summaries or {}
         self._free: dict[str, dict[str, int]] = {}
+        # Providers an earlier instance took from: only their candidates can have stopped
+        # fitting (Placement answered each candidate because it fitted then).
+        self._taken: set[str] = set()
 
     @classmethod
     def from_summaries(cls, summaries: Mapping[str, Mapping[str, Any]]) -> ProviderUsage:
         return cls(summaries)
 
     def fits(self, candidate: Candidate) -> bool:
+        if self._taken.isdisjoint(candidate.allocations):
+            return True
         for rp, amounts in candidate.allocations.items():
             free = self._of(rp)
             for rc, n in amounts.items():
@@ -110,6 +118,7 @@ class ProviderUsage:
 
     def consume(self, candidate: Candidate) -> None:
         for rp, amounts in candidate.allocations.items():
+            self._taken.add(rp)
             free = self._of(rp)
             for rc, n in amounts.items():
                 if rc in free:

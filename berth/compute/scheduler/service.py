@@ -14,6 +14,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from berth.common.db import Database
@@ -61,6 +62,8 @@ class SchedulerService:
         self.service_down_time = service_down_time
         # Seconds each recent select_destinations took (for operators and the benchmark).
         self.latencies: deque[float] = deque(maxlen=10_000)
+        # Per compute node: the inputs its last HostState was made of, and that HostState.
+        self._known_states: dict[str, tuple[_StateInputs, HostState]] = {}
 
     def select_destinations(
         self, spec: RequestSpec, deadline: float | None = None
@@ -164,13 +167,22 @@ class SchedulerService:
                     for row in instances.list_instances(conn, uuids=named_instances):
                         if row["host"]:
                             servers.setdefault(row["host"], set()).add(row["uuid"])
-                states += [
-                    _state(node, service_rows.get(node["service_id"]), cell.uuid, now,
-                           servers.get(node["host"], set()), free_vfs.get(node["id"], {}),
-                           by_host.get(node["host"], []), failures.get(node["host"], 0),
-                           self.default_availability_zone, self.service_down_time)
-                    for node in nodes
-                ]  # fmt: skip
+                for node in nodes:
+                    service = service_rows.get(node["service_id"])
+                    inputs = _StateInputs(
+                        tuple(node.values()), tuple(service.values()) if service else None,
+                        bool(service and services.is_up(service, now, self.service_down_time)),
+                        frozenset(servers.get(node["host"], ())),
+                        tuple(sorted(free_vfs.get(node["id"], {}).items())),
+                        tuple(by_host.get(node["host"], ())), failures.get(node["host"], 0),
+                    )  # fmt: skip
+                    known = self._known_states.get(node["uuid"])
+                    if known is None or known[0] != inputs:
+                        known = self._known_states[node["uuid"]] = (
+                            inputs, _state(node, service, cell.uuid, inputs,
+                                           self.default_availability_zone),
+                        )  # fmt: skip
+                    states.append(known[1])
         return states
 
     def _pf_providers(self, host: HostState) -> dict[str, str]:
@@ -205,18 +217,24 @@ class SchedulerService:
         return list(answer.json().get("resource_providers", [])) if answer.is_success else []
 
 
+@dataclass(frozen=True, slots=True)
+class _StateInputs:
+    """Everything a node's HostState is made of, as read for one request: the same inputs make
+    the same HostState, so it is made again only when one of them changed."""
+
+    node: tuple[Any, ...]
+    service: tuple[Any, ...] | None
+    up: bool
+    instances: frozenset[str]
+    free_vfs: tuple[tuple[str, int], ...]
+    aggregates: tuple[Aggregate, ...]
+    failed_builds: int
+
+
 def _state(
-    node: Any,
-    service: Any,
-    cell_uuid: str,
-    now: Any,
-    on_host: frozenset[str] | set[str],
-    free_vfs: dict[str, int],
-    aggregates: list[Aggregate],
-    failed_builds: int,
-    default_zone: str,
-    down_time: float,
+    node: Any, service: Any, cell_uuid: str, inputs: _StateInputs, default_zone: str
 ) -> HostState:
+    aggregates = inputs.aggregates
     zones = {a.metadata.get("availability_zone") for a in aggregates} - {None}
     return HostState(
         host=node["host"],
@@ -225,13 +243,13 @@ def _state(
         cell_uuid=cell_uuid,
         availability_zone=next(iter(sorted(zones)), default_zone),  # type: ignore[arg-type]
         disabled=bool(service and service["disabled"]),
-        up=bool(service and services.is_up(service, now, down_time)),
+        up=inputs.up,
         free_vcpus=int(node["vcpus"] * node["cpu_allocation_ratio"]) - node["vcpus_used"],
         free_ram_mb=int(node["memory_mb"] * node["ram_allocation_ratio"]) - node["memory_mb_used"],
         free_disk_gb=int(node["local_gb"] * node["disk_allocation_ratio"]) - node["local_gb_used"],
-        aggregates=tuple(aggregates),
-        failed_builds=failed_builds,
-        instances=frozenset(on_host),
+        aggregates=aggregates,
+        failed_builds=inputs.failed_builds,
+        instances=inputs.instances,
         hypervisor_type=node["hypervisor_type"] or "",
-        free_vfs=dict(free_vfs),
+        free_vfs=dict(inputs.free_vfs),
     )

@@ -54,11 +54,16 @@ def test_provider_usage_fits_and_consumes() -> None:
     first, second = parse_candidates(ANSWER, "1.36")
     usage = ProviderUsage.from_summaries(ANSWER["provider_summaries"])
     assert usage.free("cn1", "VCPU") == 1
-    assert not usage.fits(first)  # cn1 has one VCPU left
-    assert usage.fits(second)
+    # Placement answered both because they fitted: until an instance of the request takes
+    # from their providers, they still do (cn1's summary is not looked at).
+    assert usage.fits(first) and usage.fits(second)
     usage.consume(second)
     assert usage.free("cn2", "VCPU") == 6
+    assert usage.fits(first)  # nothing taken from cn1, pf1 or the pool
     for _ in range(3):
         usage.consume(second)
     assert not usage.fits(second)  # 8 VCPU taken, and DISK_GB down to 60
+    # Once the pool is taken from, cn1's candidate is checked against every summary.
+    usage.consume(first)
+    assert not usage.fits(first)  # cn1 had one VCPU left
     assert ProviderUsage().fits(first)  # without summaries nothing is limited here
