@@ -288,6 +288,12 @@ class ComputeSettings(BaseModel):
     placement_limit: int = Field(
         1000, ge=1, description="The limit of the scheduler's allocation candidates query."
     )
+    scheduler_batching: bool = Field(
+        True,
+        description="Schedule concurrent requests of the same shape (flavor, image, project, "
+        "zone, port requests; no hints or group) in one pass: one Placement query and host "
+        "read for all, each placed in turn on what the earlier ones left.",
+    )
     enabled_filters: list[str] | None = Field(
         None,
         description="Scheduler filters in the order they run; none: every filter Berth has "

@@ -29,6 +29,8 @@ class SchedulerConfig:
     max_placement_results: int = DEFAULT_LIMIT
     # The seed of the shuffles and random picks; None derives one from the request.
     seed: int | None = None
+    # Concurrent requests of the same shape share one pass (berth.compute.scheduler.batching).
+    batching: bool = True
 
     def __post_init__(self) -> None:
         if self.host_subset_size < 1:
@@ -47,4 +49,5 @@ def scheduler_config(settings: ComputeSettings) -> SchedulerConfig:
         host_subset_size=settings.host_subset_size,
         max_attempts=settings.max_attempts,
         max_placement_results=settings.placement_limit,
+        batching=settings.scheduler_batching,
     )

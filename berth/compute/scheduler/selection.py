@@ -53,6 +53,7 @@ from berth.compute.scheduler.weighers import build_weighers, combine
 __all__ = [
     "Claim",
     "HostState",
+    "Member",
     "NoValidHost",
     "Schedule",
     "Scheduler",
@@ -65,6 +66,39 @@ LOG = logging.getLogger(__name__)
 
 
 Claim = Callable[[Selection], bool]
+# A candidate as one request sees it: the same providers, its own request groups' suffixes.
+View = Callable[[Candidate], Candidate]
+
+
+def _as_is(candidate: Candidate) -> Candidate:
+    return candidate
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One request of a batch: its spec (one instance), how its claim is written, and how it
+    sees the candidates another member's query found."""
+
+    spec: RequestSpec
+    claim: Claim
+    view: View = _as_is
+
+
+class _Pool:
+    """What one pass works from and changes as instances land: the candidates still open, the
+    hosts' states and the providers' free capacity."""
+
+    def __init__(
+        self,
+        candidates: Sequence[Candidate],
+        hosts: Iterable[HostState],
+        provider_summaries: Mapping[str, Mapping[str, Any]] | None,
+    ) -> None:
+        self.usage = ProviderUsage.from_summaries(provider_summaries or {})
+        self.by_node = {h.node_uuid: h for h in hosts}
+        self.roots = {c.root for c in candidates}
+        self.known = len(self.by_node.keys() | self.roots)
+        self.remaining = list(candidates)
 
 
 class NoValidHost(Exception):
@@ -131,31 +165,84 @@ class Scheduler:
             seed,
         )
         rng = random.Random(seed)
-        usage = ProviderUsage.from_summaries(provider_summaries or {})
-        by_node = {h.node_uuid: h for h in hosts}
-        roots = {c.root for c in candidates}
-        known = len(by_node.keys() | roots)
-        remaining = list(candidates)
+        pool = _Pool(candidates, hosts, provider_summaries)
         chosen: list[Selection] = []
         selections: list[tuple[Selection, ...]] = []
         diagnoses: list[Diagnosis] = []
         for instance_uuid in spec.instance_uuids:
-            recorder = Recorder(known, len(roots), seed)
-            ranking = self._rank(spec, remaining, by_node, usage, recorder, rng)
-            # Hosts whose every candidate an earlier instance's claims had refused.
-            for _ in roots - {c.root for c in remaining}:
-                recorder.removed(diag.CLAIM, diag.CONFLICT)
-            picked = self._claim(instance_uuid, spec, ranking, remaining, claim, recorder, rng)
-            diagnosis = recorder.result(len(ranking))
-            if picked is None:
-                LOG.info("no valid host for %s: %s", instance_uuid, diagnosis.render())
-                raise NoValidHost(instance_uuid, diagnosis, chosen)
-            selection, ranked, candidate = picked
-            chosen.append(selection)
-            selections.append((selection, *self._alternates(instance_uuid, spec, ranking, ranked)))
+            placed = self._place(instance_uuid, spec, pool, claim, rng, seed, _as_is)
+            if isinstance(placed, Diagnosis):
+                raise NoValidHost(instance_uuid, placed, chosen)
+            placed_selections, diagnosis, spec = placed
+            chosen.append(placed_selections[0])
+            selections.append(placed_selections)
             diagnoses.append(diagnosis)
-            spec = self._consume(instance_uuid, spec, ranked.host, candidate, by_node, usage)
         return Schedule(tuple(selections), seed, tuple(diagnoses))
+
+    def select_each(
+        self,
+        members: Sequence[Member],
+        candidates: Sequence[Candidate],
+        hosts: Iterable[HostState],
+        *,
+        provider_summaries: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> list[Schedule | Exception]:
+        """One pass for several requests of one instance each that asked Placement the same
+        (a batch, ``berth.compute.scheduler.batching``): each in turn is ranked, claimed and
+        consumed as the instances of one request are, so later members see what earlier ones
+        took, and each keeps its own answer: a member no host could take gets its NoValidHost,
+        one whose claim failed gets that error, and the next member is placed all the same."""
+        pool = _Pool(candidates, hosts, provider_summaries)
+        outcomes: list[Schedule | Exception] = []
+        for member in members:
+            spec = member.spec
+            seed = self.config.seed if self.config.seed is not None else request_seed(spec)
+            [instance_uuid] = spec.instance_uuids
+            LOG.info("scheduling %s in a batch of %d, seed %d", instance_uuid, len(members), seed)
+            rng = random.Random(seed)
+            try:
+                placed = self._place(
+                    instance_uuid, spec, pool, member.claim, rng, seed, member.view
+                )
+            except Exception as exc:  # this member's own failure, for it alone to raise
+                outcomes.append(exc)
+                continue
+            if isinstance(placed, Diagnosis):
+                outcomes.append(NoValidHost(instance_uuid, placed))
+            else:
+                selections, diagnosis, _ = placed
+                outcomes.append(Schedule((selections,), seed, (diagnosis,)))
+        return outcomes
+
+    def _place(
+        self,
+        instance_uuid: str,
+        spec: RequestSpec,
+        pool: _Pool,
+        claim: Claim,
+        rng: random.Random,
+        seed: int,
+        view: View,
+    ) -> tuple[tuple[Selection, ...], Diagnosis, RequestSpec] | Diagnosis:
+        """Rank, claim and consume for one instance: its selection and alternates, the
+        diagnosis of its pass and the spec the next instance of the request sees; or, when no
+        host could take it, only the diagnosis."""
+        recorder = Recorder(pool.known, len(pool.roots), seed)
+        ranking = self._rank(spec, pool.remaining, pool.by_node, pool.usage, recorder, rng)
+        # Hosts whose every candidate an earlier instance's claims had refused.
+        for _ in pool.roots - {c.root for c in pool.remaining}:
+            recorder.removed(diag.CLAIM, diag.CONFLICT)
+        picked = self._claim(
+            instance_uuid, spec, ranking, pool.remaining, claim, recorder, rng, view
+        )
+        diagnosis = recorder.result(len(ranking))
+        if picked is None:
+            LOG.info("no valid host for %s: %s", instance_uuid, diagnosis.render())
+            return diagnosis
+        selection, ranked, candidate = picked
+        alternates = self._alternates(instance_uuid, spec, ranking, ranked, view)
+        spec = self._consume(instance_uuid, spec, ranked.host, candidate, pool.by_node, pool.usage)
+        return (selection, *alternates), diagnosis, spec
 
     def _rank(
         self,
@@ -204,12 +291,13 @@ class Scheduler:
         claim: Claim,
         recorder: Recorder,
         rng: random.Random,
+        view: View,
     ) -> tuple[Selection, _Ranked, Candidate] | None:
         while ranking:
             index = rng.randrange(min(self.config.host_subset_size, len(ranking)))
             ranked = ranking[index]
             weight, candidate = ranked.options[0]
-            selection = _selection(instance_uuid, spec, ranked.host, candidate, weight)
+            selection = _selection(instance_uuid, spec, ranked.host, view(candidate), weight)
             if claim(selection):
                 return selection, ranked, candidate
             LOG.info("claim of %s on %s refused; trying the next", instance_uuid, ranked.host.host)
@@ -222,7 +310,12 @@ class Scheduler:
         return None
 
     def _alternates(
-        self, instance_uuid: str, spec: RequestSpec, ranking: list[_Ranked], chosen: _Ranked
+        self,
+        instance_uuid: str,
+        spec: RequestSpec,
+        ranking: list[_Ranked],
+        chosen: _Ranked,
+        view: View,
     ) -> list[Selection]:
         found: list[Selection] = []
         for ranked in ranking:
@@ -231,7 +324,7 @@ class Scheduler:
             if ranked is chosen or ranked.host.cell_uuid != chosen.host.cell_uuid:
                 continue
             weight, candidate = ranked.options[0]
-            found.append(_selection(instance_uuid, spec, ranked.host, candidate, weight))
+            found.append(_selection(instance_uuid, spec, ranked.host, view(candidate), weight))
         return found
 
     @staticmethod

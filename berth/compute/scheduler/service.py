@@ -14,6 +14,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Collection
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,11 +27,12 @@ from berth.compute.db import aggregates as aggregate_store
 from berth.compute.db import compute_nodes, instances, pci_devices, services
 from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.objects.selection import Selection
-from berth.compute.scheduler.candidates import parse_candidates
+from berth.compute.scheduler.batching import Batch, Batches, as_seen_by, settle, shape, suffixes
+from berth.compute.scheduler.candidates import Candidate, parse_candidates
 from berth.compute.scheduler.config import SchedulerConfig
 from berth.compute.scheduler.host_state import Aggregate, HostState
-from berth.compute.scheduler.placement_query import build_query
-from berth.compute.scheduler.selection import NoValidHost, Scheduler
+from berth.compute.scheduler.placement_query import PlacementQuery, build_query
+from berth.compute.scheduler.selection import Claim, Member, NoValidHost, Schedule, Scheduler
 
 LOG = logging.getLogger(__name__)
 
@@ -64,6 +66,7 @@ class SchedulerService:
         self.latencies: deque[float] = deque(maxlen=10_000)
         # Per compute node: the inputs its last HostState was made of, and that HostState.
         self._known_states: dict[str, tuple[_StateInputs, HostState]] = {}
+        self._batches = Batches()
 
     def select_destinations(
         self, spec: RequestSpec, deadline: float | None = None
@@ -92,13 +95,86 @@ class SchedulerService:
         zones = self._zone_aggregates(request.availability_zone)
         query = build_query(request, az_aggregates=zones, limit=self.config.max_placement_results)
         LOG.info("placement query for %s: %s", ",".join(request.instance_uuids), query)
+        key = shape(request, query) if self.config.batching else None
+        if key is None:
+            return self._select_alone(request, query, deadline)
+        member = Member(request, self._claim(request, deadline))
+
+        def follower(leader: PlacementQuery) -> Member:
+            renamed = suffixes(leader, query)
+            return dataclasses.replace(member, view=lambda c: as_seen_by(c, renamed))
+
+        batch, answer = self._batches.join(key, query, follower)
+        if answer is None:
+            schedule = self._lead(key, batch, member)
+        else:
+            try:
+                schedule = answer.result()
+            except NoValidHost as exc:
+                raise self._no_valid_host(
+                    request, exc, bool(exc.diagnosis.placement_hosts)
+                ) from None
+        return [list(per_instance) for per_instance in schedule.selections]
+
+    def _lead(self, key: str, batch: Batch, member: Member) -> Schedule:
+        """Ask Placement and read the hosts once for the batch, then place its members (this
+        request first) and answer each; this request's own schedule."""
+        members: list[tuple[Member, Future[Schedule] | None]] = [(member, None)]
+        try:
+            answer = self.placement.allocation_candidates(batch.leader_query.pairs())
+            candidates = parse_candidates(answer, batch.leader_query.microversion)
+            hosts = self._hosts_for(member.spec, candidates)
+            members += self._batches.close(key, batch)
+            outcomes = Scheduler(self.config).select_each(
+                [m for m, _ in members], candidates, hosts,
+                provider_summaries=answer.get("provider_summaries"),
+            )  # fmt: skip
+        except BaseException as exc:
+            # Nobody is left waiting: the members get what stopped the pass.
+            for _, future in members + self._batches.close(key, batch):
+                if future is not None:
+                    settle(future, exc)
+            raise
+        if len(members) > 1:
+            LOG.info("one pass for %d requests of one shape", len(members))
+        for (_, future), outcome in zip(members[1:], outcomes[1:], strict=True):
+            assert future is not None
+            settle(future, outcome)
+        own = outcomes[0]
+        if isinstance(own, NoValidHost):
+            raise self._no_valid_host(member.spec, own, bool(candidates)) from None
+        if isinstance(own, Exception):
+            raise own
+        return own
+
+    def _select_alone(
+        self, request: RequestSpec, query: PlacementQuery, deadline: float | None
+    ) -> list[list[Selection]]:
         answer = self.placement.allocation_candidates(query.pairs())
         candidates = parse_candidates(answer, query.microversion)
+        hosts = self._hosts_for(request, candidates)
+        try:
+            schedule = Scheduler(self.config).select_destinations(
+                request,
+                candidates,
+                hosts,
+                self._claim(request, deadline),
+                provider_summaries=answer.get("provider_summaries"),
+            )
+        except NoValidHost as exc:
+            for chosen in exc.claimed:
+                self.placement.release(chosen.instance_uuid)
+            raise self._no_valid_host(request, exc, bool(candidates)) from None
+        return [list(per_instance) for per_instance in schedule.selections]
+
+    def _hosts_for(self, request: RequestSpec, candidates: list[Candidate]) -> list[HostState]:
         named = {*request.hints.same_host, *request.hints.different_host}
         hosts = self._host_states({c.root for c in candidates}, named)
         if any(port.vnic_type in SRIOV_VNIC_TYPES for port in request.ports):
             hosts = [dataclasses.replace(h, pf_providers=self._pf_providers(h)) for h in hosts]
+        return hosts
 
+    def _claim(self, request: RequestSpec, deadline: float | None) -> Claim:
         def claim(selection: Selection) -> bool:
             if deadline is not None and time.time() > deadline:
                 raise _TooLate
@@ -106,24 +182,15 @@ class SchedulerService:
                 selection.instance_uuid, selection.allocations, request.project_id, request.user_id
             )
 
-        try:
-            schedule = Scheduler(self.config).select_destinations(
-                request,
-                candidates,
-                hosts,
-                claim,
-                provider_summaries=answer.get("provider_summaries"),
-            )
-        except NoValidHost as exc:
-            for chosen in exc.claimed:
-                self.placement.release(chosen.instance_uuid)
-            diagnosis = exc.diagnosis
-            if not candidates:
-                diagnosis = diagnosis.with_placement_shortfall(*self._shortfall(request))
-            raise rpc.NoValidHost(
-                f"No valid host was found. {diagnosis.render()}", diagnosis
-            ) from None
-        return [list(per_instance) for per_instance in schedule.selections]
+        return claim
+
+    def _no_valid_host(
+        self, request: RequestSpec, exc: NoValidHost, had_candidates: bool
+    ) -> rpc.NoValidHost:
+        diagnosis = exc.diagnosis
+        if not had_candidates:
+            diagnosis = diagnosis.with_placement_shortfall(*self._shortfall(request))
+        return rpc.NoValidHost(f"No valid host was found. {diagnosis.render()}", diagnosis)
 
     def _zone_aggregates(self, zone: str | None) -> dict[str, list[str]]:
         if zone is None:

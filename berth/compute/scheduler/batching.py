@@ -1,0 +1,143 @@
+"""Requests that ask Placement the same thing, scheduled in one pass.
+
+When many servers of one kind are booted at once, their ``select_destinations`` calls arrive
+together, and each would ask Placement for the same candidates, read the same hosts and rank
+them alike. Instead, the first of them (the leader) asks and reads once; the requests of the same
+shape that arrive while it does so join its batch, and the leader places them one after the
+other on what it found, as the instances of one multi-instance request are placed: each later
+member sees what the earlier ones took. Each member keeps its own answer, and one that no host
+can take fails alone.
+
+Two requests have the same shape when everything but their server and port ids is equal: the
+same flavor, image, project, zone and port requests, so the same Placement query once each
+port's request group suffix is replaced by its position, and the same filters and weighers
+outcome. Requests with scheduler hints, a server group, hosts to ignore or a destination are
+scheduled on their own. A member sees the leader's candidates through its own suffixes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from berth.compute.objects.request_spec import RequestSpec, SchedulerHints
+from berth.compute.scheduler.candidates import Candidate
+from berth.compute.scheduler.placement_query import PlacementQuery
+from berth.compute.scheduler.selection import Member, Schedule
+
+_GROUP_KEYS = ("resources", "required", "member_of", "in_tree")
+
+
+def shape(spec: RequestSpec, query: PlacementQuery) -> str | None:
+    """What requests of one batch share, or None when ``spec`` is scheduled on its own."""
+    if (
+        spec.num_instances != 1
+        or spec.hints != SchedulerHints()
+        or spec.server_group is not None
+        or spec.ignore_hosts
+        or spec.destination is not None
+    ):
+        return None
+    positions = {s: f"#{i}" for i, s in enumerate(query.port_groups or {})}
+    document = spec.to_json()
+    document.pop("instance_uuids")
+    document["ports"] = [_anonymous(port) for port in document["ports"]]
+    return json.dumps(
+        [_canonical(query.pairs(), positions), query.microversion, document], sort_keys=True
+    )
+
+
+def suffixes(leader: PlacementQuery, member: PlacementQuery) -> dict[str, str]:
+    """The leader's port group suffixes -> the member's, by position (same shape)."""
+    return dict(zip(leader.port_groups or {}, member.port_groups or {}, strict=True))
+
+
+def as_seen_by(candidate: Candidate, renamed: Mapping[str, str]) -> Candidate:
+    """``candidate`` with its request group suffixes renamed (the same providers)."""
+    if not renamed:
+        return candidate
+    mappings = {renamed.get(s, s): rps for s, rps in candidate.mappings.items()}
+    request = dict(candidate.allocation_request)
+    if "mappings" in request:
+        request["mappings"] = {renamed.get(s, s): rps for s, rps in request["mappings"].items()}
+    return dataclasses.replace(candidate, mappings=mappings, allocation_request=request)
+
+
+@dataclass
+class Batch:
+    """The requests of one shape that joined while their leader was asking Placement."""
+
+    leader_query: PlacementQuery
+    members: list[tuple[Member, Future[Schedule]]] = field(default_factory=list)
+
+
+class Batches:
+    """The batches still open for members, one per shape."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[str, Batch] = {}
+
+    def join(
+        self, key: str, query: PlacementQuery, member: Callable[[PlacementQuery], Member]
+    ) -> tuple[Batch, Future[Schedule] | None]:
+        """Join the open batch of this shape, or open one: the batch, and the future of this
+        member's answer (None for the leader, which places everyone and answers itself).
+        ``member`` makes the member, given the leader's query."""
+        with self._lock:
+            batch = self._open.get(key)
+            if batch is None:
+                self._open[key] = batch = Batch(query)
+                return batch, None
+            answer: Future[Schedule] = Future()
+            batch.members.append((member(batch.leader_query), answer))
+            return batch, answer
+
+    def close(self, key: str, batch: Batch) -> list[tuple[Member, Future[Schedule]]]:
+        """No member joins ``batch`` after this; its members (the next of this shape opens a
+        new batch, which asks Placement after what this one claims)."""
+        with self._lock:
+            if self._open.get(key) is batch:
+                del self._open[key]
+            return list(batch.members)
+
+
+def settle(future: Future[Schedule], outcome: Schedule | BaseException) -> None:
+    """Hand a member its own outcome (once: a member already answered keeps its answer)."""
+    if future.done():
+        return
+    if isinstance(outcome, BaseException):
+        future.set_exception(outcome)
+    else:
+        future.set_result(outcome)
+
+
+def _anonymous(port: dict[str, Any]) -> dict[str, Any]:
+    """A port request without its ids: its groups by position."""
+    request = dict(port.get("resource_request") or {})
+    ids = {str(g.get("id")): f"#{i}" for i, g in enumerate(request.get("request_groups") or ())}
+    request["request_groups"] = [
+        {**g, "id": ids[str(g.get("id"))]} for g in request.get("request_groups") or ()
+    ]
+    if "same_subtree" in request:
+        request["same_subtree"] = [ids.get(str(g), str(g)) for g in request["same_subtree"]]
+    return {**port, "port_id": "", "resource_request": request}
+
+
+def _canonical(pairs: list[tuple[str, str]], positions: Mapping[str, str]) -> list[list[str]]:
+    """The query's pairs with port group suffixes replaced by their positions."""
+    out = []
+    for key, value in pairs:
+        for name in _GROUP_KEYS:
+            if key.startswith(name) and key[len(name) :] in positions:
+                key = name + positions[key[len(name) :]]
+                break
+        if key == "same_subtree":
+            value = ",".join(positions.get(s, s) for s in value.split(","))
+        out.append([key, value])
+    return out

@@ -1,0 +1,85 @@
+"""Requests of one shape scheduled in one pass: what makes a shape, how a member sees the
+leader's candidates, and that each member keeps its own answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from berth.compute.objects.request_spec import SchedulerHints
+from berth.compute.scheduler import NoValidHost, Schedule, Scheduler, SchedulerConfig, Selection
+from berth.compute.scheduler.batching import as_seen_by, shape, suffixes
+from berth.compute.scheduler.placement_query import build_query, group_suffix
+from berth.compute.scheduler.selection import Member
+from tests.unit.compute.factories import candidate, flavor, host, port, recording, spec
+
+BANDWIDTH = {"NET_BW_EGR_KILOBIT_PER_SEC": 1000}
+
+
+def server(name: str, **kw: Any) -> Any:
+    """A one-instance spec with one QoS port; ids differ per server, as for real ones."""
+    group = {"id": f"group-{name}", "required": ["CUSTOM_PHYSNET_PUBLIC"], "resources": BANDWIDTH}
+    fields: dict[str, Any] = {
+        "instance_uuids": (f"vm-{name}",),
+        "ports": (port(f"port-{name}", group),),
+    }
+    fields.update(kw)
+    return spec(**fields)
+
+
+def test_requests_differing_only_in_their_ids_have_one_shape() -> None:
+    one, two = server("1"), server("2")
+    assert shape(one, build_query(one)) == shape(two, build_query(two)) is not None
+    bigger = server("3", flavor=flavor(vcpus=4))
+    assert shape(bigger, build_query(bigger)) != shape(one, build_query(one))
+    other_project = server("4", project_id="q")
+    assert shape(other_project, build_query(other_project)) != shape(one, build_query(one))
+    # Hints, groups and several instances are scheduled on their own.
+    hinted = server("5", hints=SchedulerHints(different_host=("vm-1",)))
+    assert shape(hinted, build_query(hinted)) is None
+    two_instances = server("6", instance_uuids=("vm-6a", "vm-6b"))
+    assert shape(two_instances, build_query(two_instances)) is None
+
+
+def test_a_member_sees_the_leaders_candidates_through_its_own_suffixes() -> None:
+    leader, member = server("1"), server("2")
+    renamed = suffixes(build_query(leader), build_query(member))
+    mine, theirs = group_suffix("group-1"), group_suffix("group-2")
+    assert renamed == {mine: theirs}
+    cn1 = host("cn1")
+    found = candidate(cn1, extra={"bw1": BANDWIDTH}, mappings={"": ("rp-cn1",), mine: ("bw1",)})
+    seen = as_seen_by(found, renamed)
+    assert seen.mappings == {"": ("rp-cn1",), theirs: ("bw1",)}
+    assert seen.allocation_request["mappings"] == {"": ["rp-cn1"], theirs: ["bw1"]}
+    assert seen.allocations == found.allocations and found.mappings[mine] == ("bw1",)
+
+
+def test_members_are_placed_in_turn_and_each_fails_alone() -> None:
+    # Room for two servers on cn1 and one on cn2: the third member finds nothing left, the
+    # fourth's claim breaks; the others are placed all the same, on what earlier ones left.
+    cn1 = host("cn1", free_ram_mb=4096)
+    cn2 = host("cn2", free_ram_mb=2048)
+    summaries = {
+        "rp-cn1": {"resources": {"MEMORY_MB": {"capacity": 4096, "used": 0}}},
+        "rp-cn2": {"resources": {"MEMORY_MB": {"capacity": 2048, "used": 0}}},
+    }
+    claimed: list[Selection] = []
+
+    def broken(_: Selection) -> bool:
+        raise RuntimeError("placement went away")
+
+    members = [
+        Member(spec(instance_uuids=("vm-1",)), recording(claimed)),
+        Member(spec(instance_uuids=("vm-2",)), broken),
+        Member(spec(instance_uuids=("vm-3",)), recording(claimed)),
+        Member(spec(instance_uuids=("vm-4",)), recording(claimed)),
+        Member(spec(instance_uuids=("vm-5",)), recording(claimed)),
+    ]
+    outcomes = Scheduler(SchedulerConfig(weighers=("RAMWeigher",))).select_each(
+        members, [candidate(cn1), candidate(cn2)], [cn1, cn2], provider_summaries=summaries
+    )
+    assert isinstance(outcomes[1], RuntimeError)
+    placed = [o for o in outcomes if isinstance(o, Schedule)]
+    assert [s.selections[0][0].instance_uuid for s in placed] == ["vm-1", "vm-3", "vm-4"]
+    assert sorted(s.selections[0][0].host for s in placed) == ["cn1", "cn1", "cn2"]
+    assert isinstance(outcomes[4], NoValidHost) and outcomes[4].instance_uuid == "vm-5"
+    assert [s.instance_uuid for s in claimed] == ["vm-1", "vm-3", "vm-4"]
