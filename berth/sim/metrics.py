@@ -109,7 +109,9 @@ def sample(
             if rc in COMPUTE_CLASSES:
                 free_on_root.setdefault(provider.root, {})[rc] = max(0, usable - amount)
     active, accepted, failed = counts
-    return Sample(time, active, accepted, failed, used, capacity, fragmentation(free_on_root, largest))
+    return Sample(
+        time, active, accepted, failed, used, capacity, fragmentation(free_on_root, largest)
+    )
 
 
 def fragmentation(

@@ -25,7 +25,7 @@ import httpx
 from berth import config
 from berth.allinone.stack import STARTER_IMAGE, Stack
 from berth.common.inprocess import InProcessTransport
-from berth.sim.metrics import Provider, Sample, read_providers, sample
+from berth.sim.metrics import Sample, read_providers, sample
 from berth.sim.scenario import Scenario
 from berth.sim.workload import Boot, Delete, Workload
 
@@ -59,7 +59,7 @@ class Failure:
     def codes(self) -> tuple[str, ...]:
         """The diagnosis' reasons: Placement's shortfalls (``insufficient VCPU``) and the
         filters' reason codes (``ServerGroupAntiAffinityFilter: same_group_host``)."""
-        found = re.findall(r"(?:insufficient|missing trait|forbidden trait) [\w:]+", self.message)
+        found = re.findall(r"(?:insufficient|missing trait|forbidden trait) \w+", self.message)
         for stage, detail in re.findall(r"(\w+) removed \d+ \(([^)]*)\)", self.message):
             found += [f"{stage}: {code}" for code in re.findall(r"([\w.-]+): \d+", detail)]
         return tuple(dict.fromkeys(found))
@@ -191,7 +191,9 @@ class _Driver:
         self.servers: dict[str, tuple[str, list[str]]] = {}
         self._setup()
 
-    def _call(self, method: str, url: str, body: Any = None, ok: tuple[int, ...] = (200, 201, 202, 204)) -> Any:
+    def _call(
+        self, method: str, url: str, body: Any = None, ok: tuple[int, ...] = (200, 201, 202, 204)
+    ) -> Any:
         answer = self.client.request(method, url, json=body, headers=COMPUTE)
         if answer.status_code not in ok:
             raise RuntimeError(f"{method} {url}: {answer.status_code} {answer.text[:500]}")
@@ -200,9 +202,15 @@ class _Driver:
     def _setup(self) -> None:
         """Flavors, networks, QoS policies and server groups, and quotas that never refuse."""
         file = self.workload.file
-        unlimited = {k: -1 for k in ("instances", "cores", "ram", "server_groups", "server_group_members")}
+        unlimited = {
+            k: -1 for k in ("instances", "cores", "ram", "server_groups", "server_group_members")
+        }
         self._call("PUT", "/compute/v2.1/os-quota-sets/admin", {"quota_set": unlimited})
-        self._call("PUT", "/networking/v2.0/quotas/admin", {"quota": {"port": -1, "network": -1, "subnet": -1}})
+        self._call(
+            "PUT",
+            "/networking/v2.0/quotas/admin",
+            {"quota": {"port": -1, "network": -1, "subnet": -1}},
+        )
         for name, flavor in file.flavors.items():
             self._call("POST", "/compute/v2.1/flavors", {"flavor": {
                 "name": name, "id": f"sim-{name}", "vcpus": flavor.vcpus, "ram": flavor.memory_mb,
@@ -223,7 +231,10 @@ class _Driver:
         for i, (name, network) in enumerate(file.networks.items()):
             body: dict[str, Any] = {"name": name, "shared": True}
             if network.physnet:
-                body |= {"provider:network_type": "flat", "provider:physical_network": network.physnet}
+                body |= {
+                    "provider:network_type": "flat",
+                    "provider:physical_network": network.physnet,
+                }
             net = self._call("POST", "/networking/v2.0/networks", {"network": body})["network"]
             self._call("POST", "/networking/v2.0/subnets", {"subnet": {
                 "network_id": net["id"], "ip_version": 4, "cidr": f"10.{i}.0.0/16"}})  # fmt: skip
@@ -251,7 +262,9 @@ class _Driver:
                 **({"qos_policy_id": self.policies[port.qos_policy]} if port.qos_policy else {})}})["port"]["id"]
             for n, port in enumerate(spec.ports)
         ]  # fmt: skip
-        networks: Any = [{"uuid": self.networks[n]} for n in spec.networks] + [{"port": p} for p in ports]
+        networks: Any = [{"uuid": self.networks[n]} for n in spec.networks] + [
+            {"port": p} for p in ports
+        ]
         body: dict[str, Any] = {"server": {
             "name": boot.name, "flavorRef": f"sim-{spec.flavor}", "imageRef": STARTER_IMAGE,
             "networks": networks or "none"}}  # fmt: skip
@@ -285,7 +298,10 @@ class _Driver:
         server_id, ports = self.servers.pop(delete.name)
         self._call("DELETE", f"/compute/v2.1/servers/{server_id}")
         deadline = time.monotonic() + WAIT_SECONDS
-        while self.client.get(f"/compute/v2.1/servers/{server_id}", headers=COMPUTE).status_code != 404:
+        while (
+            self.client.get(f"/compute/v2.1/servers/{server_id}", headers=COMPUTE).status_code
+            != 404
+        ):
             if time.monotonic() > deadline:
                 raise SimulationStuck(f"server {server_id} not gone after {WAIT_SECONDS:g} s")
             time.sleep(POLL_SECONDS)

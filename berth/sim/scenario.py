@@ -95,9 +95,13 @@ def scenarios(fleet_files: list[Path], scheduler_files: list[Path]) -> list[Scen
     result = []
     for i in range(runs):
         fleet_file = fleet_files[min(i, len(fleet_files) - 1)]
-        settings_file = scheduler_files[min(i, len(scheduler_files) - 1)] if scheduler_files else None
-        name = fleet_file.stem if len(fleet_files) == 2 else (
-            settings_file.stem if settings_file is not None else fleet_file.stem
+        settings_file = (
+            scheduler_files[min(i, len(scheduler_files) - 1)] if scheduler_files else None
+        )
+        name = (
+            fleet_file.stem
+            if len(fleet_files) == 2
+            else (settings_file.stem if settings_file is not None else fleet_file.stem)
         )
         result.append(scenario(name, fleet_file, scheduler_settings(settings_file)))
     if len(result) == 2 and result[0].name == result[1].name:

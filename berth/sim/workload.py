@@ -127,7 +127,9 @@ class WorkloadFile(_Strict):
     flavors: dict[str, Flavor] = Field(min_length=1)
     qos_policies: dict[str, QosPolicy] = {}
     networks: dict[str, Network] = {}
-    server_groups: dict[str, Literal["affinity", "anti-affinity", "soft-affinity", "soft-anti-affinity"]] = {}
+    server_groups: dict[
+        str, Literal["affinity", "anti-affinity", "soft-affinity", "soft-anti-affinity"]
+    ] = {}
     events: tuple[Event, ...] = Field(min_length=1)
 
 
@@ -211,7 +213,9 @@ def _check_names(file: WorkloadFile) -> None:
             known(f"{where}.networks[{n}]", "networks", network, file.networks)
         for n, port in enumerate(event.boot.ports):
             known(f"{where}.ports[{n}].network", "networks", port.network, file.networks)
-            known(f"{where}.ports[{n}].qos_policy", "qos_policies", port.qos_policy, file.qos_policies)
+            known(
+                f"{where}.ports[{n}].qos_policy", "qos_policies", port.qos_policy, file.qos_policies
+            )
 
 
 def _arrivals(event: Event, rng: random.Random) -> list[float]:
