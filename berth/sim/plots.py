@@ -64,7 +64,7 @@ def _failures(ax: Axes, run: Run) -> None:
         ax.set_axis_off()
         return
     ranked = codes.most_common(8)[::-1]
-    ax.barh([code for code, _ in ranked], [n for _, n in ranked])
+    ax.barh([code for code, _ in ranked], [n for _, n in ranked], height=0.5)
     ax.set_xlabel("failed boots naming this reason")
 
 

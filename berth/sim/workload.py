@@ -146,9 +146,11 @@ class Delete:
 
 @dataclass(frozen=True, order=True)
 class Action:
-    """One thing to do at ``time``; ``order`` keeps the file's order among equal times."""
+    """One thing to do at ``time``. At one time deletes come first (``phase`` 0), so that what
+    they free is there for the boots; ``order`` keeps the file's order among the rest."""
 
     time: float
+    phase: int
     order: int
     what: Boot | Delete = field(compare=False)
 
@@ -250,7 +252,10 @@ def _actions(file: WorkloadFile) -> tuple[Action, ...]:
                     planned.append((time + spec.lifetime, Delete(name)))
     if len(planned) > MAX_ACTIONS:
         raise WorkloadError(f"the workload has more than {MAX_ACTIONS} boots and deletes")
-    actions = sorted(Action(time, order, what) for order, (time, what) in enumerate(planned))
+    actions = sorted(
+        Action(time, isinstance(what, Boot), order, what)
+        for order, (time, what) in enumerate(planned)
+    )
     _check_deletes(actions)
     return tuple(actions)
 
