@@ -55,6 +55,12 @@ def _write(path: Path, document: dict[str, Any]) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def _keep_test_logging(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command sets up the process's logging; the test process keeps pytest's."""
+    monkeypatch.setattr(cli, "_configure_logging", lambda level: None)
+
+
 def _sim(tmp_path: Path, fleet: dict[str, Any], *extra: str) -> tuple[Path, dict[str, Any]]:
     out = tmp_path / "report"
     code = cli.main([
