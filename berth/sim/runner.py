@@ -53,7 +53,7 @@ class Failure:
         """The fault with its counts blanked, so that failures for one reason group together:
         ``No valid host was found. N/N hosts are available: Placement returned N
         (insufficient VCPU: N)``."""
-        return re.sub(r"\d+", "N", self.message)
+        return re.sub(r"\b\d+\b", "N", self.message)
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -122,17 +122,16 @@ class Run:
 def run(scenario: Scenario, workload: Workload, progress: Callable[[str], None] = print) -> Run:
     """Replay ``workload`` on ``scenario`` and measure it after each simulated instant."""
     started = time.perf_counter()
-    with _stack(scenario) as (stack, client):
-        driver = _Driver(client, workload)
-        providers = read_providers(_placement(client))
+    with _stack(scenario) as (stack, client, placement):
+        result = Run(scenario.name, len(scenario.fleet.hosts))
+        driver = _Driver(client, workload, result)
+        providers = read_providers(placement)
         largest = workload.largest_flavor()
         need = {"VCPU": largest.vcpus, "MEMORY_MB": largest.memory_mb, "DISK_GB": largest.disk_gb}
-        result = Run(scenario.name, len(scenario.fleet.hosts))
-        driver.result = result
 
         def measure(now: float) -> None:
             counts = (len(driver.servers), len(result.accepted), len(result.failures))
-            result.samples.append(sample(_placement(client), providers, need, now, counts))
+            result.samples.append(sample(placement, providers, need, now, counts))
 
         measure(0.0)
         actions = workload.actions
@@ -150,43 +149,35 @@ def run(scenario: Scenario, workload: Workload, progress: Callable[[str], None] 
 
 
 @contextmanager
-def _stack(scenario: Scenario) -> Iterator[tuple[Stack, httpx.Client]]:
+def _stack(scenario: Scenario) -> Iterator[tuple[Stack, httpx.Client, httpx.Client]]:
+    """The started stack, a client of its APIs (each under its prefix) and one of Placement's."""
     with tempfile.TemporaryDirectory(prefix="berth-sim-") as data:
         settings = config.Settings(data_dir=Path(data), compute=scenario.compute)
         stack = Stack(settings, scenario.fleet)
         stack.start()
+        transport = InProcessTransport(stack.app())
+        token = {"x-auth-token": "admin"}
         client = httpx.Client(
-            transport=InProcessTransport(stack.app()), base_url="http://berth", timeout=120
+            transport=transport, base_url="http://berth", headers=token, timeout=120
         )
-        client.headers["x-auth-token"] = "admin"
+        placement = httpx.Client(
+            transport=transport, base_url="http://berth/placement", headers=token, timeout=120
+        )
         try:
-            yield stack, client
+            yield stack, client, placement
         finally:
+            placement.close()
             client.close()
             stack.stop()
-
-
-def _placement(client: httpx.Client) -> httpx.Client:
-    return _Prefixed(client, "/placement")  # type: ignore[return-value]
-
-
-class _Prefixed:
-    """``client`` with every path under ``prefix`` (the stack serves each API under its own)."""
-
-    def __init__(self, client: httpx.Client, prefix: str) -> None:
-        self.client, self.prefix = client, prefix
-
-    def get(self, path: str, **kwargs: Any) -> httpx.Response:
-        return self.client.get(self.prefix + path, **kwargs)
 
 
 class _Driver:
     """Turns the workload's actions into API calls and waits for their outcome."""
 
-    def __init__(self, client: httpx.Client, workload: Workload) -> None:
+    def __init__(self, client: httpx.Client, workload: Workload, result: Run) -> None:
         self.client = client
         self.workload = workload
-        self.result: Run
+        self.result = result
         # Server name -> (id, ports made for it), while it is ACTIVE.
         self.servers: dict[str, tuple[str, list[str]]] = {}
         self._setup()
