@@ -342,7 +342,11 @@ def _sim(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     _configure_logging("WARNING")
-    results = [runner.run(s, work) for s in runs]
+    try:
+        results = [runner.run(s, work) for s in runs]
+    except runner.SimulationError as exc:
+        print(f"error: the simulation stopped: {exc}", file=sys.stderr)
+        return 1
     page = report.write(results, Path(args.out), Path(args.workload).name)
     print(f"report: {page}")
     return 0

@@ -27,9 +27,9 @@ from berth.allinone.stack import STARTER_IMAGE, Stack
 from berth.common.inprocess import InProcessTransport
 from berth.sim.metrics import Sample, read_providers, sample
 from berth.sim.scenario import Scenario
-from berth.sim.workload import Boot, Delete, Workload
+from berth.sim.workload import Boot, Delete, Network, QosPolicy, Workload
 
-__all__ = ["Failure", "Run", "run"]
+__all__ = ["Failure", "Run", "SimulationError", "run"]
 
 COMPUTE = {"openstack-api-version": "compute 2.64"}
 # How often a waiting action asks again (wall time; the servers build in this process).
@@ -38,8 +38,9 @@ POLL_SECONDS = 0.002
 WAIT_SECONDS = 60.0
 
 
-class SimulationStuck(RuntimeError):
-    """A server did not settle in time: the stack is wedged (its log says why)."""
+class SimulationError(RuntimeError):
+    """The stack refused a call the workload needs, or a server did not settle in time: the
+    run cannot go on (the message, and the stack's log, say why)."""
 
 
 @dataclass(frozen=True)
@@ -187,57 +188,94 @@ class _Driver:
     ) -> Any:
         answer = self.client.request(method, url, json=body, headers=COMPUTE)
         if answer.status_code not in ok:
-            raise RuntimeError(f"{method} {url}: {answer.status_code} {answer.text[:500]}")
+            raise SimulationError(f"{method} {url}: {answer.status_code} {answer.text[:500]}")
         return answer.json() if answer.content else None
 
     def _setup(self) -> None:
-        """Flavors, networks, QoS policies and server groups, and quotas that never refuse."""
-        file = self.workload.file
-        unlimited = {
-            k: -1 for k in ("instances", "cores", "ram", "server_groups", "server_group_members")
-        }
-        self._call("PUT", "/compute/v2.1/os-quota-sets/admin", {"quota_set": unlimited})
+        """Quotas that never refuse (only the scheduler should), then the workload's flavors,
+        QoS policies, networks and server groups."""
+        unlimited = ("instances", "cores", "ram", "server_groups", "server_group_members")
+        self._call(
+            "PUT", "/compute/v2.1/os-quota-sets/admin", {"quota_set": dict.fromkeys(unlimited, -1)}
+        )
         self._call(
             "PUT",
             "/networking/v2.0/quotas/admin",
-            {"quota": {"port": -1, "network": -1, "subnet": -1}},
+            {"quota": dict.fromkeys(("port", "network", "subnet"), -1)},
         )
-        for name, flavor in file.flavors.items():
-            self._call("POST", "/compute/v2.1/flavors", {"flavor": {
-                "name": name, "id": f"sim-{name}", "vcpus": flavor.vcpus, "ram": flavor.memory_mb,
-                "disk": flavor.disk_gb}})  # fmt: skip
-        self.policies = {}
-        for name, policy in file.qos_policies.items():
-            made = self._call("POST", "/networking/v2.0/qos/policies", {"policy": {"name": name}})
-            pid = made["policy"]["id"]
-            rules = f"/networking/v2.0/qos/policies/{pid}"
-            if policy.min_kbps is not None:
-                self._call("POST", f"{rules}/minimum_bandwidth_rules", {"minimum_bandwidth_rule": {
-                    "min_kbps": policy.min_kbps, "direction": policy.direction}})  # fmt: skip
-            if policy.min_kpps is not None:
-                self._call("POST", f"{rules}/minimum_packet_rate_rules", {"minimum_packet_rate_rule": {
-                    "min_kpps": policy.min_kpps, "direction": policy.packet_rate_direction}})  # fmt: skip
-            self.policies[name] = pid
-        self.networks = {}
-        for i, (name, network) in enumerate(file.networks.items()):
-            body: dict[str, Any] = {"name": name, "shared": True}
-            if network.physnet:
-                body |= {
-                    "provider:network_type": "flat",
-                    "provider:physical_network": network.physnet,
-                }
-            net = self._call("POST", "/networking/v2.0/networks", {"network": body})["network"]
-            self._call("POST", "/networking/v2.0/subnets", {"subnet": {
-                "network_id": net["id"], "ip_version": 4, "cidr": f"10.{i}.0.0/16"}})  # fmt: skip
-            if network.qos_policy:
-                self._call("PUT", f"/networking/v2.0/networks/{net['id']}", {"network": {
-                    "qos_policy_id": self.policies[network.qos_policy]}})  # fmt: skip
-            self.networks[name] = net["id"]
+        for name, flavor in self.workload.file.flavors.items():
+            self._call(
+                "POST",
+                "/compute/v2.1/flavors",
+                {
+                    "flavor": {
+                        "name": name,
+                        "id": f"sim-{name}",
+                        "vcpus": flavor.vcpus,
+                        "ram": flavor.memory_mb,
+                        "disk": flavor.disk_gb,
+                    }
+                },
+            )
+        self.policies = {
+            name: self._qos_policy(name, policy)
+            for name, policy in self.workload.file.qos_policies.items()
+        }
+        self.networks = {
+            name: self._network(i, name, network)
+            for i, (name, network) in enumerate(self.workload.file.networks.items())
+        }
         self.groups = {
             name: self._call("POST", "/compute/v2.1/os-server-groups", {
                 "server_group": {"name": name, "policy": policy}})["server_group"]["id"]
-            for name, policy in file.server_groups.items()
+            for name, policy in self.workload.file.server_groups.items()
         }  # fmt: skip
+
+    def _qos_policy(self, name: str, policy: QosPolicy) -> str:
+        made = self._call("POST", "/networking/v2.0/qos/policies", {"policy": {"name": name}})
+        rules = f"/networking/v2.0/qos/policies/{made['policy']['id']}"
+        if policy.min_kbps is not None:
+            self._call(
+                "POST",
+                f"{rules}/minimum_bandwidth_rules",
+                {
+                    "minimum_bandwidth_rule": {
+                        "min_kbps": policy.min_kbps,
+                        "direction": policy.direction,
+                    }
+                },
+            )
+        if policy.min_kpps is not None:
+            self._call(
+                "POST",
+                f"{rules}/minimum_packet_rate_rules",
+                {
+                    "minimum_packet_rate_rule": {
+                        "min_kpps": policy.min_kpps,
+                        "direction": policy.packet_rate_direction,
+                    }
+                },
+            )
+        return str(made["policy"]["id"])
+
+    def _network(self, index: int, name: str, network: Network) -> str:
+        """A shared network with one subnet (10.<index>.0.0/16); flat on its physical network."""
+        body: dict[str, Any] = {"name": name, "shared": True}
+        if network.physnet:
+            body |= {"provider:network_type": "flat", "provider:physical_network": network.physnet}
+        net = self._call("POST", "/networking/v2.0/networks", {"network": body})["network"]
+        self._call(
+            "POST",
+            "/networking/v2.0/subnets",
+            {"subnet": {"network_id": net["id"], "ip_version": 4, "cidr": f"10.{index}.0.0/16"}},
+        )
+        if network.qos_policy:
+            self._call(
+                "PUT",
+                f"/networking/v2.0/networks/{net['id']}",
+                {"network": {"qos_policy_id": self.policies[network.qos_policy]}},
+            )
+        return str(net["id"])  # fmt: skip
 
     def do(self, now: float, what: Boot | Delete) -> None:
         if isinstance(what, Boot):
@@ -280,7 +318,7 @@ class _Driver:
             if server["status"] in ("ACTIVE", "ERROR"):
                 return server  # type: ignore[no-any-return]
             time.sleep(POLL_SECONDS)
-        raise SimulationStuck(f"server {server_id} still building after {WAIT_SECONDS:g} s")
+        raise SimulationError(f"server {server_id} still building after {WAIT_SECONDS:g} s")
 
     def _delete(self, delete: Delete) -> None:
         """Delete a server the workload booted; one that failed (or is gone) has nothing to free."""
@@ -294,7 +332,7 @@ class _Driver:
             != 404
         ):
             if time.monotonic() > deadline:
-                raise SimulationStuck(f"server {server_id} not gone after {WAIT_SECONDS:g} s")
+                raise SimulationError(f"server {server_id} not gone after {WAIT_SECONDS:g} s")
             time.sleep(POLL_SECONDS)
         for port in ports:
             self._call("DELETE", f"/networking/v2.0/ports/{port}", ok=(204, 404))

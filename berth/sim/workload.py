@@ -36,7 +36,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-__all__ = ["Action", "Boot", "Delete", "Workload", "WorkloadError", "load", "parse"]
+__all__ = [
+    "Action", "Boot", "Delete", "Network", "QosPolicy", "Workload", "WorkloadError", "load", "parse",
+]  # fmt: skip
 
 # More arrivals than this is a typing error, not a workload one process replays.
 MAX_ACTIONS = 20_000
@@ -126,7 +128,8 @@ class WorkloadFile(_Strict):
     seed: int = 0
     flavors: dict[str, Flavor] = Field(min_length=1)
     qos_policies: dict[str, QosPolicy] = {}
-    networks: dict[str, Network] = {}
+    # Each network's subnet is 10.<n>.0.0/16.
+    networks: dict[str, Network] = Field({}, max_length=250)
     server_groups: dict[
         str, Literal["affinity", "anti-affinity", "soft-affinity", "soft-anti-affinity"]
     ] = {}
