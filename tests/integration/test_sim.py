@@ -160,3 +160,21 @@ def test_a_bad_workload_is_refused_before_anything_starts(
     assert code == 2
     assert message.replace("Value error, ", "") in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_bad_fleet_or_settings_file_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workload = _write(tmp_path / "workload.yaml", WORKLOAD)
+    fleet = _write(
+        tmp_path / "fleet.yaml", {"cells": ["cell1"], "hosts": [{"name": "cn", "cell": "cell9"}]}
+    )
+    settings = _write(tmp_path / "settings.yaml", {"weigher_multipliers": {"Nope": 1.0}})
+    out = str(tmp_path / "o")
+    assert cli.main(["sim", "--fleet", str(fleet), "--workload", str(workload), "--out", out]) == 2
+    assert "fleet.yaml: host cn: cell 'cell9' is not in cells" in capsys.readouterr().err
+    good = _write(tmp_path / "good.yaml", FLEET)
+    code = cli.main(["sim", "--fleet", str(good), "--workload", str(workload), "--out", out,
+                     "--scheduler", str(settings)])  # fmt: skip
+    assert code == 2
+    assert "settings.yaml: weigher_multipliers: no weigher Nope" in capsys.readouterr().err
