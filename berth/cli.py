@@ -91,6 +91,28 @@ def _parser() -> argparse.ArgumentParser:
     )
     up.set_defaults(run=_up)
 
+    sim = commands.add_parser(
+        "sim",
+        help="replay a workload through the real scheduler and Placement, faster than real "
+        "time, and write a report with plots",
+    )
+    sim.add_argument(
+        "--fleet",
+        action="append",
+        required=True,
+        help="YAML fleet of simulated hosts; give it twice to compare two fleets",
+    )
+    sim.add_argument("--workload", required=True, help="YAML workload (etc/workload.example.yaml)")
+    sim.add_argument("--out", required=True, help="directory for report.html, the PNGs and JSON")
+    sim.add_argument(
+        "--scheduler",
+        action="append",
+        default=[],
+        help="YAML scheduler settings (weigher_multipliers, host_subset_size, ...); give it "
+        "twice to compare two settings on one fleet",
+    )
+    sim.set_defaults(run=_sim)
+
     serve = commands.add_parser("serve", help="run one service")
     services = serve.add_subparsers(title="services")
     placement = services.add_parser("placement", help="the Placement API")
@@ -303,6 +325,31 @@ def _up(args: argparse.Namespace) -> int:
         return _up_distributed(args, settings)
     auth = args.auth or "keystone"
     return up.run(settings, args.host, args.port, args.fleet, args.hosts, args.cells, auth)
+
+
+def _sim(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from berth.sim import report, runner, scenario, workload
+
+    try:
+        work = workload.load(Path(args.workload))
+        runs = scenario.scenarios([Path(f) for f in args.fleet], [Path(f) for f in args.scheduler])
+    except workload.WorkloadError as exc:
+        print(f"error: workload {args.workload}: {exc}", file=sys.stderr)
+        return 2
+    except scenario.ScenarioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    _configure_logging("WARNING")
+    try:
+        results = [runner.run(s, work) for s in runs]
+    except runner.SimulationError as exc:
+        print(f"error: the simulation stopped: {exc}", file=sys.stderr)
+        return 1
+    page = report.write(results, Path(args.out), Path(args.workload).name)
+    print(f"report: {page}")
+    return 0
 
 
 def _up_distributed(args: argparse.Namespace, settings: config.Settings) -> int:
