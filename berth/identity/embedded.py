@@ -123,7 +123,8 @@ def prepare(home: KeystoneHome, identity_url: str) -> dict[str, str]:
         list(pool.map(lambda step: _manage(home, *step), steps))
     _manage(
         home, "bootstrap",
-        "--bootstrap-username", ADMIN, "--bootstrap-password", passwords[ADMIN],
+        # "=": a password may begin with "-", which argparse would take for an option.
+        "--bootstrap-username", ADMIN, f"--bootstrap-password={passwords[ADMIN]}",
         "--bootstrap-project-name", ADMIN, "--bootstrap-role-name", "admin",
         "--bootstrap-region-id", REGION,
         "--bootstrap-public-url", identity_url, "--bootstrap-internal-url", identity_url,
