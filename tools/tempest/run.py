@@ -48,8 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"berth up on {up.base_url} ({args.hosts} hosts), log: {up.log_path}", flush=True)
         facts = prepare(up)
         tempest_dir = workdir / "tempest"
-        if not (tempest_dir / ".stestr.conf").exists():
-            subprocess.run([venv_bin / "tempest", "init", tempest_dir], check=True)
+        _stestr_conf(venv_bin, tempest_dir)
         conf_path = tempest_dir / "etc" / "tempest.conf"
         conf.write(conf.render(facts, workdir), conf_path)
         run = _tempest_run(venv_bin, tempest_dir, conf_path, args, workdir / "tempest-run.log")
@@ -87,6 +86,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stestr_conf(venv_bin: Path, tempest_dir: Path) -> None:
+    """What ``tempest init`` writes for stestr, without registering a named workspace."""
+    package = subprocess.run(
+        [venv_bin / "python", "-c", "import os, tempest; print(os.path.dirname(tempest.__file__))"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    tempest_dir.mkdir(parents=True, exist_ok=True)
+    (tempest_dir / ".stestr.conf").write_text(
+        f"[DEFAULT]\ntest_path={package}/test_discover\ntop_dir={package}\ngroup_regex=([^\\.]*\\.)*\n"
+    )
+
+
 def _tempest_run(
     venv_bin: Path, tempest_dir: Path, conf_path: Path, args: argparse.Namespace, log_path: Path
 ) -> list[str]:
@@ -103,10 +114,15 @@ def _tempest_run(
             command, cwd=tempest_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
         assert process.stdout is not None
-        for line in process.stdout:
-            sys.stdout.write(line)
-            log.write(line)
-        process.wait()
+        try:
+            for line in process.stdout:
+                sys.stdout.write(line)
+                log.write(line)
+            process.wait()
+        finally:
+            if process.poll() is None:
+                process.terminate()
+                process.wait()
     return command
 
 
