@@ -42,8 +42,9 @@ COMPUTE_FEATURES = {
     "personality": False,
     "config_drive": False,
     "metadata_service": False,
-    # A create answers no adminPass (Nova's enable_instance_password = false).
-    "enable_instance_password": False,
+    # A create answers an adminPass (Nova's enable_instance_password = true); tempest's
+    # response schema refuses one when this is off.
+    "enable_instance_password": True,
     "vnc_console": False,
     "spice_console": False,
     "serial_console": False,

@@ -83,6 +83,17 @@ class Outcome:
         return (lines[-1] if lines else "")[:400]
 
 
+def skip_reason(outcome: Outcome) -> str:
+    """A skip's reason with what differs between classes left out, so that alike skips group."""
+    reason = outcome.error or "(no reason given)"
+    reason = re.sub(r"^\w+ skipped as ", "", reason)
+    return re.sub(
+        r"^The microversion range\[[^]]*\] of this test",
+        "The microversion range of this test",
+        reason,
+    )
+
+
 def load(path: Path) -> list[Outcome]:
     outcomes = []
     for line in path.read_text().splitlines():
@@ -112,25 +123,54 @@ def table(outcomes: list[Outcome]) -> str:
     return "\n".join(rows)
 
 
-def results_text(outcomes: list[Outcome], heading: str) -> str:
-    """The results file: the table, each failure with its error line, each skip under its reason."""
+def per_test(outcomes: list[Outcome], listed: Iterable[str]) -> list[Outcome]:
+    """One outcome per listed test. A class that fails or is skipped in setUpClass runs none of
+    its tests, and stestr reports the class once: its tests take that outcome here. A class
+    fixture stays a record of its own only where it stands for no listed test (a tearDownClass
+    failure, after the tests ran)."""
+    reported = {o.test_id for o in outcomes}
+    setups = {o.path: o for o in outcomes if o.test_id.startswith("setUpClass (")}
+    tests = [o for o in outcomes if not o.test_id.startswith("setUpClass (")]
+    expanded = set()
+    for test_id in listed:
+        test_class = test_id.split("[", 1)[0].rsplit(".", 1)[0]
+        if test_id not in reported and test_class in setups:
+            setup = setups[test_class]
+            tests.append(Outcome(test_id, setup.status, setup.detail))
+            expanded.add(test_class)
+    return tests + [o for path, o in setups.items() if path not in expanded]
+
+
+def results_text(outcomes: list[Outcome], tests: list[Outcome], heading: str) -> str:
+    """The results file: the table of ``tests`` (see per_test), then each failure of
+    ``outcomes`` (a class setup once) with its error line, and the skips under their reason."""
+    per_class = Counter(o.test_id.split("[", 1)[0].rsplit(".", 1)[0] for o in tests)
     failed = [o for o in outcomes if o.status not in ("success", "skip")]
+    failed_tests = sum(o.status not in ("success", "skip") for o in tests)
     skipped: dict[str, list[str]] = defaultdict(list)
     for outcome in outcomes:
         if outcome.status == "skip":
-            skipped[outcome.error or "(no reason given)"].append(outcome.test_id)
-    parts = [heading, "", table(outcomes), "", f"## Failed ({len(failed)})", ""]
+            skipped[skip_reason(outcome)].append(_named(outcome, per_class))
+    skipped_tests = Counter(skip_reason(o) for o in tests if o.status == "skip")
+    parts = [heading, "", table(tests), "", f"## Failed ({failed_tests} tests)", ""]
     for area in by_area(failed):
         parts.append(f"### {area}")
         parts += [
-            f"- {o.test_id}\n    {o.error}"
+            f"- {_named(o, per_class)}\n    {o.error}"
             for o in sorted(failed, key=lambda o: o.test_id)
             if o.area == area
         ]
         parts.append("")
-    parts += [f"## Skipped ({sum(map(len, skipped.values()))}), by reason", ""]
-    for reason, tests in sorted(skipped.items(), key=lambda item: -len(item[1])):
-        parts.append(f"### {reason} ({len(tests)})")
-        parts += [f"- {test}" for test in sorted(tests)]
+    parts += [f"## Skipped ({sum(skipped_tests.values())} tests), by reason", ""]
+    for reason, names in sorted(skipped.items(), key=lambda item: -skipped_tests[item[0]]):
+        parts.append(f"### {reason} ({skipped_tests[reason]} tests)")
+        parts += [f"- {name}" for name in sorted(names)]
         parts.append("")
     return "\n".join(parts)
+
+
+def _named(outcome: Outcome, per_class: Counter[str]) -> str:
+    """A class setup's id with how many tests it stood for."""
+    if outcome.test_id.startswith("setUpClass (") and per_class[outcome.path]:
+        return f"{outcome.test_id}: {per_class[outcome.path]} tests"
+    return outcome.test_id
