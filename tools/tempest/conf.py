@@ -112,6 +112,8 @@ def render(facts: CloudFacts, workdir: Path) -> configparser.ConfigParser:
             "network-feature-enabled": {
                 "api_extensions": ",".join(facts.network_extensions),
                 "ipv6": "true",
+                # ipv6_ra_mode and ipv6_address_mode are kept on IPv6 subnets (docs/network.md).
+                "ipv6_subnet_attributes": "true",
                 "floating_ips": _bool("router" in facts.network_extensions),
                 "port_security": _bool("port-security" in facts.network_extensions),
                 "port_admin_state_change": "true",
