@@ -2,8 +2,7 @@
 
 Every value is either read from the cloud (``CloudFacts``) or states a fact about Berth: which
 optional Nova and Neutron features it implements. A feature Berth does not have is turned off here
-so that its tests are skipped with tempest's own reason rather than failing; the features other
-work is adding (pause, suspend) stay on, so that their tests show where Berth stands.
+so that its tests are skipped with tempest's own reason rather than failing.
 """
 
 from __future__ import annotations
