@@ -14,6 +14,7 @@ import os
 import secrets
 import subprocess
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -123,7 +124,8 @@ def prepare(home: KeystoneHome, identity_url: str) -> dict[str, str]:
         list(pool.map(lambda step: _manage(home, *step), steps))
     _manage(
         home, "bootstrap",
-        "--bootstrap-username", ADMIN, "--bootstrap-password", passwords[ADMIN],
+        # "=": a password may begin with "-", which argparse would take for an option.
+        "--bootstrap-username", ADMIN, f"--bootstrap-password={passwords[ADMIN]}",
         "--bootstrap-project-name", ADMIN, "--bootstrap-role-name", "admin",
         "--bootstrap-region-id", REGION,
         "--bootstrap-public-url", identity_url, "--bootstrap-internal-url", identity_url,
@@ -156,7 +158,36 @@ def wsgi_app(home: KeystoneHome, restore_logging: Callable[[], None]) -> Any:
     with _command_line(sys.argv[:1]):
         app = core.initialize_application(name="public", config_files=[str(home.config_file)])
     restore_logging()
-    return app
+    return OneWriterAtATime(app)
+
+
+class OneWriterAtATime:
+    """Keystone's requests that may write (every method but GET, HEAD, OPTIONS; a login writes
+    the user's last_active_at) run one at a time.
+
+    Keystone's transactions read before they write. On SQLite, two such transactions at once
+    cannot both upgrade their read lock, and the second fails at once with "database is locked"
+    (a 500), without waiting: tempest, which makes and deletes projects and users from several
+    workers, met one in every few dozen requests. Reads still run side by side."""
+
+    SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._writing = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        if environ.get("REQUEST_METHOD", "GET") in self.SAFE_METHODS:
+            return self.app(environ, start_response)
+        with self._writing:
+            # Flask builds the body inside the call; reading it here keeps any lazy part of it
+            # inside the lock too.
+            body = self.app(environ, start_response)
+            try:
+                return list(body)
+            finally:
+                if hasattr(body, "close"):
+                    body.close()
 
 
 @contextmanager
