@@ -101,9 +101,11 @@ class Mover:
         try:
             selections = self._destinations(spec, may_leave_cell)
         except (NoValidHost, ServiceUnreachable) as exc:
+            diagnosis = exc.diagnosis if isinstance(exc, NoValidHost) else None
             move_steps.put_back(
-                db, self.api_db, self.placement, self.network, instance, migration, str(exc)
-            )
+                db, self.api_db, self.placement, self.network, instance, migration, str(exc),
+                diagnosis=diagnosis,
+            )  # fmt: skip
             return
         attempts: list[BuildAttempt] = []
         chosen = claims.bind_first(
