@@ -21,10 +21,8 @@ cannot be met alone is taken apart, cheapest question first, until something is 
                                                                                have no fit
     in-tree                compute node         ... and in_tree                the asked-for node
                                                                                has no room
-    disabled-hosts         -                    the group without              only disabled
-                                                root_required                  nodes have room
-    rules-together         -                    (nothing above was short)      the rules hold
-                                                                               only apart
+    rules-together         -                    (nothing above was short)      each rule holds,
+                                                                               never all at once
 
 When every group is met alone the request fails only as a whole:
 
