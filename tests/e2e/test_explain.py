@@ -341,3 +341,25 @@ def test_a_resize_that_fits_nowhere_keeps_its_diagnosis(start_stack: StackFactor
     assert [(o, c, s["amount"]) for o, c, s in _short(diagnosis)] == [
         ("flavor", "insufficient-resource", 64)
     ]
+
+
+def test_a_live_migration_that_fits_nowhere_keeps_its_diagnosis(start_stack: StackFactory) -> None:
+    # Two hosts, the other one too small for the flavor.
+    small = {**HOST, "vcpus": 1}
+    stack, client = start_stack(
+        {"cells": ["cell1"], "hosts": [{"name": "big", **HOST}, {"name": "small", **small}]}
+    )
+    flavor, image = w.flavor_and_image(stack, vcpus=8)
+    net = w.network(client)
+    server_id = w.boot(client, flavor, image, [{"uuid": net}])
+    assert w.wait(client, server_id)["OS-EXT-SRV-ATTR:host"] == "big"
+    mv.action(client, server_id, {"os-migrateLive": {"host": None, "block_migration": "auto"}})
+    mv.wait_migration(client, server_id, "error")
+    mv.wait_status(client, server_id, "ACTIVE")
+    diagnosis = w.ok(client.get(f"/compute/v2.1/os-berth-diagnosis/{server_id}"))["diagnosis"]
+    assert diagnosis["fault_message"].startswith("No valid host was found.")
+    # Placement offers only the source (the other host is too small); it is not a destination.
+    assert diagnosis["placement_hosts"] == 1 and diagnosis["groups"] == []
+    assert diagnosis["stages"] == [
+        {"name": "RequestedDestinationFilter", "removed": 1, "reasons": {"ignored-host": 1}}
+    ]
