@@ -213,6 +213,17 @@ def _parser() -> argparse.ArgumentParser:
     version.add_argument("--database-url")
     version.set_defaults(run=_db_version)
 
+    diagnosis = commands.add_parser(
+        "diagnosis", help="why the scheduler found no host for a server (admins)"
+    )
+    diagnosis.add_argument("server", help="the server's id")
+    diagnosis.add_argument(
+        "--compute-url", required=True, help="e.g. http://127.0.0.1:8000/compute"
+    )
+    diagnosis.add_argument("--token", default="admin", help="X-Auth-Token (an admin's)")
+    diagnosis.add_argument("--json", action="store_true", help="print the document as JSON")
+    diagnosis.set_defaults(run=_diagnosis)
+
     cfg = commands.add_parser("config", help="settings")
     cfg_commands = cfg.add_subparsers(title="actions")
     sample = cfg_commands.add_parser("sample", help="print a documented sample config file")
@@ -441,6 +452,26 @@ def _audit(args: argparse.Namespace) -> int:
     if report.clean:
         print("nothing leaked, nothing over capacity")
     return 0 if report.clean else 1
+
+
+def _diagnosis(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from berth.compute.clients.http import http_client
+    from berth.compute.diagnosis_view import show
+    from berth.identity.service_user import StaticToken
+
+    with http_client(args.compute_url, StaticToken(args.token)) as client:
+        answer = client.get(f"/v2.1/os-berth-diagnosis/{args.server}")
+    if not answer.is_success:
+        print(f"error: {answer.status_code} {answer.text}", file=sys.stderr)
+        return 1
+    document = answer.json()["diagnosis"]
+    if args.json:
+        print(json.dumps(document, indent=2))
+    else:
+        show(document, Console())
+    return 0
 
 
 def _uuid_argument(text: str) -> str:

@@ -546,6 +546,13 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         "PUT /os-services/{service_id}",
         legacy=_LEGACY_SERVICES,
     ),
+    # Berth's own extension
+    _api_rule(
+        "os-berth-diagnosis:show",
+        ADMIN,
+        "Show why the scheduler found no host for a server (Berth's extension).",
+        "GET /os-berth-diagnosis/{server_id}",
+    ),
     # hypervisors
     _api_rule(
         "os-hypervisors:list",

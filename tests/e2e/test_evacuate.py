@@ -194,6 +194,9 @@ def test_an_evacuation_no_host_can_take_leaves_the_server_as_it_was(
     (event,) = mv.events(client, server_id, "evacuate")
     assert (event["event"], event["result"]) == ("conductor_rebuild_server", "Error")
     assert "No valid host" in event["traceback"]
+    # The scheduler's diagnosis is kept with the fault, for admins.
+    diagnosis = w.ok(client.get(f"/compute/v2.1/os-berth-diagnosis/{server_id}"))["diagnosis"]
+    assert event["traceback"].startswith(diagnosis["fault_message"])
     mv.assert_clean(stack)
 
 

@@ -9,6 +9,7 @@ from starlette.responses import Response
 from berth.compute.api import (
     aggregates,
     availability_zones,
+    berth_diagnosis,
     flavors,
     hypervisors,
     instance_actions,
@@ -116,6 +117,8 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/os-services": {"GET": services.index},
     # A uuid from 2.53; before, the action: enable, disable, disable-log-reason, force-down.
     "/v2.1/os-services/{service_id}": {"PUT": services.update},
+    # Berth's own: why the scheduler found no host for a server (admins).
+    "/v2.1/os-berth-diagnosis/{server_id}": {"GET": berth_diagnosis.show},
     "/v2.1/os-hypervisors/detail": {"GET": hypervisors.detail},
     "/v2.1/os-hypervisors/statistics": {"GET": hypervisors.statistics},
     "/v2.1/os-hypervisors": {"GET": hypervisors.index},

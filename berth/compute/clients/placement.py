@@ -20,6 +20,8 @@ import orjson
 from berth.compute.clients.http import ServiceUnavailable, call
 
 MICROVERSION = "placement 1.39"
+# Placement's words for a query naming a trait it does not know.
+_UNKNOWN_TRAIT = "No such trait"
 # Providers whose inventories one reshaper request writes.
 INVENTORY_BATCH = 500
 
@@ -59,7 +61,11 @@ class PlacementClient:
         return answer
 
     def allocation_candidates(self, params: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        """Placement's answer; a trait it has never heard of (a port's physical network no
+        agent reports, say) is answered 400, which for a scheduler means no candidate."""
         answer = call(self.client, "GET", "/allocation_candidates", params=list(params))
+        if answer.status_code == 400 and _UNKNOWN_TRAIT in answer.text:
+            return {"allocation_requests": [], "provider_summaries": {}}
         # orjson: an answer of a thousand candidates is megabytes, four times faster to read.
         return orjson.loads(self._ok(answer, "GET /allocation_candidates").content)  # type: ignore[no-any-return]
 

@@ -36,6 +36,7 @@ from berth.compute.db import (
 from berth.compute.db import cells as cell_store
 from berth.compute.db.errors import Duplicate
 from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
+from berth.compute.objects.diagnosis import Diagnosis
 from berth.compute.objects.request_spec import PortRequest, RequestSpec
 from berth.compute.objects.selection import Selection
 from berth.compute.rpc import CellRPC, NoValidHost, SchedulerAPI, ServiceUnreachable
@@ -85,8 +86,9 @@ class SuperConductor:
             chosen = self._schedule(builds)
         except (NoValidHost, ServiceUnreachable) as exc:
             # A scheduler that timed out may still claim later: release by consumer in _bury.
+            diagnosis = exc.diagnosis if isinstance(exc, NoValidHost) else None
             for build in builds:
-                self._bury(build.uuid, str(exc), step, build.made)
+                self._bury(build.uuid, str(exc), step, build.made, diagnosis)
             return
         for build, selections in zip(builds, chosen, strict=True):
             try:
@@ -221,8 +223,16 @@ class SuperConductor:
             uuid, selections[chosen + 1 :], attempts
         )
 
-    def _bury(self, uuid: str, message: str, step: _Step, made: Sequence[PortEntry] = ()) -> None:
-        """The server in cell0, in ERROR with a fault; its ports and any claim given back."""
+    def _bury(
+        self,
+        uuid: str,
+        message: str,
+        step: _Step,
+        made: Sequence[PortEntry] = (),
+        diagnosis: Diagnosis | None = None,
+    ) -> None:
+        """The server in cell0, in ERROR with a fault (with the scheduler's diagnosis, when it
+        found no host); its ports and any claim given back."""
         LOG.info("server %s cannot be built: %s", uuid, message)
         with self.api_db.read() as conn:
             request = build_requests.get(conn, uuid)
@@ -237,7 +247,10 @@ class SuperConductor:
             with self.cells.database(cell0).write() as conn:
                 row = _instance_row(dict(request["instance"]), None, [])
                 instances.create(conn, {**row, "vm_state": "error", "task_state": None})
-                instances.add_fault(conn, uuid, 500, message, details=message)
+                instances.add_fault(
+                    conn, uuid, 500, message, details=message,
+                    diagnosis=None if diagnosis is None else diagnosis.to_json(),
+                )  # fmt: skip
                 step.record(conn, request["instance"], actions.ERROR, message)
         except Duplicate:
             LOG.info("server %s was ended already (by the recovery)", uuid)

@@ -41,6 +41,7 @@ from berth.compute.conductor import claims, move_steps, ports
 from berth.compute.db import cells as cell_store
 from berth.compute.db import group_placements, instances, migrations, request_specs
 from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
+from berth.compute.objects.diagnosis import Diagnosis
 from berth.compute.objects.request_spec import Destination, RequestSpec
 from berth.compute.objects.selection import Selection
 from berth.compute.rpc import CellRPC, NoValidHost, SchedulerAPI, ServiceUnreachable
@@ -134,7 +135,8 @@ def _schedule(
     try:
         (selections,) = scheduler.select_destinations(spec)
     except (NoValidHost, ServiceUnreachable) as exc:
-        put_back(db, services, instance, migration, str(exc))
+        diagnosis = exc.diagnosis if isinstance(exc, NoValidHost) else None
+        put_back(db, services, instance, migration, str(exc), diagnosis=diagnosis)
         return
     attempts: list[BuildAttempt] = []
     chosen = claims.bind_first(
@@ -248,10 +250,12 @@ def put_back(
     failure: str,
     failed_host: str | None = None,
     error: bool = False,
+    diagnosis: Diagnosis | None = None,
 ) -> None:
     """The evacuation failed: the server back on its source as before (in ERROR when ``error``),
     holding its source allocation (replacing what it holds at a destination), its ports bound
-    there with their old providers; the migration ``error``, a fault, the action in Error."""
+    there with their old providers; the migration ``error``, a fault (with the scheduler's
+    ``diagnosis`` when no host could take it), the action in Error."""
     uuid, source = instance["uuid"], migration["source_compute"]
     services.placement.move_allocations(migration["uuid"], uuid, "INSTANCE")
     entries = [PortEntry.from_json(e) for e in instance["network_info"]]
@@ -265,7 +269,10 @@ def put_back(
             "network_info": [entry.to_json() for entry in network_info],
         }, expected_task_states=[REBUILDING])  # fmt: skip
         migrations.update(conn, migration["uuid"], {"status": "error"})
-        instances.add_fault(conn, uuid, 500, failure, details=failure, host=failed_host)
+        instances.add_fault(
+            conn, uuid, 500, failure, details=failure, host=failed_host,
+            diagnosis=None if diagnosis is None else diagnosis.to_json(),
+        )  # fmt: skip
         actions.step_done(conn, uuid, EVACUATE, SCHEDULE, actions.ERROR, details=failure)
     LOG.info("server %s stays on %s: %s", uuid, source, failure)
 

@@ -21,6 +21,7 @@ from berth.compute.clients.placement import PlacementClient
 from berth.compute.conductor import claims, ports
 from berth.compute.db import group_placements, instances, migrations, request_specs
 from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
+from berth.compute.objects.diagnosis import Diagnosis
 from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.objects.selection import Selection
 from berth.compute.rpc import CellRPC
@@ -106,11 +107,13 @@ def put_back(
     migration: Mapping[str, Any],
     failure: str | None,
     failed_host: str | None = None,
+    diagnosis: Diagnosis | None = None,
 ) -> None:
     """The server back on its source as before the move: its source allocation (replacing what
     it holds at the destination), its ports bound there with their old providers, its group
     record, its host and flavor. ``failure`` says why the move failed (None: a revert asked
-    for it); then the migration is ``error`` and the server keeps a fault, else ``reverted``."""
+    for it); then the migration is ``error`` and the server keeps a fault (with the scheduler's
+    ``diagnosis`` when no host could take it), else ``reverted``."""
     uuid, source = instance["uuid"], migration["source_compute"]
     placement.move_allocations(migration["uuid"], uuid, "INSTANCE")
     entries = [PortEntry.from_json(e) for e in instance["network_info"]]
@@ -131,7 +134,10 @@ def put_back(
             actions.step_done(conn, uuid, REVERT_RESIZE, FINISH_REVERT, actions.SUCCESS, source)
             return
         migrations.update(conn, migration["uuid"], {"status": "error"})
-        instances.add_fault(conn, uuid, 500, failure, details=failure, host=failed_host)
+        instances.add_fault(
+            conn, uuid, 500, failure, details=failure, host=failed_host,
+            diagnosis=None if diagnosis is None else diagnosis.to_json(),
+        )  # fmt: skip
         actions.step_done(
             conn, uuid, action_of(migration), SCHEDULE, actions.ERROR, details=failure
         )

@@ -37,6 +37,7 @@ from berth.compute.conductor import claims, cross_cell, move_steps, ports
 from berth.compute.db import cells as cell_store
 from berth.compute.db import group_placements, instances, migrations, request_specs
 from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
+from berth.compute.objects.diagnosis import Diagnosis
 from berth.compute.objects.request_spec import Destination, RequestSpec
 from berth.compute.objects.selection import Selection
 from berth.compute.rpc import CellRPC, NoValidHost, SchedulerAPI, ServiceUnreachable
@@ -101,9 +102,11 @@ class Mover:
         try:
             selections = self._destinations(spec, may_leave_cell)
         except (NoValidHost, ServiceUnreachable) as exc:
+            diagnosis = exc.diagnosis if isinstance(exc, NoValidHost) else None
             move_steps.put_back(
-                db, self.api_db, self.placement, self.network, instance, migration, str(exc)
-            )
+                db, self.api_db, self.placement, self.network, instance, migration, str(exc),
+                diagnosis=diagnosis,
+            )  # fmt: skip
             return
         attempts: list[BuildAttempt] = []
         chosen = claims.bind_first(
@@ -165,7 +168,8 @@ class Mover:
         try:
             (selections,) = self.scheduler.select_destinations(spec)
         except (NoValidHost, ServiceUnreachable) as exc:
-            self._live_failed(db, instance, migration, str(exc))
+            diagnosis = exc.diagnosis if isinstance(exc, NoValidHost) else None
+            self._live_failed(db, instance, migration, str(exc), diagnosis)
             return
         attempts: list[BuildAttempt] = []
         for index, selection in enumerate(selections):
@@ -249,16 +253,25 @@ class Mover:
         self.cell_rpc.host(cell, source).post_live_migration(uuid, migration["uuid"])
 
     def _live_failed(
-        self, db: Database, instance: RowMapping, migration: RowMapping, failure: str
+        self,
+        db: Database,
+        instance: RowMapping,
+        migration: RowMapping,
+        failure: str,
+        diagnosis: Diagnosis | None = None,
     ) -> None:
-        """Nothing moved: the source allocation back to the server (the ports never left)."""
+        """Nothing moved: the source allocation back to the server (the ports never left); the
+        fault keeps the scheduler's ``diagnosis`` when no host could take it."""
         uuid = instance["uuid"]
         self.placement.move_allocations(migration["uuid"], uuid, "INSTANCE")
         group_placements.admit(self.api_db, uuid, instance["host"])
         with db.write() as conn:
             migrations.update(conn, migration["uuid"], {"status": "error"})
             instances.update(conn, uuid, {"task_state": None}, ["migrating"])
-            instances.add_fault(conn, uuid, 500, failure, details=failure)
+            instances.add_fault(
+                conn, uuid, 500, failure, details=failure,
+                diagnosis=None if diagnosis is None else diagnosis.to_json(),
+            )  # fmt: skip
             actions.step_done(
                 conn, uuid, move_steps.LIVE_MIGRATION, LIVE_SCHEDULE, actions.ERROR, details=failure
             )

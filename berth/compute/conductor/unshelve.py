@@ -30,6 +30,7 @@ from berth.compute.conductor.claims import bind_first, with_group_hosts
 from berth.compute.db import cells as cell_store
 from berth.compute.db import group_placements, instances, request_specs
 from berth.compute.objects.build import BuildAttempt, PortEntry, failed_everywhere
+from berth.compute.objects.diagnosis import Diagnosis
 from berth.compute.objects.request_spec import Destination, RequestSpec
 from berth.compute.objects.selection import Selection
 from berth.compute.rpc import CellRPC, NoValidHost, SchedulerAPI, ServiceUnreachable
@@ -71,7 +72,10 @@ def unshelve(
         selections = scheduler.select_destinations(spec)[0]
     except (NoValidHost, ServiceUnreachable, ports.PortsUnusable, NetworkError) as exc:
         # A scheduler that timed out may still claim: the release is by consumer.
-        _back_to_offloaded(services, db, instance_uuid, made, f"Unshelve failed: {exc}", step)
+        diagnosis = exc.diagnosis if isinstance(exc, NoValidHost) else None
+        _back_to_offloaded(
+            services, db, instance_uuid, made, f"Unshelve failed: {exc}", step, diagnosis
+        )
         return
     except Exception:
         LOG.exception("unshelve of %s failed unexpectedly", instance_uuid)
@@ -219,9 +223,10 @@ def _back_to_offloaded(
     made: Sequence[PortEntry],
     message: str,
     step: int | None,
+    diagnosis: Diagnosis | None = None,
 ) -> None:
-    """SHELVED_OFFLOADED holding nothing: no allocation, no binding, no host; a fault and the
-    unshelve action in Error."""
+    """SHELVED_OFFLOADED holding nothing: no allocation, no binding, no host; a fault (with the
+    scheduler's ``diagnosis`` when no host could take it) and the unshelve action in Error."""
     LOG.info("server %s: %s", instance_uuid, message)
     services.placement.release(instance_uuid)
     for entry in made:
@@ -236,7 +241,10 @@ def _back_to_offloaded(
             {"vm_state": "shelved_offloaded", "task_state": None, "host": None, "node": None},
             expected_task_states=[UNSHELVING],
         )
-        instances.add_fault(conn, instance_uuid, 500, message, details=message)
+        instances.add_fault(
+            conn, instance_uuid, 500, message, details=message,
+            diagnosis=None if diagnosis is None else diagnosis.to_json(),
+        )  # fmt: skip
         if step is not None:
             actions.step_ended(conn, step, actions.ERROR, message)
         else:

@@ -130,6 +130,8 @@ instance_faults = sa.Table(
     sa.Column("details", sa.Text, nullable=False),
     sa.Column("host", sa.String(NAME), nullable=True),
     sa.Column("created_at", sa.DateTime, nullable=False),
+    # A NoValidHost's diagnosis (``objects.diagnosis.Diagnosis.to_json``), for admins.
+    sa.Column("diagnosis", sa.JSON, nullable=True),
     **MYSQL,
 )
 

@@ -183,9 +183,10 @@ def add_fault(
     message: str,
     details: str = "",
     host: str | None = None,
+    diagnosis: Mapping[str, Any] | None = None,
 ) -> None:
     """Record why the instance failed (the message is cut to the column's 255 characters; the
-    details are kept whole)."""
+    details are kept whole; a scheduling failure's diagnosis is kept as data)."""
     conn.execute(
         instance_faults.insert().values(
             instance_uuid=instance_uuid,
@@ -194,6 +195,7 @@ def add_fault(
             details=details,
             host=host,
             created_at=utcnow(),
+            diagnosis=None if diagnosis is None else dict(diagnosis),
         )
     )
 

@@ -3,7 +3,8 @@
 For one request: build the one Placement query, read the hosts behind the candidates from their
 cells, run the pure core (filters, weighers, claims with alternates) and answer the selections as
 JSON. When nothing fits, the error explains why: how many hosts Placement returned and, when it
-returned none, how many hosts each resource class and trait ruled out.
+returned none, how many hosts each resource class and trait ruled out and, request group by
+request group, what was short (``explain``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.compute import rpc
 from berth.compute.cells import CellRegistry
-from berth.compute.clients.placement import PlacementClient
+from berth.compute.clients.placement import PlacementClient, PlacementError
 from berth.compute.db import aggregates as aggregate_store
 from berth.compute.db import compute_nodes, instances, pci_devices, services
 from berth.compute.objects.request_spec import RequestSpec
@@ -30,6 +31,7 @@ from berth.compute.objects.selection import Selection
 from berth.compute.scheduler.batching import Batch, Batches, as_seen_by, settle, shape, suffixes
 from berth.compute.scheduler.candidates import Candidate, parse_candidates
 from berth.compute.scheduler.config import SchedulerConfig
+from berth.compute.scheduler.explain import Probes, explain
 from berth.compute.scheduler.host_state import Aggregate, HostState
 from berth.compute.scheduler.placement_query import PlacementQuery, build_query
 from berth.compute.scheduler.selection import Claim, Member, NoValidHost, Schedule, Scheduler
@@ -189,7 +191,15 @@ class SchedulerService:
     ) -> rpc.NoValidHost:
         diagnosis = exc.diagnosis
         if not had_candidates:
-            diagnosis = diagnosis.with_placement_shortfall(*self._shortfall(request))
+            # Placement showed no host, so say out of how many ("0/12", not "0/0"), and why.
+            nodes = self._compute_nodes()
+            diagnosis = dataclasses.replace(diagnosis, hosts=len(nodes))
+            diagnosis = diagnosis.with_placement_shortfall(*self._shortfall(request, nodes))
+            zones = self._zone_aggregates(request.availability_zone)
+            query = build_query(request, az_aggregates=zones, limit=None)
+            diagnosis = diagnosis.with_groups(
+                *explain(query, request, self._probes(), zone_aggregates=zones)
+            )
         return rpc.NoValidHost(f"No valid host was found. {diagnosis.render()}", diagnosis)
 
     def _zone_aggregates(self, zone: str | None) -> dict[str, list[str]]:
@@ -262,19 +272,42 @@ class SchedulerService:
             if p["name"].startswith(prefix)
         }
 
-    def _shortfall(self, request: RequestSpec) -> tuple[dict[str, int], dict[str, int]]:
-        """How many compute nodes each asked-for resource class and trait rules out."""
+    def _shortfall(
+        self, request: RequestSpec, nodes: set[str]
+    ) -> tuple[dict[str, int], dict[str, int]]:
+        """How many compute nodes each asked-for resource class and trait rules out (other
+        root providers, a routed network's segments, are not hosts and are not counted)."""
         query = build_query(dataclasses.replace(request, ports=()), limit=None)
         unnamed = query.groups[0]
-        total = len(self._roots({}))
         resources = {
-            rc: total - len(self._roots({"resources": f"{rc}:{amount}"}))
+            rc: len(nodes - self._roots({"resources": f"{rc}:{amount}"}))
             for rc, amount in unnamed.resources.items()
         }
         traits = {
-            trait: total - len(self._roots({"required": trait})) for trait in unnamed.required
+            trait: len(nodes - self._roots({"required": trait})) for trait in unnamed.required
         }
         return resources, traits
+
+    def _compute_nodes(self) -> set[str]:
+        """Every compute node's uuid (its root provider's), in every cell."""
+        nodes: set[str] = set()
+        for cell in self.cells.cells(include_cell0=False):
+            with self.cells.database(cell).read() as conn:
+                nodes |= {n["uuid"] for n in compute_nodes.list_nodes(conn)}
+        return nodes
+
+    def _probes(self) -> Probes:
+        def candidates(pairs: list[tuple[str, str]]) -> bool:
+            try:
+                return bool(self.placement.allocation_candidates(pairs)["allocation_requests"])
+            except PlacementError:
+                return False
+
+        def providers(pairs: list[tuple[str, str]]) -> bool:
+            answer = self.placement.client.get("/resource_providers", params=pairs)
+            return answer.is_success and bool(answer.json().get("resource_providers"))
+
+        return Probes(candidates, providers)
 
     def _roots(self, params: dict[str, str]) -> set[str]:
         return {p["root_provider_uuid"] for p in self._providers(params)}

@@ -46,6 +46,8 @@ ROUTES: RouteTable = {
     "/resource_providers/{uuid}/usages": {"GET": usages.provider_usages},
     "/usages": {"GET": usages.total_usages},
     "/allocation_candidates": {"GET": allocation_candidates.list_allocation_candidates},
+    # Berth's extension: why a request of /allocation_candidates found nothing.
+    "/allocation_candidates/explain": {"GET": allocation_candidates.explain_allocation_candidates},
     "/allocations": {"POST": requires_json(allocations.set_allocations, since=(1, 13))},
     "/reshaper": {"POST": requires_json(reshaper.reshape, since=(1, 30))},
     "/allocations/{consumer_uuid}": {

@@ -17,6 +17,7 @@ from berth.compute.conductor.cell import CellConductor
 from berth.compute.db import build_requests, instance_actions, instances, request_specs
 from berth.compute.db import cells as mappings
 from berth.compute.objects.build import BuildAttempt, PortEntry
+from berth.compute.objects.diagnosis import Diagnosis
 from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.objects.selection import Selection
 from berth.compute.rpc import NoValidHost
@@ -316,7 +317,10 @@ def test_unshelve_that_fits_nowhere_is_offloaded_again_holding_nothing(
     _offloaded(world)
     network, placement = FakeNetwork(), FakePlacement()
     placement.claims[SERVER] = {"late": {}}  # a scheduler that claimed after it timed out
-    scheduler = Scheduler(NoValidHost("No valid host was found. 0/3 hosts are available"))
+    diagnosis = Diagnosis(hosts=3, placement_hosts=0, available=0)
+    scheduler = Scheduler(
+        NoValidHost("No valid host was found. 0/3 hosts are available", diagnosis)
+    )
     conductor, sent = _conductor(world, scheduler, network, placement)
     conductor.unshelve_instance(SERVER, "req-unshelve")
 
@@ -329,6 +333,7 @@ def test_unshelve_that_fits_nowhere_is_offloaded_again_holding_nothing(
     with world.cells.database(cell).read() as conn:
         fault = instances.latest_fault(conn, SERVER)
     assert fault is not None and fault["message"].startswith("Unshelve failed: No valid host")
+    assert Diagnosis.from_json(fault["diagnosis"]) == diagnosis  # kept for the admin API
     assert _events(world) == [("conductor_unshelve_instance", "Error")]
 
 
