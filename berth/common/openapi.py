@@ -2,7 +2,8 @@
 
 The route table says which paths and methods exist; ``ApiDescription.bodies`` says what each
 write carries (a JSON schema where the API validates one, else any JSON object, or nothing);
-every operation may answer any 4xx in the API's own error document. Success responses are
+every operation may answer any 4xx in the API's own error document, and the few that refuse
+what Berth does not do answer 501 in it too. Success responses are
 described without a schema: most bodies still have no schema to describe them by.
 
 ``DescriptionServer`` answers ``GET <prefix>/openapi.json`` for an API, without authentication,
@@ -50,6 +51,9 @@ class ApiDescription:
     # (method, path template) to the body it takes; a write not named here takes any JSON
     # object, and ``None`` says it takes no body.
     bodies: Mapping[tuple[str, str], Body | None] = field(default_factory=dict)
+    # (method, path template) of the operations that answer 501 for part of what they are
+    # asked, with why: Berth does not do it, and says so rather than pretend.
+    not_implemented: Mapping[tuple[str, str], str] = field(default_factory=dict)
     # Paths answered without a token (version documents).
     anonymous: frozenset[str] = frozenset({"/"})
     description: str = ""
@@ -108,6 +112,11 @@ def _operation(api: ApiDescription, method: str, path: str) -> dict[str, Any]:
                 "required": True,
                 "content": {body.media_type: {"schema": dict(body.schema)}},
             }
+    if (method, path) in api.not_implemented:
+        operation["responses"]["501"] = {
+            "description": api.not_implemented[(method, path)],
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        }
     if path in api.anonymous:
         operation["security"] = []
     return operation

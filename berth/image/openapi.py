@@ -40,10 +40,13 @@ DESCRIPTION = ApiDescription(
     error=ERROR,
     bodies={
         ("PATCH", "/v2/images/{image_id}"): Body(PATCH, PATCH_MEDIA_TYPE),
-        # Berth keeps no image data: only an empty upload succeeds (any data is a 501).
         ("PUT", "/v2/images/{image_id}/file"): Body(
             {"type": "string", "maxLength": 0}, "application/octet-stream"
         ),
+    },
+    not_implemented={
+        ("PUT", "/v2/images/{image_id}/file"): "Berth keeps no image data: only an empty "
+        "upload succeeds, any data is refused.",
     },
     anonymous=frozenset({"/", "/versions"}),
 )
