@@ -15,6 +15,7 @@ from berth import config
 from berth.allinone.stack import PREFIXES, Stack
 from berth.common.inprocess import InProcessTransport
 from berth.compute.api.routes import ROUTES as COMPUTE_ROUTES
+from berth.compute.api.schemas import flavor, server_action
 from berth.compute.host import fleet as fleets
 from berth.image.api import ROUTES as IMAGE_ROUTES
 from berth.network.api.routes import ROUTES as NETWORK_ROUTES
@@ -82,6 +83,18 @@ def test_placement_bodies_are_its_newest_schemas(documents: dict[str, dict[str, 
     assert schema == resource_provider.POST_V1_14
     # A bodiless write has no request body.
     assert "requestBody" not in documents["/placement"]["paths"]["/traits/{name}"]["put"]
+
+
+def test_compute_bodies_are_its_newest_schemas(documents: dict[str, dict[str, Any]]) -> None:
+    paths = documents["/compute"]["paths"]
+
+    def body(path: str) -> Any:
+        return paths[path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+
+    assert body("/v2.1/flavors") == flavor.CREATE_V2_55
+    assert body("/v2.1/servers/{server_id}/action") == server_action.ACTION
+    # Without a schema yet: any JSON object.
+    assert body("/v2.1/os-keypairs") == {"type": "object"}
 
 
 def test_each_error_schema_describes_a_real_refusal(

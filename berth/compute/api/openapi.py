@@ -1,13 +1,14 @@
-"""The Compute API's OpenAPI description: its route table; request bodies are any JSON object
-until their schemas are declared."""
+"""The Compute API's OpenAPI description: its route table and the request schemas of the newest
+microversion; the other request bodies are any JSON object until their schemas are declared."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from berth.common.openapi import ApiDescription
+from berth.common.openapi import ApiDescription, Body
 from berth.compute.api import microversion
 from berth.compute.api.routes import ROUTES
+from berth.compute.api.schemas import flavor, server_action
 
 # {"itemNotFound": {"code": 404, "message": "..."}}: one key, which names the kind of refusal.
 ERROR: dict[str, Any] = {
@@ -27,6 +28,8 @@ DESCRIPTION = ApiDescription(
     routes=ROUTES,
     error=ERROR,
     bodies={
+        ("POST", "/v2.1/flavors"): Body(flavor.CREATE_BY_VERSION[0][1]),
+        ("POST", "/v2.1/servers/{server_id}/action"): Body(server_action.ACTION),
         # The tag is in the path.
         ("PUT", "/v2.1/servers/{server_id}/tags/{tag}"): None,
     },
