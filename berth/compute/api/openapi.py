@@ -8,7 +8,7 @@ from typing import Any
 from berth.common.openapi import ApiDescription, Body
 from berth.compute.api import microversion
 from berth.compute.api.routes import ROUTES
-from berth.compute.api.schemas import flavor, server_action
+from berth.compute.api.schemas import flavor, server, server_action
 
 # {"itemNotFound": {"code": 404, "message": "..."}}: one key, which names the kind of refusal.
 ERROR: dict[str, Any] = {
@@ -28,6 +28,7 @@ DESCRIPTION = ApiDescription(
     routes=ROUTES,
     error=ERROR,
     bodies={
+        ("POST", "/v2.1/servers"): Body(server.CREATE_BY_VERSION[0][1]),
         ("POST", "/v2.1/flavors"): Body(flavor.CREATE_BY_VERSION[0][1]),
         ("POST", "/v2.1/servers/{server_id}/action"): Body(server_action.ACTION),
         # The tag is in the path.

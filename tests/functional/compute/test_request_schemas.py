@@ -81,3 +81,25 @@ def test_amounts_may_be_strings_of_digits(compute: httpx.Client) -> None:
     made = compute.post("/v2.1/flavors", json={"flavor": flavor})
     assert made.status_code == 200, made.text
     assert (made.json()["flavor"]["ram"], made.json()["flavor"]["swap"]) == (512, "")
+
+
+SERVER = {"name": "web", "flavorRef": "1", "imageRef": "i", "networks": "none"}
+
+
+@pytest.mark.parametrize(
+    ("minor", "server", "wrong"),
+    [
+        (37, {"flavorRef": "1", "networks": "none"}, "'name' is a required property"),
+        (37, {**SERVER, "name": "n" * 256}, "field/attribute server/name."),
+        (37, {**SERVER, "colour": "blue"}, "'colour' was unexpected"),
+        (18, {**SERVER, "description": "d"}, "'description' was unexpected"),
+        (37, {**SERVER, "description": "d" * 256}, "field/attribute server/description."),
+        (37, {"name": "web", "flavorRef": "1"}, "'networks' is a required property"),
+        (51, {**SERVER, "tags": ["a"]}, "'tags' was unexpected"),
+    ],
+)
+def test_a_malformed_server_is_a_400_per_microversion(
+    compute: httpx.Client, minor: int, server: dict[str, Any], wrong: str
+) -> None:
+    answer = compute.post("/v2.1/servers", json={"server": server}, headers=version(minor))
+    assert wrong in _refusal(answer)
