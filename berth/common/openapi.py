@@ -138,11 +138,13 @@ def _operation_id(method: str, path: str) -> str:
 
 
 def _summary(handler: Callable[..., Any]) -> str:
-    """The first sentence of the handler's docstring, else its name in words."""
-    doc = (handler.__doc__ or "").strip()
-    if doc:
-        return doc.split("\n\n")[0].replace("\n", " ").split(". ")[0].rstrip(".") + "."
-    return getattr(handler, "__name__", "operation").replace("_", " ").capitalize() + "."
+    """The first sentence of the handler's docstring, else its module and name in words."""
+    doc = " ".join((handler.__doc__ or "").split())
+    if doc and not doc.startswith("``"):
+        return doc.split(". ")[0].rstrip(".") + "."
+    module = getattr(handler, "__module__", "").rsplit(".", 1)[-1].replace("_", " ")
+    name = getattr(handler, "__name__", "operation").replace("_", " ")
+    return f"{module.capitalize()}: {name}."
 
 
 class DescriptionServer:
