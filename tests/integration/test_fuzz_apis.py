@@ -78,6 +78,11 @@ def berth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
         running_berth_up(str(work / "data"), str(fleet)) as url,
         httpx.Client(base_url=url, headers=ADMIN, timeout=60) as client,
     ):
+        # The operations below come from the same generator; the documents served (without a
+        # token) are these.
+        for api, description in DESCRIPTIONS.items():
+            served = httpx.get(f"{url}/{api}/openapi.json", timeout=60)
+            assert served.json() == document(description, f"/{api}"), api
         yield url, _resources(client)
 
 
