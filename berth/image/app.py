@@ -12,8 +12,10 @@ from starlette.types import Receive, Scope, Send
 from berth.common import asgi, auth, routing
 from berth.common.body import BodyTooLarge, read_body
 from berth.common.db import UNAVAILABLE, Database, is_unavailable, is_unstorable
+from berth.common.openapi import DescriptionServer
 from berth.image import errors
 from berth.image.api import JSON, ROUTES, Handler, ImageRequest, dumps
+from berth.image.openapi import DESCRIPTION
 
 LOG = logging.getLogger(__name__)
 _ANONYMOUS = ("/", "/versions")
@@ -29,10 +31,14 @@ class ImageApp:
         self.authenticate = authenticate
         self.router: routing.Router[Handler] = routing.Router(ROUTES)
         self.threads = asgi.HandlerThreads("image-api")
+        self.description = DescriptionServer(DESCRIPTION)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await asgi.lifespan(receive, send)
+            return
+        if self.description.serves(scope):
+            await self.description.respond(scope, send)
             return
         request = Request(scope, receive)
         response = await self._respond(request, scope)

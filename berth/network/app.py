@@ -11,8 +11,10 @@ from starlette.types import Receive, Scope, Send
 
 from berth.common import asgi, auth, routing
 from berth.common.body import read_body
+from berth.common.openapi import DescriptionServer
 from berth.network import exceptions
 from berth.network.api import faults
+from berth.network.api.openapi import DESCRIPTION
 from berth.network.api.request import NetworkRequest
 from berth.network.api.routes import ROUTES, Handler
 from berth.network.service import NetworkService
@@ -30,10 +32,14 @@ class NetworkApp:
         self.authenticate = authenticate
         self.router: routing.Router[Handler] = routing.Router(ROUTES)
         self.threads = asgi.HandlerThreads("network-api")
+        self.description = DescriptionServer(DESCRIPTION)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
+            return
+        if self.description.serves(scope):
+            await self.description.respond(scope, send)
             return
         request = Request(scope, receive)
         response = await self._respond(request, scope)

@@ -14,8 +14,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from berth.common import asgi, auth
 from berth.common.body import read_body
+from berth.common.openapi import DescriptionServer
 from berth.placement import microversion
 from berth.placement.api import faults
+from berth.placement.api.openapi import DESCRIPTION
 from berth.placement.api.request import HTTPError, PlacementRequest, accepts_json
 from berth.placement.api.router import Router
 from berth.placement.api.routes import ROUTES
@@ -37,10 +39,14 @@ class PlacementApp:
         self.authenticate = authenticate
         self.router = Router(ROUTES)
         self.threads = asgi.HandlerThreads("placement-api")
+        self.description = DescriptionServer(DESCRIPTION)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
+            return
+        if self.description.serves(scope):
+            await self.description.respond(scope, send)
             return
         request = Request(scope, receive)
         response = await self._respond(request)

@@ -149,10 +149,10 @@ def test_a_change_the_state_does_not_allow_is_a_409(start_stack: StackFactory) -
 def test_bad_arguments_and_unknown_servers(start_stack: StackFactory) -> None:
     _, client, flavor, image = _stack(start_stack)
     server_id = _booted(client, flavor, image)
-    _refused(_act(client, server_id, {"reboot": {"type": "WARM"}}), 400, "unknown type")
+    _refused(_act(client, server_id, {"reboot": {"type": "WARM"}}), 400, "attribute reboot/type.")
     _refused(_act(client, server_id, {"reboot": {}}), 400, "reboot")
     _refused(_act(client, server_id, {"reboot": "HARD"}), 400, "reboot")
-    _refused(_act(client, server_id, {"pause": {"now": True}}), 400, "null expected")
+    _refused(_act(client, server_id, {"pause": {"now": True}}), 400, "attribute pause.")
     nowhere = str(uuid.uuid4())
     for body in (
         {"reboot": {"type": "SOFT"}}, {"os-stop": None}, {"pause": None}, {"suspend": None},

@@ -12,8 +12,10 @@ from starlette.types import Receive, Scope, Send
 from berth.common import asgi, auth, routing
 from berth.common.body import BodyTooLarge, read_body
 from berth.common.db import UNAVAILABLE, is_unavailable, is_unstorable
+from berth.common.openapi import DescriptionServer
 from berth.compute import exceptions
 from berth.compute.api import microversion
+from berth.compute.api.openapi import DESCRIPTION
 from berth.compute.api.request import JSON, ComputeRequest, dumps, error_document
 from berth.compute.api.routes import ROUTES, Handler
 from berth.compute.service import ComputeService
@@ -32,10 +34,14 @@ class ComputeApp:
         self.authenticate = authenticate
         self.router: routing.Router[Handler] = routing.Router(ROUTES)
         self.threads = asgi.HandlerThreads("compute-api")
+        self.description = DescriptionServer(DESCRIPTION)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await asgi.lifespan(receive, send)
+            return
+        if self.description.serves(scope):
+            await self.description.respond(scope, send)
             return
         request = Request(scope, receive)
         response = await self._respond(request, scope)

@@ -20,8 +20,9 @@ from starlette.responses import Response
 
 from berth.compute import exceptions
 from berth.compute import flavors as rules
-from berth.compute.api import paging
+from berth.compute.api import paging, schemas
 from berth.compute.api.request import ComputeRequest
+from berth.compute.api.schemas import flavor as flavor_schemas
 from berth.compute.db import flavors as store
 from berth.compute.db.errors import Duplicate
 
@@ -55,9 +56,8 @@ def show(req: ComputeRequest) -> Response:
 
 def create(req: ComputeRequest) -> Response:
     req.authorize("os_compute_api:os-flavor-manage:create")
-    new = rules.parse_new(
-        req.resource_body("flavor"), with_description=req.at_least(FLAVOR_DESCRIPTION)
-    )
+    body = req.json_body(schemas.pick(flavor_schemas.CREATE_BY_VERSION, req.version))
+    new = rules.parse_new(body["flavor"])
     with req.service.api_db.write() as conn:
         try:
             flavor = store.create(

@@ -4,9 +4,11 @@ same shape): read the body or the query, call the domain, answer with ``respond`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import jsonschema
 import orjson
 from starlette.responses import Response
 
@@ -57,13 +59,17 @@ class ComputeRequest:
     def at_least(self, version: tuple[int, int]) -> bool:
         return self.version.matches(version)
 
-    def json_body(self) -> Any:
+    def json_body(self, schema: Mapping[str, Any] | None = None) -> Any:
+        """The body as JSON, valid against ``schema`` when one is given; BadRequest otherwise."""
         if not self.body:
             raise exceptions.BadRequest("The request has no body; a JSON document was expected.")
         try:
-            return parse_json(self.body)
+            body = parse_json(self.body)
         except MalformedBody as exc:
             raise exceptions.BadRequest(f"Malformed request body: {exc}") from None
+        if schema is not None:
+            validate(body, schema)
+        return body
 
     def resource_body(self, key: str) -> dict[str, Any]:
         body = self.json_body()
@@ -87,3 +93,23 @@ def dumps(body: Any) -> bytes:
 
 def error_document(error: exceptions.ComputeError) -> dict[str, Any]:
     return {error.key: {"code": error.status, "message": str(error)}}
+
+
+def validate(body: Any, schema: Mapping[str, Any]) -> None:
+    """BadRequest naming the field and what is wrong with it, as Nova words it, unless ``body``
+    is valid against ``schema``."""
+    validator = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(body))
+    if error is None:
+        return
+    field = "/".join(str(part) for part in error.absolute_path) or "body"
+    raise exceptions.BadRequest(
+        f"Invalid input for field/attribute {field}. Value: {_shown(error.instance)}. "
+        f"{error.message}"
+    )
+
+
+def _shown(value: Any) -> str:
+    """A value as the message shows it: cut short, as a hostile body may be long."""
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= 200 else text[:200] + "..."

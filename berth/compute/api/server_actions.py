@@ -14,6 +14,7 @@ from starlette.responses import Response
 from berth.compute import exceptions
 from berth.compute.api import evacuate, lock, moves, power, rebuild, shelve
 from berth.compute.api.request import ComputeRequest
+from berth.compute.api.schemas import server_action
 
 # (request, server id, the action's argument) -> the answer.
 ActionHandler = Callable[[ComputeRequest, str, Any], Response]
@@ -43,13 +44,7 @@ ACTIONS: Mapping[str, ActionHandler] = {
 
 
 def act(req: ComputeRequest) -> Response:
-    body = req.json_body()
-    if not isinstance(body, dict) or len(body) != 1:
-        raise exceptions.BadRequest(
-            "Invalid input: the body of a server action is an object with exactly one key, "
-            "the action."
-        )
-    ((name, argument),) = body.items()
+    ((name, argument),) = req.json_body(server_action.ACTION).items()
     handler = ACTIONS.get(name)
     if handler is None:
         raise exceptions.BadRequest(f"There is no such action: {name}")

@@ -1,0 +1,38 @@
+"""The Compute API's OpenAPI description: its route table and the request schemas of the newest
+microversion; the other request bodies are any JSON object until their schemas are declared."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from berth.common.openapi import ApiDescription, Body
+from berth.compute.api import microversion
+from berth.compute.api.routes import ROUTES
+from berth.compute.api.schemas import flavor, server, server_action
+
+# {"itemNotFound": {"code": 404, "message": "..."}}: one key, which names the kind of refusal.
+ERROR: dict[str, Any] = {
+    "type": "object",
+    "minProperties": 1,
+    "maxProperties": 1,
+    "additionalProperties": {
+        "type": "object",
+        "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
+        "required": ["code", "message"],
+    },
+}
+
+DESCRIPTION = ApiDescription(
+    title="Compute",
+    version=f"{microversion.MIN} to {microversion.MAX}",
+    routes=ROUTES,
+    error=ERROR,
+    bodies={
+        ("POST", "/v2.1/servers"): Body(server.CREATE_BY_VERSION[0][1]),
+        ("POST", "/v2.1/flavors"): Body(flavor.CREATE_BY_VERSION[0][1]),
+        ("POST", "/v2.1/servers/{server_id}/action"): Body(server_action.ACTION),
+        # The tag is in the path.
+        ("PUT", "/v2.1/servers/{server_id}/tags/{tag}"): None,
+    },
+    anonymous=frozenset({"/", "/v2.1"}),
+)

@@ -1,0 +1,75 @@
+"""POST /servers: 2.19 adds ``description``, 2.37 requires ``networks``, 2.52 adds ``tags``.
+
+The shape only: which keys a server may have and the lengths its columns hold. The values that
+need parsing (counts, networks, block devices, addresses) are checked by
+``berth.compute.server_input``, and what needs the databases by ``berth.compute.servers``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from berth.compute.api import microversion
+
+_NAME: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 255}
+# Checked and parsed by berth.compute.server_input.
+_PARSED: dict[str, Any] = {}
+# Accepted for compatibility with clients that always send them; they change nothing.
+_IGNORED = (
+    "user_data",
+    "config_drive",
+    "OS-DCF:diskConfig",
+    "personality",
+    "return_reservation_id",
+)
+
+CREATE_V2_1: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "server": {
+            "type": "object",
+            "properties": {
+                "name": _NAME,
+                "flavorRef": _PARSED,
+                "imageRef": _PARSED,
+                "networks": _PARSED,
+                "availability_zone": _PARSED,
+                "min_count": _PARSED,
+                "max_count": _PARSED,
+                "metadata": _PARSED,
+                "key_name": _PARSED,
+                "adminPass": _PARSED,
+                "block_device_mapping_v2": _PARSED,
+                "accessIPv4": _PARSED,
+                "accessIPv6": _PARSED,
+                "security_groups": _PARSED,
+                **dict.fromkeys(_IGNORED, _PARSED),
+            },
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+        "os:scheduler_hints": _PARSED,
+        "OS-SCH-HNT:scheduler_hints": _PARSED,
+    },
+    "required": ["server"],
+}
+
+CREATE_V2_19 = copy.deepcopy(CREATE_V2_1)
+CREATE_V2_19["properties"]["server"]["properties"]["description"] = {
+    "type": ["string", "null"],
+    "maxLength": 255,
+}
+
+CREATE_V2_37 = copy.deepcopy(CREATE_V2_19)
+CREATE_V2_37["properties"]["server"]["required"].append("networks")
+
+CREATE_V2_52 = copy.deepcopy(CREATE_V2_37)
+CREATE_V2_52["properties"]["server"]["properties"]["tags"] = {"type": "array"}
+
+CREATE_BY_VERSION = [
+    (microversion.TAGS_AT_CREATE, CREATE_V2_52),
+    (microversion.NETWORKS_AUTO_NONE, CREATE_V2_37),
+    (microversion.SERVER_DESCRIPTION, CREATE_V2_19),
+    ((2, 1), CREATE_V2_1),
+]

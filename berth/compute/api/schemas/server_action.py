@@ -1,0 +1,41 @@
+"""POST /servers/{server_id}/action: one key, the action, and its argument.
+
+The arguments are checked here where their shape is fixed; an action Berth does not have
+passes the schema and is refused by name by the handler, and unshelve's argument is left to its
+handler, which says the microversion (2.77) that brings one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# What clients send to an action that takes nothing: null or {} (Nova takes both).
+_NOTHING: dict[str, Any] = {"anyOf": [{"type": "null"}, {"type": "object", "maxProperties": 0}]}
+_NO_ARGUMENT = (
+    "confirmResize", "revertResize", "os-stop", "os-start", "pause", "unpause", "suspend",
+    "resume", "lock", "unlock", "shelve", "shelveOffload",
+)  # fmt: skip
+
+ACTION: dict[str, Any] = {
+    "type": "object",
+    "minProperties": 1,
+    "maxProperties": 1,
+    "properties": {
+        "reboot": {
+            "type": "object",
+            "properties": {"type": {"enum": ["SOFT", "soft", "Soft", "HARD", "hard", "Hard"]}},
+            "required": ["type"],
+            "additionalProperties": False,
+        },
+        "resize": {
+            "type": "object",
+            "properties": {
+                "flavorRef": {"type": ["string", "integer"], "minLength": 1, "maxLength": 255},
+                "OS-DCF:diskConfig": {"type": "string"},
+            },
+            "required": ["flavorRef"],
+            "additionalProperties": False,
+        },
+        **dict.fromkeys(_NO_ARGUMENT, _NOTHING),
+    },
+}
