@@ -29,6 +29,7 @@ _NAME_LENGTH = 255
 _HINTS_KEYS = ("os:scheduler_hints", "OS-SCH-HNT:scheduler_hints")
 _NETWORK_KEYS = frozenset({"uuid", "port", "fixed_ip", "tag"})
 _FALSE = frozenset({"0", "false", "f", "no", "off", "n"})
+_TRUE = frozenset({"1", "true", "t", "yes", "on", "y"})
 _PASSWORD_ALPHABET = string.ascii_letters + string.digits
 
 # A network request: "auto", "none", or entries {"uuid": N[, "fixed_ip": IP]} | {"port": P}.
@@ -54,6 +55,8 @@ class ServerRequest:
     access_ip_v4: str | None = None
     access_ip_v6: str | None = None
     tags: tuple[str, ...] = ()
+    # Answer the reservation id the servers share instead of the first server.
+    return_reservation_id: bool = False
 
     def names(self) -> list[str]:
         """One display name per server: ``name-1``, ``name-2``... when several are made."""
@@ -90,6 +93,9 @@ def parse_create(body: Mapping[str, Any], networks_required: bool) -> ServerRequ
         access_ip_v4=access_ip(server.get("accessIPv4"), 4),
         access_ip_v6=access_ip(server.get("accessIPv6"), 6),
         tags=tuple(server_tags.parse_tags(server.get("tags", []))),
+        return_reservation_id=_boolean(
+            server.get("return_reservation_id", False), "return_reservation_id"
+        ),
     )
 
 
@@ -199,6 +205,15 @@ def _count(server: Mapping[str, Any], what: str, default: int) -> int:
             f"Invalid input for field '{what}': at most {MAX_COUNT} servers per request."
         )
     return value
+
+
+def _boolean(value: Any, what: str) -> bool:
+    """A JSON boolean, or one of the strings upstream's schemas take for one."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in _TRUE | _FALSE:
+        return value.lower() in _TRUE
+    raise exceptions.BadRequest(f"Invalid input for field '{what}': a boolean is expected.")
 
 
 def _is_digits(value: str) -> bool:
@@ -319,6 +334,7 @@ class ListQuery:
     host: str | None = None
     image: str | None = None
     flavor: str | None = None
+    reservation_id: str | None = None
     tags: server_tags.TagFilter = field(default_factory=server_tags.TagFilter)
     limit: int = MAX_LIMIT
     marker: str | None = None
@@ -336,7 +352,7 @@ def parse_list_query(
     tag_filters: bool = False,
 ) -> ListQuery:
     """Filters a project may use: ``name`` (a substring), ``status`` (repeatable), ``image``,
-    ``flavor``, ``limit``, ``marker``, and with ``tag_filters`` (2.26) ``tags``, ``tags-any``,
+    ``flavor``, ``reservation_id``, ``limit``, ``marker``, and with ``tag_filters`` (2.26) ``tags``, ``tags-any``,
     ``not-tags``, ``not-tags-any``; an admin also ``host`` and ``all_tenants`` (with
     ``project_id``/``tenant_id`` to narrow). Other parameters are ignored, as upstream does."""
     items = list(items)
@@ -361,6 +377,7 @@ def parse_list_query(
         host=last("host") if is_admin else None,
         image=last("image"),
         flavor=last("flavor"),
+        reservation_id=last("reservation_id"),
         tags=server_tags.TagFilter.from_query(
             {key: values[-1] for key, values in query.items()} if tag_filters else {}
         ),

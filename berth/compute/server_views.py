@@ -93,6 +93,7 @@ class Server:
     description: str | None = None
     access_ip_v4: str | None = None
     access_ip_v6: str | None = None
+    reservation_id: str | None = None
 
     @property
     def status(self) -> str:
@@ -133,6 +134,7 @@ def from_build_request(row: RowMapping, order: int) -> Server:
         description=instance.get("description"),
         access_ip_v4=instance.get("access_ip_v4"),
         access_ip_v6=instance.get("access_ip_v6"),
+        reservation_id=instance.get("reservation_id"),
     )
 
 
@@ -167,6 +169,7 @@ def from_instance(
         description=row["description"],
         access_ip_v4=row["access_ip_v4"],
         access_ip_v6=row["access_ip_v6"],
+        reservation_id=row["reservation_id"],
     )
 
 
@@ -184,6 +187,8 @@ class Viewer:
     shows_trusted_certs: bool = False
     # 2.26: the server's tags.
     shows_tags: bool = False
+    # 2.3: more host attributes to an admin (of them Berth keeps the reservation id).
+    shows_reservation: bool = False
 
 
 def links(base_url: str, kind: str, ident: str) -> list[dict[str, str]]:
@@ -247,6 +252,8 @@ def detail(server: Server, viewer: Viewer) -> dict[str, Any]:
         view["OS-EXT-SRV-ATTR:instance_name"] = (
             f"instance-{server.instance_id:08x}" if server.instance_id is not None else ""
         )
+        if viewer.shows_reservation:
+            view["OS-EXT-SRV-ATTR:reservation_id"] = server.reservation_id
     if viewer.shows_tags:
         view["tags"] = list(server.tags)
     if server.fault is not None and server.status in ("ERROR", "DELETED"):

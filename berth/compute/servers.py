@@ -14,9 +14,11 @@ BuildRequest; a cell, its Instance there. A delete works on whichever of three s
 from __future__ import annotations
 
 import logging
+import secrets
+import string
 import uuid as uuidlib
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from sqlalchemy.engine import Connection, RowMapping
@@ -48,22 +50,37 @@ from berth.config import ComputeSettings
 
 LOG = logging.getLogger(__name__)
 _GIB = 1024**3
+_RESERVATION_ALPHABET = string.ascii_lowercase + string.digits
 
 
 # -- create ----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Reservation:
+    """The servers one create request made, in order, and the id they share."""
+
+    id: str
+    server_uuids: list[str]
+
+
+def new_reservation_id() -> str:
+    """``r-`` and 8 random lowercase letters and digits, as upstream's reservation ids."""
+    return "r-" + "".join(secrets.choice(_RESERVATION_ALPHABET) for _ in range(8))
+
+
 def create_servers(
     service: ComputeService, context: RequestContext, request: ServerRequest
-) -> list[str]:
-    """Store ``max_count`` servers' builds and cast them to the super-conductor; their uuids.
+) -> Reservation:
+    """Store ``max_count`` servers' builds and cast them to the super-conductor.
 
     When the cast fails, the builds are taken back before the error goes up."""
     if service.network is not None:
         check_networks(service.network, context, request.networks)
     quotas.prepare_project(service.api_db, context.project_id or "")
+    reservation_id = new_reservation_id()
     with service.api_db.write() as conn:
-        uuids = store_build(conn, context, service.settings, request, service.cells)
+        uuids = store_build(conn, context, service.settings, request, service.cells, reservation_id)
     try:
         service.conductor.build_instances(uuids, context.request_id)
     except BusError:
@@ -73,7 +90,7 @@ def create_servers(
         raise exceptions.ComputeError(
             "The conductor could not be reached; no server was created."
         ) from None
-    return uuids
+    return Reservation(reservation_id, uuids)
 
 
 def store_build(
@@ -82,6 +99,7 @@ def store_build(
     settings: ComputeSettings,
     request: ServerRequest,
     cells: CellRegistry,
+    reservation_id: str,
 ) -> list[str]:
     """Check what the request names against the API database, admit as many servers as the
     project's quotas allow (``max_count`` at most, ``min_count`` at least), and write each
@@ -118,6 +136,7 @@ def store_build(
             "metadata": request.metadata,
             "tags": list(request.tags),
             "key_name": request.key_name,
+            "reservation_id": reservation_id,
             "description": request.description,
             "access_ip_v4": request.access_ip_v4,
             "access_ip_v6": request.access_ip_v6,
@@ -380,6 +399,7 @@ def _matches(server: views.Server, query: ListQuery) -> bool:
         and (query.host is None or server.host == query.host)
         and (query.image is None or server.image_id == query.image)
         and (query.flavor is None or server.flavor_id == query.flavor)
+        and (query.reservation_id is None or server.reservation_id == query.reservation_id)
         and query.tags.matches(server.tags)
     )
 

@@ -110,13 +110,17 @@ def test_several_servers_of_one_request_are_scheduled_in_one_call(
     w.ok(
         client.put(f"/networking/v2.0/networks/{net}", json={"network": {"qos_policy_id": policy}})
     )
-    w.boot(client, flavor, image, [{"uuid": net}], name="many", min_count=3, max_count=3)
+    body = {"name": "many", "flavorRef": flavor, "imageRef": image, "networks": [{"uuid": net}]}
+    body.update(min_count=3, max_count=3, return_reservation_id=True)
+    made = client.post("/compute/v2.1/servers", json={"server": body}, headers=w.COMPUTE)
+    reservation_id = w.ok(made)["reservation_id"]
     servers = w.ok(client.get("/compute/v2.1/servers", headers=w.COMPUTE))["servers"]
     assert sorted(s["name"] for s in servers) == ["many-1", "many-2", "many-3"]
     assert len(stack.scheduler.latencies) <= 1  # not yet answered, or answered once
     for server in servers:
         done = w.wait(client, server["id"])
         assert done["status"] == "ACTIVE", done.get("fault")
+        assert done["OS-EXT-SRV-ATTR:reservation_id"] == reservation_id
         (port,) = w.ok(client.get("/networking/v2.0/ports", params={"device_id": server["id"]}))[
             "ports"
         ]
@@ -127,6 +131,10 @@ def test_several_servers_of_one_request_are_scheduled_in_one_call(
             "NET_BW_EGR_KILOBIT_PER_SEC": 2000
         }
     assert len(stack.scheduler.latencies) == 1
+    w.boot(client, flavor, image, [{"uuid": net}], name="other")
+    by_reservation = {"reservation_id": reservation_id}
+    found = w.ok(client.get("/compute/v2.1/servers", params=by_reservation, headers=w.COMPUTE))
+    assert sorted(s["id"] for s in found["servers"]) == sorted(s["id"] for s in servers)
 
 
 def test_flavor_trait_and_resource_extra_specs_steer_the_server(start_stack: StackFactory) -> None:

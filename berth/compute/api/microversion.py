@@ -17,6 +17,7 @@ MAX = "2.64"
 VERSIONS = [f"2.{minor}" for minor in range(1, 65)]
 LEGACY_HEADER = "x-openstack-nova-api-version"
 
+MORE_SERVER_ATTRIBUTES = (2, 3)  # an admin sees a server's reservation_id (and more upstream)
 LOCKED_IN_SERVER = (2, 9)  # a server shows whether it is locked
 SERVER_DESCRIPTION = (2, 19)  # a server has a description (create, update, rebuild, views)
 DELETED_SERVER_ACTIONS = (2, 21)  # a deleted server's instance actions can be read

@@ -1,8 +1,8 @@
 """/servers: create, list (summaries and details), show, update and delete.
 
 Creating answers 202 with the first server made (``min_count``/``max_count`` above 1 make more,
-each named ``NAME-N``; no reservation id is kept): the super-conductor builds them after the
-answer. The domain is :mod:`berth.compute.servers`.
+each named ``NAME-N``), or with ``return_reservation_id`` only the reservation id the servers
+share: the super-conductor builds them after the answer. The domain is :mod:`berth.compute.servers`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ def create_server(req: ComputeRequest) -> Response:
         networks_required=req.at_least(microversion.NETWORKS_AUTO_NONE),
     )
     made = servers.create_servers(req.service, req.context, request)
-    view = server_views.created(made[0], request.admin_pass, req.base_url)
+    if request.return_reservation_id:
+        return req.respond({"reservation_id": made.id}, 202)
+    view = server_views.created(made.server_uuids[0], request.admin_pass, req.base_url)
     return req.respond({"server": view}, 202, headers={"location": view["links"][0]["href"]})
 
 
@@ -118,4 +120,5 @@ def viewer(req: ComputeRequest) -> server_views.Viewer:
         shows_description=req.at_least(microversion.SERVER_DESCRIPTION),
         shows_trusted_certs=req.at_least(microversion.TRUSTED_CERTS_IN_SERVER),
         shows_tags=req.at_least(microversion.SERVER_TAGS),
+        shows_reservation=req.at_least(microversion.MORE_SERVER_ATTRIBUTES),
     )

@@ -335,6 +335,7 @@ def _instance_row(
         "image_ref": instance["image"]["id"],
         "availability_zone": instance.get("availability_zone"),
         "key_name": instance.get("key_name"),
+        "reservation_id": instance.get("reservation_id"),
         "metadata": instance.get("metadata") or {},
         **build_requests.user_fields(instance),
         "tags": instance.get("tags") or [],

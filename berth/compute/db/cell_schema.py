@@ -116,6 +116,9 @@ instances = sa.Table(
     sa.Column("description", sa.String(NAME), nullable=True),
     sa.Column("access_ip_v4", sa.String(39), nullable=True),
     sa.Column("access_ip_v6", sa.String(39), nullable=True),
+    # The id shared by the servers of one create request (``r-`` and 8 characters), by which a
+    # list finds them together.
+    sa.Column("reservation_id", sa.String(NAME), nullable=True),
     *timestamps(),
     **MYSQL,
 )

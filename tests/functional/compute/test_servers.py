@@ -8,6 +8,7 @@ choose) a host: the Instance in a cell, the mapping pointed at it, the BuildRequ
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -158,6 +159,7 @@ class World:
                     "image_ref": asked["image"]["id"],
                     "availability_zone": asked["availability_zone"],
                     "key_name": asked["key_name"],
+                    "reservation_id": asked["reservation_id"],
                     "metadata": asked["metadata"],
                     "network_info": network_info or [],
                     "created_at": building["created_at"],
@@ -268,6 +270,8 @@ def test_create_stores_the_build_and_casts_it(world: World) -> None:
     assert building is not None and stored_spec is not None and mapping is not None
     created_at = building["instance"]["created_at"]
     assert created_at == building["created_at"].isoformat() + "Z"
+    reservation_id = building["instance"]["reservation_id"]
+    assert re.fullmatch(r"r-[a-z0-9]{8}", reservation_id)
     assert building["instance"] == {
         "uuid": server_uuid,
         "name": "web",
@@ -294,6 +298,7 @@ def test_create_stores_the_build_and_casts_it(world: World) -> None:
         "metadata": {"role": "web"},
         "tags": [],
         "key_name": "mykey",
+        "reservation_id": reservation_id,
         "description": None,
         "access_ip_v4": None,
         "access_ip_v6": None,
@@ -342,6 +347,50 @@ def test_several_servers_in_one_request(world: World) -> None:
     with world.service.api_db.read() as conn:
         names = [build_requests.get(conn, u)["instance"]["name"] for u in made]  # type: ignore[index]
     assert names == ["web-1", "web-2", "web-3"]
+
+
+def test_a_reservation_id_names_the_servers_of_one_request(world: World) -> None:
+    answer = world.client.post(
+        "/v2.1/servers",
+        json=_body(min_count=2, max_count=2, return_reservation_id=True),
+        headers=DEMO,
+    )
+    assert answer.status_code == 202, answer.text
+    assert set(answer.json()) == {"reservation_id"} and "location" not in answer.headers
+    reservation_id = answer.json()["reservation_id"]
+    ((_, _, cast),) = world.bus.casts
+    made = cast["instance_uuids"]
+    alone = world.create(name="alone")
+    world.place(made[0], CELL1_UUID, "host1", "active")
+    world.place(alone, CELL1_UUID, "host1", "active")
+
+    def listed(query: str) -> list[str]:
+        return _ids(world.client.get(f"/v2.1/servers?{query}", headers=DEMO))
+
+    # One placed in cell1 and one still a BuildRequest: both are found by the id.
+    assert sorted(listed(f"reservation_id={reservation_id}")) == sorted(made)
+    assert listed("reservation_id=r-00000000") == []
+    assert len(listed("")) == 3
+
+    url = f"/v2.1/servers/{made[0]}"
+    v2_3 = {**ADMIN, "openstack-api-version": "compute 2.3"}
+    shown = world.client.get(url, headers=v2_3).json()["server"]
+    assert shown["OS-EXT-SRV-ATTR:reservation_id"] == reservation_id
+    building = world.client.get(f"/v2.1/servers/{made[1]}", headers=v2_3).json()["server"]
+    assert building["OS-EXT-SRV-ATTR:reservation_id"] == reservation_id
+    assert (
+        "OS-EXT-SRV-ATTR:reservation_id"
+        not in world.client.get(url, headers=ADMIN).json()["server"]
+    )  # 2.1
+    member = world.client.get(url, headers={**DEMO, "openstack-api-version": "compute 2.3"})
+    assert "OS-EXT-SRV-ATTR:reservation_id" not in member.json()["server"]
+    # Without return_reservation_id the first server is answered, as before.
+    assert (
+        "server"
+        in world.client.post(
+            "/v2.1/servers", json=_body(max_count=2, return_reservation_id=False), headers=DEMO
+        ).json()
+    )
 
 
 @pytest.mark.parametrize(
@@ -394,6 +443,7 @@ BAD = [
     ({"max_count": "\u00b2"}, V2_1, "max_count"),
     ({"min_count": 3, "max_count": 2}, V2_1, "min_count"),
     ({"max_count": 1001}, V2_1, "max_count"),
+    ({"return_reservation_id": "maybe"}, V2_1, "return_reservation_id"),
     ({"metadata": {"role": 1}}, V2_1, "metadata"),
     ({"metadata": ["role"]}, V2_1, "metadata"),
     ({"key_name": 7}, V2_1, "key_name"),

@@ -21,7 +21,6 @@ _IGNORED = (
     "config_drive",
     "OS-DCF:diskConfig",
     "personality",
-    "return_reservation_id",
 )
 
 CREATE_V2_1: dict[str, Any] = {
@@ -44,6 +43,7 @@ CREATE_V2_1: dict[str, Any] = {
                 "accessIPv4": _PARSED,
                 "accessIPv6": _PARSED,
                 "security_groups": _PARSED,
+                "return_reservation_id": _PARSED,
                 **dict.fromkeys(_IGNORED, _PARSED),
             },
             "required": ["name"],
