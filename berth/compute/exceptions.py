@@ -49,6 +49,13 @@ class OverLimit(ComputeError):
     key = "overLimit"
 
 
+class Unimplemented(ComputeError):
+    """Something the API has but Berth's simulated hosts cannot do (powering a host off)."""
+
+    status = 501
+    key = "notImplemented"
+
+
 class ServiceUnavailable(ComputeError):
     """A service the compute API depends on (Placement) did not answer; retrying may work."""
 

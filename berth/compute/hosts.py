@@ -210,6 +210,25 @@ def mirror_disabled(
                 placement.update_traits(node["uuid"], set(), {DISABLED_TRAIT})
 
 
+def update_service(
+    cells: CellRegistry,
+    placement: PlacementClient | None,
+    service: CellService,
+    values: Mapping[str, Any],
+) -> CellService:
+    """Change the service in its cell, mirroring ``disabled`` into Placement before commit."""
+    with cells.database(service.cell).write() as conn:
+        services.update(conn, service.row["id"], values)
+        if "disabled" in values:
+            mirror_disabled(
+                placement, nodes_of_service(conn, service.row), disabled=values["disabled"]
+            )
+        row = services.get(conn, service.row["id"])
+    if row is None:
+        raise exceptions.NotFound(f"Service {service.row['uuid']} could not be found.")
+    return CellService(service.cell, row)
+
+
 @contextmanager
 def _placement_errors(what: str) -> Iterator[None]:
     """Placement's failures as the API's 503, so the caller's transaction rolls back."""

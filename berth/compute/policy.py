@@ -531,6 +531,20 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         "Set an aggregate's metadata.",
         f"POST {_AGG}/action (set_metadata)",
     ),
+    # hosts (before 2.43)
+    _api_rule("os-hosts:list", ADMIN, "List hosts.", "GET /os-hosts"),
+    _api_rule("os-hosts:show", ADMIN, "Show a host's resources.", "GET /os-hosts/{host_name}"),
+    _api_rule(
+        "os-hosts:update",
+        ADMIN,
+        "Enable or disable a host, or set its maintenance mode.",
+        "PUT /os-hosts/{host_name}",
+    ),
+    _api_rule("os-hosts:reboot", ADMIN, "Reboot a host.", "GET /os-hosts/{host_name}/reboot"),
+    _api_rule(
+        "os-hosts:shutdown", ADMIN, "Shut a host down.", "GET /os-hosts/{host_name}/shutdown"
+    ),
+    _api_rule("os-hosts:start", ADMIN, "Start a host.", "GET /os-hosts/{host_name}/startup"),
     # services
     _api_rule(
         "os-services:list",
@@ -673,6 +687,13 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
     ),
     _api_rule("os-quota-class-sets:show", ADMIN, "Show a quota class.", f"GET {_QC}"),
     _api_rule("os-quota-class-sets:update", ADMIN, "Update a quota class.", f"PUT {_QC}"),
+    _api_rule(
+        "extensions",
+        ANY,
+        "List and show the legacy v2 extensions.",
+        "GET /extensions",
+        "GET /extensions/{alias}",
+    ),
     _api_rule("limits", ANY, "Show the project's limits and usage.", "GET /limits"),
     _api_rule(
         "limits:other_project",

@@ -138,7 +138,11 @@ def prepare(up: BerthUp) -> CloudFacts:
     admin = up.admin()
     with httpx.Client(base_url=up.base_url, timeout=60) as client:
         client.headers["X-Auth-Token"] = _token(client, admin)
-        compute = _get(client, "/compute/").json()["versions"][0]
+        (compute,) = [
+            version
+            for version in _get(client, "/compute/").json()["versions"]
+            if version["status"] == "CURRENT"
+        ]
         extensions = _get(client, "/networking/v2.0/extensions").json()["extensions"]
         image_api = client.get("/image/").status_code in (200, 300)
         image_ref = _public_image(client)

@@ -21,7 +21,7 @@ from berth.compute.api.routes import ROUTES, Handler
 from berth.compute.service import ComputeService
 
 LOG = logging.getLogger(__name__)
-_ANONYMOUS = ("/", "/v2.1")
+_ANONYMOUS = ("/", "/v2", "/v2.1")
 
 
 class ComputeApp:

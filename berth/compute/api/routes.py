@@ -10,6 +10,7 @@ from berth.compute.api import (
     aggregates,
     availability_zones,
     berth_diagnosis,
+    extensions,
     flavors,
     hypervisors,
     instance_actions,
@@ -18,6 +19,7 @@ from berth.compute.api import (
     keypairs,
     limits,
     migrations,
+    os_hosts,
     quota_classes,
     quota_sets,
     root,
@@ -36,7 +38,10 @@ Handler = Callable[[ComputeRequest], Response]
 
 ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/": {"GET": root.versions},
+    "/v2": {"GET": root.legacy_version},
     "/v2.1": {"GET": root.version},
+    "/v2.1/extensions": {"GET": extensions.index},
+    "/v2.1/extensions/{alias}": {"GET": extensions.show},
     "/v2.1/servers": {"GET": servers.list_servers, "POST": servers.create_server},
     # Before "/v2.1/servers/{server_id}", which would take "detail" for an id.
     "/v2.1/servers/detail": {"GET": servers.list_servers_detail},
@@ -114,6 +119,12 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
         "DELETE": aggregates.delete,
     },
     "/v2.1/os-aggregates/{aggregate_id}/action": {"POST": aggregates.action},
+    # Before 2.43 (a 404 from then).
+    "/v2.1/os-hosts": {"GET": os_hosts.index},
+    "/v2.1/os-hosts/{host_name}": {"GET": os_hosts.show, "PUT": os_hosts.update},
+    "/v2.1/os-hosts/{host_name}/startup": {"GET": os_hosts.startup},
+    "/v2.1/os-hosts/{host_name}/shutdown": {"GET": os_hosts.shutdown},
+    "/v2.1/os-hosts/{host_name}/reboot": {"GET": os_hosts.reboot},
     "/v2.1/os-services": {"GET": services.index},
     # A uuid from 2.53; before, the action: enable, disable, disable-log-reason, force-down.
     "/v2.1/os-services/{service_id}": {"PUT": services.update},

@@ -132,16 +132,7 @@ def _legacy_action(req: ComputeRequest, action: str) -> Response:
 def _apply(
     req: ComputeRequest, service: hosts.CellService, values: Mapping[str, Any]
 ) -> hosts.CellService:
-    """Change the service in its cell, mirroring ``disabled`` into Placement before commit."""
-    with req.service.cells.database(service.cell).write() as conn:
-        store.update(conn, service.row["id"], values)
-        if "disabled" in values:
-            nodes = hosts.nodes_of_service(conn, service.row)
-            hosts.mirror_disabled(req.service.placement, nodes, disabled=values["disabled"])
-        row = store.get(conn, service.row["id"])
-    if row is None:
-        raise exceptions.NotFound(f"Service {service.row['uuid']} could not be found.")
-    return hosts.CellService(service.cell, row)
+    return hosts.update_service(req.service.cells, req.service.placement, service, values)
 
 
 def _check_reason(reason: Any) -> str:

@@ -31,9 +31,33 @@ def compute(tmp_path: Path) -> Iterator[httpx.Client]:
 
 
 def test_version_documents(compute: httpx.Client) -> None:
-    (v21,) = compute.get("/").json()["versions"]
+    v20, v21 = compute.get("/", headers={"x-auth-token": ""}).json()["versions"]
+    assert (v20["id"], v20["status"], v20["version"]) == ("v2.0", "SUPPORTED", "")
     assert (v21["id"], v21["min_version"], v21["version"]) == ("v2.1", "2.1", "2.64")
+    assert "media-types" not in v21
+    # Each self link leads to a document of its own version (anonymous, as a discovery's).
+    for listed in (v20, v21):
+        (link,) = listed["links"]
+        answer = compute.get(link["href"], headers={"x-auth-token": ""})
+        assert answer.status_code == 200, answer.text
+        shown = answer.json()["version"]
+        assert (shown["id"], shown["links"]) == (listed["id"], listed["links"])
+        assert shown["media-types"][0]["base"] == "application/json"
     assert compute.get("/v2.1").json()["version"]["status"] == "CURRENT"
+
+
+def test_the_legacy_extensions_listing(compute: httpx.Client) -> None:
+    extensions = compute.get("/v2.1/extensions").json()["extensions"]
+    by_alias = {extension["alias"]: extension for extension in extensions}
+    assert len(by_alias) == len(extensions)
+    assert by_alias["os-hosts"]["name"] == "Hosts"
+    assert set(by_alias["os-hosts"]) == {
+        "alias", "name", "description", "links", "namespace", "updated",
+    }  # fmt: skip
+    shown = compute.get("/v2.1/extensions/os-consoles")
+    assert shown.status_code == 200 and shown.json()["extension"] == by_alias["os-consoles"]
+    missing = compute.get("/v2.1/extensions/os-nothing")
+    assert missing.status_code == 404 and "os-nothing" in missing.json()["itemNotFound"]["message"]
 
 
 @pytest.mark.parametrize(
