@@ -10,7 +10,9 @@ checked by :mod:`berth.compute.servers` inside the transaction that writes the b
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import ipaddress
+import re
 import secrets
 import string
 import uuid as uuidlib
@@ -329,7 +331,13 @@ class ListQuery:
     """A server list's filters and page. ``project_id`` None means every project's."""
 
     project_id: str | None
-    name: str | None = None
+    # A regular expression searched in the name, case-insensitively.
+    name: re.Pattern[str] | None = None
+    # Regular expressions matched at the start of an IPv4 (ip) or IPv6 (ip6) fixed address.
+    ip: re.Pattern[str] | None = None
+    ip6: re.Pattern[str] | None = None
+    # Changed (updated, else created) at or after this naive UTC time.
+    changes_since: dt.datetime | None = None
     statuses: frozenset[str] | None = None
     host: str | None = None
     image: str | None = None
@@ -350,8 +358,11 @@ def parse_list_query(
     statuses: frozenset[str],
     unknown_status_is_error: bool,
     tag_filters: bool = False,
+    changes_since: dt.datetime | None = None,
 ) -> ListQuery:
-    """Filters a project may use: ``name`` (a substring), ``status`` (repeatable), ``image``,
+    """Filters a project may use: ``name`` (a regular expression searched in the name),
+    ``ip`` and ``ip6`` (regular expressions matched at the start of a fixed address),
+    ``changes-since`` (parsed by the caller), ``status`` (repeatable), ``image``,
     ``flavor``, ``reservation_id``, ``limit``, ``marker``, and with ``tag_filters`` (2.26) ``tags``, ``tags-any``,
     ``not-tags``, ``not-tags-any``; an admin also ``host`` and ``all_tenants`` (with
     ``project_id``/``tenant_id`` to narrow). Other parameters are ignored, as upstream does."""
@@ -372,7 +383,10 @@ def parse_list_query(
         raise exceptions.BadRequest(f"Invalid status value: {', '.join(sorted(unknown))}.")
     return ListQuery(
         project_id=(last("project_id") or last("tenant_id")) if everyone else project_id,
-        name=last("name"),
+        name=_pattern(last("name"), "name", re.IGNORECASE),
+        ip=_pattern(last("ip"), "ip"),
+        ip6=_pattern(last("ip6"), "ip6"),
+        changes_since=changes_since,
         statuses=asked or None,
         host=last("host") if is_admin else None,
         image=last("image"),
@@ -386,6 +400,17 @@ def parse_list_query(
         matches_nothing=bool(unknown),
         echo=[(key, value) for key, value in items if key != "marker"],
     )
+
+
+def _pattern(value: str | None, what: str, flags: int = 0) -> re.Pattern[str] | None:
+    if value is None:
+        return None
+    try:
+        return re.compile(value, flags)
+    except re.error as exc:
+        raise exceptions.BadRequest(
+            f"Invalid input for query parameter '{what}': not a regular expression ({exc})."
+        ) from None
 
 
 def _limit(value: str | None) -> int:

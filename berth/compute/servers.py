@@ -394,7 +394,12 @@ def list_servers(service: ComputeService, query: ListQuery, detail: bool) -> lis
 
 def _matches(server: views.Server, query: ListQuery) -> bool:
     return (
-        (query.name is None or query.name.lower() in server.name.lower())
+        (query.name is None or query.name.search(server.name) is not None)
+        and _has_address(server, query)
+        and (
+            query.changes_since is None
+            or (server.updated_at or server.created_at) >= query.changes_since
+        )
         and (query.statuses is None or server.status in query.statuses)
         and (query.host is None or server.host == query.host)
         and (query.image is None or server.image_id == query.image)
@@ -402,6 +407,20 @@ def _matches(server: views.Server, query: ListQuery) -> bool:
         and (query.reservation_id is None or server.reservation_id == query.reservation_id)
         and query.tags.matches(server.tags)
     )
+
+
+def _has_address(server: views.Server, query: ListQuery) -> bool:
+    """Whether a fixed address of the server matches ``ip`` (IPv4) or ``ip6`` (IPv6); true
+    when neither is asked."""
+    if query.ip is None and query.ip6 is None:
+        return True
+    for port in server.network_info:
+        for fixed in port.get("fixed_ips") or ():
+            address = str(fixed["ip_address"])
+            pattern = query.ip6 if ":" in address else query.ip
+            if pattern is not None and pattern.match(address):
+                return True
+    return False
 
 
 def _page(servers: list[views.Server], query: ListQuery) -> list[views.Server]:

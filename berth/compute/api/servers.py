@@ -20,7 +20,7 @@ from berth.compute import (
     server_views,
     servers,
 )
-from berth.compute.api import microversion, schemas
+from berth.compute.api import microversion, paging, schemas
 from berth.compute.api.request import ComputeRequest
 from berth.compute.api.schemas import server as server_schema
 
@@ -92,6 +92,7 @@ def _list(req: ComputeRequest, detail: bool) -> Response:
         statuses=server_views.STATUSES,
         unknown_status_is_error=req.at_least(_UNKNOWN_STATUS_REFUSED),
         tag_filters=req.at_least(microversion.SERVER_TAGS),
+        changes_since=paging.changes_since(req),
     )
     found = servers.list_servers(req.service, query, detail)
     shown_to = viewer(req)

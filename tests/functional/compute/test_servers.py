@@ -686,6 +686,28 @@ def test_lists_newest_first_with_filters_and_pages(world: World, three: dict[str
         assert get(f"/v2.1/servers?{bad}", headers=DEMO).status_code == 400
 
 
+def test_name_ip_and_changes_since_filters(world: World, three: dict[str, str]) -> None:
+    def listed(query: str) -> list[str]:
+        return _ids(world.client.get("/v2.1/servers", params=query, headers=DEMO))
+
+    everything = [three["building"], three["error"], three["active"]]
+    assert listed("name=^AL.*a$") == [three["active"]]  # a regular expression, any case
+    assert listed("name=^(alpha|gamma)$") == [three["building"], three["active"]]
+    assert listed("name=lph") == [three["active"]]
+    # ip: IPv4 addresses, matched from their start; ip6: IPv6 ones.
+    assert listed("ip=10.0.0.5") == [three["active"]]
+    assert listed("ip=10.0") == [three["active"]]
+    assert listed("ip=10.0.0.50") == []
+    assert listed("ip=fd00") == []
+    assert listed("ip6=fd00::5") == [three["active"]]
+    assert listed("changes-since=2011-01-01T00:00:00Z") == everything
+    assert listed("changes-since=2051-01-01T12:34:00Z") == []
+    for bad in ("changes-since=2011/01/01", "name=(", "ip=["):
+        refused = world.client.get("/v2.1/servers", params=bad, headers=DEMO)
+        assert refused.status_code == 400, bad
+        assert bad.split("=")[0] in refused.json()["badRequest"]["message"]
+
+
 def test_projects_see_only_their_own(world: World, three: dict[str, str]) -> None:
     mine = world.create(headers=OTHER, name="theirs")
     get = world.client.get
