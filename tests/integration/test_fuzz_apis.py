@@ -159,6 +159,8 @@ def _resources(client: httpx.Client) -> dict[str, str]:
         "request_id": actions["instanceActions"][0]["request_id"],
         "tenant_id": "admin",
         "class_name": "default",
+        "host_name": "cn1",
+        "alias": "os-hosts",
     }
 
 

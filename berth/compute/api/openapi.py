@@ -34,5 +34,14 @@ DESCRIPTION = ApiDescription(
         # The tag is in the path.
         ("PUT", "/v2.1/servers/{server_id}/tags/{tag}"): None,
     },
-    anonymous=frozenset({"/", "/v2.1"}),
+    not_implemented={
+        ("PUT", "/v2.1/os-hosts/{host_name}"): "Berth's hosts have no maintenance mode "
+        "(before 2.43; status enable/disable works).",
+        **{
+            ("GET", f"/v2.1/os-hosts/{{host_name}}/{action}"): "Berth's simulated hosts are not "
+            "powered on and off (before 2.43)."
+            for action in ("startup", "shutdown", "reboot")
+        },
+    },
+    anonymous=frozenset({"/", "/v2", "/v2.1"}),
 )
