@@ -42,9 +42,9 @@ _CREATE = {
 }  # fmt: skip
 _UPDATE = {
     "name", "description", "admin_state_up", "device_id", "device_owner", "qos_policy_id",
-    "fixed_ips", "security_groups", "port_security_enabled", *BINDING,
+    "fixed_ips", "security_groups", "port_security_enabled", "mac_address", *BINDING,
 }  # fmt: skip
-_OPERATOR_ONLY = ("binding:host_id", "binding:profile", "mac_address")
+_OPERATOR_ONLY = ("binding:host_id", "binding:profile")
 # String attributes upstream limits to 255 characters.
 STRINGS = ("name", "description", "device_id", "device_owner")
 _MAC = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
@@ -91,6 +91,7 @@ def create_port(
     policy.check_attributes(context, body, _OPERATOR_ONLY)
     network_id = validate.uuid_value("network_id", body.get("network_id"))
     network = networks.get_visible(conn, context, network_id)
+    _check_mac_right(context, network["project_id"], body)
     project = validate.project_of(body, context.project_id or "")
     if project != context.project_id:
         policy.require_privileged(context, "creating a port for another project")
@@ -128,18 +129,33 @@ def create_port(
     return port_id
 
 
+def _check_mac_right(context: RequestContext, network_owner: str, body: Mapping[str, Any]) -> None:
+    """Choosing a port's MAC address takes a member of the network's project, or an admin
+    (upstream's network_owner rule), whoever owns the port."""
+    if "mac_address" in body:
+        policy.require_member(context, network_owner, "setting mac_address")
+
+
+def _unicast_mac(asked: Any) -> str:
+    mac = str(asked).lower()
+    if not _MAC.match(mac) or int(mac[:2], 16) & 1:
+        raise exceptions.InvalidInput(
+            f"Invalid input for mac_address. Reason: '{asked}' is not a valid unicast MAC address."
+        )
+    return mac
+
+
+def _mac_in_use(network_id: str, mac: str) -> exceptions.MacAddressInUse:
+    return exceptions.MacAddressInUse(
+        f"Unable to complete operation for network {network_id}. The mac address {mac} is in use."
+    )
+
+
 def _insert_with_mac(conn: Connection, values: dict[str, Any], asked: Any, base_mac: str) -> None:
     if asked is not None:
-        mac = str(asked).lower()
-        if not _MAC.match(mac) or int(mac[:2], 16) & 1:
-            raise exceptions.InvalidInput(
-                f"Invalid input for mac_address. Reason: '{asked}' is not a valid unicast MAC address."
-            )
+        mac = _unicast_mac(asked)
         if not store.insert(conn, {**values, "mac_address": mac}):
-            raise exceptions.MacAddressInUse(
-                f"Unable to complete operation for network {values['network_id']}. "
-                f"The mac address {mac} is in use."
-            )
+            raise _mac_in_use(values["network_id"], mac)
         return
     prefix = base_mac.lower().split(":")[:3]
     for _ in range(_MAC_TRIES):
@@ -389,7 +405,11 @@ def update_port(
         raise exceptions.PortNotFound(port_id)
     policy.require_owner(context, row["project_id"], f"port {port_id}")
     policy.check_attributes(context, body, _OPERATOR_ONLY)
+    network = network_store.get_network(conn, row["network_id"])
+    _check_mac_right(context, network["project_id"] if network else "", body)
     values: dict[str, Any] = {}
+    if "mac_address" in body:
+        values["mac_address"] = _new_mac(conn, row, body["mac_address"])
     for name in ("name", "description", "device_id", "device_owner"):
         if name in body:
             values[name] = validate.string(body, name)
@@ -423,6 +443,21 @@ def following_network_policy(conn: Connection, network_id: str) -> list[str]:
     """The ports of a network whose QoS policy is the network's (they have none of their own)."""
     rows = store.list_visible(conn, None, {"network_id": [network_id]})
     return [r["id"] for r in rows if r["qos_policy_id"] is None]
+
+
+def _new_mac(conn: Connection, row: RowMapping, asked: Any) -> str:
+    """A new MAC address for an unbound port (a bound one's is in its host's hands: 409)."""
+    mac = _unicast_mac(asked)
+    if mac == row["mac_address"]:
+        return mac
+    if row["binding_host"]:
+        raise exceptions.PortBound(
+            f"Unable to complete operation on port {row['id']}: it is bound to host "
+            f"{row['binding_host']}, so its MAC address cannot change."
+        )
+    if store.mac_taken(conn, row["network_id"], mac):
+        raise _mac_in_use(row["network_id"], mac)
+    return mac
 
 
 def _replace_addresses(conn: Connection, row: RowMapping, fixed: Any) -> None:
