@@ -150,9 +150,12 @@ def page(
     body: dict[str, Any] = {collection: [trim(item, query.fields) for item in shown]}
     if query.limit is not None:
         links = []
-        if end < len(ordered) and shown:
+        # As upstream, a full page links on in the direction of travel even when nothing
+        # follows: that page comes back empty, and clients page until one comes back short.
+        full = len(shown) == query.limit
+        if shown and (end < len(ordered) or (full and not query.page_reverse)):
             links.append(_link(base_url, path, query, shown[-1]["id"], "next", reverse=False))
-        if start > 0 and shown:
+        if shown and (start > 0 or (full and query.page_reverse)):
             links.append(_link(base_url, path, query, shown[0]["id"], "previous", reverse=True))
         if links:
             body[f"{collection}_links"] = links

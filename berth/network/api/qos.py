@@ -23,6 +23,10 @@ def list_rule_types(req: NetworkRequest) -> Response:
     return req.respond({"rule_types": [{"type": name} for name in qos.RULE_TYPES]})
 
 
+def show_rule_type(req: NetworkRequest) -> Response:
+    return req.respond({"rule_type": qos.rule_type_details(req.context, req.param("rule_type"))})
+
+
 def list_policies(req: NetworkRequest) -> Response:
     query = listing.parse(
         req.query_items, POLICY_FILTERS, req.service.settings.pagination_max_limit
