@@ -81,8 +81,7 @@ def create_subnet(conn: Connection, context: RequestContext, body: Mapping[str, 
         "dns_nameservers": _addresses(body, "dns_nameservers"),
         "host_routes": _routes(body),
         "enable_dhcp": validate.boolean(body, "enable_dhcp", True),
-        "ipv6_ra_mode": _ipv6_mode(body, "ipv6_ra_mode", version),
-        "ipv6_address_mode": _ipv6_mode(body, "ipv6_address_mode", version),
+        **_ipv6_modes(body, version),
     })  # fmt: skip
     return subnet_id
 
@@ -144,6 +143,20 @@ def _ipv6_mode(body: Mapping[str, Any], name: str, version: int) -> str | None:
             f"Invalid input for operation: {name} is set for an IPv4 subnet."
         )
     return value  # type: ignore[no-any-return]
+
+
+def _ipv6_modes(body: Mapping[str, Any], version: int) -> dict[str, str | None]:
+    """The router advertisements' mode and the address mode: when both are given they must
+    agree (upstream's rule: radvd and dnsmasq cannot be told different things)."""
+    ra_mode = _ipv6_mode(body, "ipv6_ra_mode", version)
+    address_mode = _ipv6_mode(body, "ipv6_address_mode", version)
+    if ra_mode is not None and address_mode is not None and ra_mode != address_mode:
+        raise exceptions.InvalidInput(
+            f"Invalid input for operation: ipv6_ra_mode set to '{ra_mode}' with "
+            f"ipv6_address_mode set to '{address_mode}' is not valid. If both attributes are "
+            "set, they must be the same value."
+        )
+    return {"ipv6_ra_mode": ra_mode, "ipv6_address_mode": address_mode}
 
 
 def _segment(conn: Connection, network_id: str, body: Mapping[str, Any]) -> str | None:

@@ -103,6 +103,19 @@ def test_routed_network_subnets_name_their_segment(network_client: httpx.Client)
     _error(in_use, 409, "SegmentInUse")
 
 
+def test_ipv6_modes_must_agree(network_client: httpx.Client) -> None:
+    net = _network(network_client)
+    base = {"network_id": net["id"], "ip_version": 6, "cidr": "2001:db8::/64"}
+    disagree = _subnet(
+        network_client, **base, ipv6_ra_mode="slaac", ipv6_address_mode="dhcpv6-stateful"
+    )
+    assert "must be the same" in _error(disagree, 400, "InvalidInput")
+    # Either alone is fine: addresses may come from elsewhere than the router advertisements.
+    only_address = _subnet(network_client, **base, ipv6_address_mode="dhcpv6-stateless")
+    assert only_address.status_code == 201, only_address.text
+    assert only_address.json()["subnet"]["ipv6_ra_mode"] is None
+
+
 def test_update_delete_and_ip_availability(
     network_service: NetworkService, network_client: httpx.Client
 ) -> None:
