@@ -30,6 +30,8 @@ _UPDATE = {"name", "description", "gateway_ip", "allocation_pools", "dns_nameser
 # String attributes upstream limits to 255 characters.
 STRINGS = ("name", "description")
 IPV6_MODES = ("slaac", "dhcpv6-stateful", "dhcpv6-stateless")
+# The modes in which hosts make their addresses themselves from the router's advertisements.
+AUTO_ADDRESS_MODES = frozenset({"slaac", "dhcpv6-stateless"})
 
 
 def subnet_of(row: RowMapping) -> Subnet:
@@ -239,12 +241,20 @@ def update_subnet(
 def delete_subnet(conn: Connection, context: RequestContext, subnet_id: str) -> None:
     found = get_visible(conn, context, subnet_id)
     policy.require_owner(context, found["project_id"], f"subnet {subnet_id}")
+    if _auto_addressed(found):
+        # Hosts make their own addresses from the prefix (SLAAC): upstream drops the ports'
+        # addresses with the subnet, and the ports stay.
+        store.release_addresses(conn, subnet_id)
     if store.used_addresses(conn, subnet_id):
         raise exceptions.SubnetInUse(
             f"Unable to complete operation on subnet {subnet_id}: "
             "One or more ports have an IP allocation from this subnet."
         )
     store.delete(conn, subnet_id)
+
+
+def _auto_addressed(row: RowMapping) -> bool:
+    return bool(AUTO_ADDRESS_MODES & {row["ipv6_ra_mode"], row["ipv6_address_mode"]})
 
 
 def view(row: RowMapping) -> dict[str, Any]:

@@ -116,6 +116,44 @@ def test_ipv6_modes_must_agree(network_client: httpx.Client) -> None:
     assert only_address.json()["subnet"]["ipv6_ra_mode"] is None
 
 
+def test_an_auto_addressed_subnet_is_deleted_from_under_its_ports(
+    network_client: httpx.Client,
+) -> None:
+    net = _network(network_client)
+    base = {"network_id": net["id"], "ip_version": 6}
+    made = {}
+    for mode, cidr in (
+        ("slaac", "2001:db8:1::/64"),
+        ("dhcpv6-stateless", "2001:db8:2::/64"),
+        ("dhcpv6-stateful", "2001:db8:3::/64"),
+    ):
+        answer = _subnet(
+            network_client, **base, cidr=cidr, ipv6_ra_mode=mode, ipv6_address_mode=mode
+        )
+        made[mode] = answer.json()["subnet"]["id"]
+    answer = network_client.post("/v2.0/ports", json={"port": {"network_id": net["id"]}})
+    port = answer.json()["port"]
+    assert {f["subnet_id"] for f in port["fixed_ips"]} == {made["slaac"]}
+    taken = network_client.post(
+        "/v2.0/ports",
+        json={"port": {"network_id": net["id"], "fixed_ips": [
+            {"subnet_id": made["dhcpv6-stateless"]}, {"subnet_id": made["dhcpv6-stateful"]},
+        ]}},
+    ).json()["port"]  # fmt: skip
+    # Addresses a host makes itself go with their subnet; the ports stay.
+    for mode in ("slaac", "dhcpv6-stateless"):
+        deleted = network_client.delete(f"/v2.0/subnets/{made[mode]}")
+        assert deleted.status_code == 204, deleted.text
+    shown = network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
+    assert shown["fixed_ips"] == []
+    shown = network_client.get(f"/v2.0/ports/{taken['id']}").json()["port"]
+    assert [f["subnet_id"] for f in shown["fixed_ips"]] == [made["dhcpv6-stateful"]]
+    # Addresses handed out by DHCP are the ports' own: that subnet stays in use.
+    _error(network_client.delete(f"/v2.0/subnets/{made['dhcpv6-stateful']}"), 409, "SubnetInUse")
+    in_use = network_client.delete(f"/v2.0/networks/{net['id']}")
+    assert "ports still in use" in _error(in_use, 409, "NetworkInUse")
+
+
 def test_update_delete_and_ip_availability(
     network_service: NetworkService, network_client: httpx.Client
 ) -> None:
