@@ -128,16 +128,32 @@ def select(
 
 
 def page(
-    items: Sequence[Item], query: ListQuery, collection: str, base_url: str, path: str
+    items: Sequence[Item],
+    query: ListQuery,
+    collection: str,
+    base_url: str,
+    path: str,
+    unlisted_marker: Item | None = None,
 ) -> dict[str, Any]:
-    """The list document: sorted, paged, trimmed to ``fields``, with links when paged."""
-    ordered = _sorted(items, query.sorts)
+    """The list document: sorted, paged, trimmed to ``fields``, with links when paged.
+    ``unlisted_marker`` is the marker's own item where it may exist outside ``items`` (one the
+    caller does not see): it only places the page, as upstream does for such a marker."""
+    marker_unlisted = (
+        unlisted_marker is not None
+        and unlisted_marker.get("id") == query.marker
+        and all(item.get("id") != query.marker for item in items)
+    )
+    with_marker = [*items, unlisted_marker] if unlisted_marker and marker_unlisted else items
+    ordered = _sorted(with_marker, query.sorts)
     start, end = 0, len(ordered)
     if query.marker is not None:
         at = next((i for i, item in enumerate(ordered) if item.get("id") == query.marker), None)
         if at is None:
             raise exceptions.BadRequest(f"marker {query.marker} not found")
-        if query.page_reverse:
+        if marker_unlisted:
+            del ordered[at]
+            start, end = (0, at) if query.page_reverse else (at, len(ordered))
+        elif query.page_reverse:
             end = at
         else:
             start = at + 1

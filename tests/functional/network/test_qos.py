@@ -113,6 +113,20 @@ def test_policy_lists_filter_sort_and_page(network_client: httpx.Client) -> None
     _error(unknown, 400, "BadRequest")
 
 
+def test_a_marker_the_caller_does_not_see_still_places_the_page(
+    network_service: NetworkService, network_client: httpx.Client
+) -> None:
+    made = {name: _policy(network_client, name=name, shared=name != "b") for name in "abcd"}
+    params = [("sort_key", "name"), ("limit", "2"), ("marker", str(made["b"]["id"]))]
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
+        after = alice.get("/v2.0/qos/policies", params=params).json()
+        assert [p["name"] for p in after["policies"]] == ["c", "d"]
+        before = alice.get("/v2.0/qos/policies", params=[*params, ("page_reverse", "true")]).json()
+        assert [p["name"] for p in before["policies"]] == ["a"]
+        unknown = alice.get("/v2.0/qos/policies", params={"limit": 1, "marker": MISSING})
+        _error(unknown, 400, "BadRequest")
+
+
 def test_projects_see_their_own_and_shared_policies_and_change_none(
     network_service: NetworkService, network_client: httpx.Client
 ) -> None:
