@@ -121,11 +121,11 @@ def create_port(
         "binding_profile": {},
         "binding_vif_details": {},
     }
-    _insert_with_mac(conn, values, body.get("mac_address"), settings.base_mac)
+    mac = _insert_with_mac(conn, values, body.get("mac_address"), settings.base_mac)
     if fixed:
-        assign_addresses(conn, port_id, network_id, layout.subnets, _requested_ips(fixed))
+        assign_addresses(conn, port_id, network_id, layout.subnets, _requested_ips(fixed), mac)
     elif allocation == "immediate":
-        _assign_defaults(conn, port_id, network_id, layout.subnets)
+        _assign_defaults(conn, port_id, network_id, layout.subnets, mac)
     return port_id
 
 
@@ -151,17 +151,18 @@ def _mac_in_use(network_id: str, mac: str) -> exceptions.MacAddressInUse:
     )
 
 
-def _insert_with_mac(conn: Connection, values: dict[str, Any], asked: Any, base_mac: str) -> None:
+def _insert_with_mac(conn: Connection, values: dict[str, Any], asked: Any, base_mac: str) -> str:
+    """Insert the port with the MAC address asked for, else a free one; returns the MAC."""
     if asked is not None:
         mac = _unicast_mac(asked)
         if not store.insert(conn, {**values, "mac_address": mac}):
             raise _mac_in_use(values["network_id"], mac)
-        return
+        return mac
     prefix = base_mac.lower().split(":")[:3]
     for _ in range(_MAC_TRIES):
         mac = ":".join(prefix + [f"{random.randrange(256):02x}" for _ in range(3)])
         if store.insert(conn, {**values, "mac_address": mac}):
-            return
+            return mac
     raise exceptions.MacAddressInUse(
         f"No free MAC address found on network {values['network_id']}."
     )
@@ -191,8 +192,10 @@ def assign_addresses(
     network_id: str,
     available: Sequence[Subnet],
     wanted: Sequence[tuple[str | None, str | None]],
+    mac: str,
 ) -> None:
-    """Take the asked-for addresses: a specific one, or the lowest free one of a subnet."""
+    """Take the asked-for addresses: a specific one, or the lowest free one of a subnet (the
+    EUI-64 one of an auto-addressed subnet)."""
     by_id = {s.id: s for s in available}
     for subnet_id, address in wanted:
         subnet = by_id.get(subnet_id) if subnet_id else _subnet_holding(available, address)
@@ -201,7 +204,9 @@ def assign_addresses(
                 f"Invalid input for operation: Failed to create port on network {network_id}, "
                 f"because fixed_ips included invalid subnet {subnet_id or address}."
             )
-        if address is None:
+        if address is None and subnet.auto_address:
+            address = ipam.eui64_address(subnet.cidr, mac)
+        elif address is None:
             take_lowest(conn, port_id, subnet)
             continue
         chosen = ipam.allocate_specific(
@@ -235,12 +240,18 @@ def take_lowest(conn: Connection, port_id: str, subnet: Subnet) -> str:
 
 
 def _assign_defaults(
-    conn: Connection, port_id: str, network_id: str, available: Sequence[Subnet]
+    conn: Connection, port_id: str, network_id: str, available: Sequence[Subnet], mac: str
 ) -> None:
-    """One address per IP version, from the first subnet of that version with one free."""
-    for version in sorted({s.ip_version for s in available}):
+    """The EUI-64 address of every auto-addressed subnet (hosts configure them all, as
+    upstream assigns them) and one address per IP version from the first other subnet of that
+    version with one free."""
+    auto = [s for s in available if s.auto_address]
+    if auto:
+        assign_addresses(conn, port_id, network_id, auto, [(s.id, None) for s in auto], mac)
+    handed_out = [s for s in available if not s.auto_address]
+    for version in sorted({s.ip_version for s in handed_out}):
         last_error: Exception | None = None
-        for subnet in (s for s in available if s.ip_version == version):
+        for subnet in (s for s in handed_out if s.ip_version == version):
             try:
                 take_lowest(conn, port_id, subnet)
                 break
@@ -464,7 +475,7 @@ def _replace_addresses(conn: Connection, row: RowMapping, fixed: Any) -> None:
     wanted = _requested_ips(fixed) if fixed else []
     layout = layout_of(conn, row["network_id"])
     store.release_addresses(conn, row["id"])
-    assign_addresses(conn, row["id"], row["network_id"], layout.subnets, wanted)
+    assign_addresses(conn, row["id"], row["network_id"], layout.subnets, wanted, row["mac_address"])
 
 
 def delete_port(conn: Connection, context: RequestContext, port_id: str) -> None:

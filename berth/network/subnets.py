@@ -44,6 +44,7 @@ def subnet_of(row: RowMapping) -> Subnet:
         gateway_ip=row["gateway_ip"],
         allocation_pools=tuple((p["start"], p["end"]) for p in row["allocation_pools"]),
         segment_id=row["segment_id"],
+        auto_address=_auto_addressed(row),
     )
 
 
@@ -241,7 +242,7 @@ def update_subnet(
 def delete_subnet(conn: Connection, context: RequestContext, subnet_id: str) -> None:
     found = get_visible(conn, context, subnet_id)
     policy.require_owner(context, found["project_id"], f"subnet {subnet_id}")
-    if _auto_addressed(found):
+    if subnet_of(found).auto_address:
         # Hosts make their own addresses from the prefix (SLAAC): upstream drops the ports'
         # addresses with the subnet, and the ports stay.
         store.release_addresses(conn, subnet_id)
