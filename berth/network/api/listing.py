@@ -168,11 +168,15 @@ def page(
         links = []
         # As upstream, a full page links on in the direction of travel even when nothing
         # follows: that page comes back empty, and clients page until one comes back short.
-        full = len(shown) == query.limit
-        if shown and (end < len(ordered) or (full and not query.page_reverse)):
-            links.append(_link(base_url, path, query, shown[-1]["id"], "next", reverse=False))
-        if shown and (start > 0 or (full and query.page_reverse)):
-            links.append(_link(base_url, path, query, shown[0]["id"], "previous", reverse=True))
+        # An empty page past the end links back to the last page (past the start: the first).
+        full, forward = len(shown) == query.limit, not query.page_reverse
+        passed_end = not shown and query.marker is not None
+        first = shown[0]["id"] if shown else None
+        last = shown[-1]["id"] if shown else None
+        if (shown and (end < len(ordered) or (full and forward))) or (passed_end and not forward):
+            links.append(_link(base_url, path, query, last, "next", reverse=False))
+        if (shown and (start > 0 or (full and not forward))) or (passed_end and forward):
+            links.append(_link(base_url, path, query, first, "previous", reverse=True))
         if links:
             body[f"{collection}_links"] = links
     return body
@@ -204,9 +208,11 @@ def _comparable(value: Any) -> Any:
 
 
 def _link(
-    base_url: str, path: str, query: ListQuery, marker: str, rel: str, *, reverse: bool
+    base_url: str, path: str, query: ListQuery, marker: str | None, rel: str, *, reverse: bool
 ) -> dict[str, str]:
-    params = [*query.kept, ("marker", marker)]
+    """A link to the page after ``marker`` (before it when ``reverse``); without a marker, to
+    the first page (the last one when ``reverse``)."""
+    params = [*query.kept, *([("marker", marker)] if marker is not None else [])]
     if reverse:
         params.append(("page_reverse", "True"))
     return {"href": f"{base_url}{path}?{urlencode(params)}", "rel": rel}
