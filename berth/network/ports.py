@@ -445,6 +445,8 @@ def update_port(
             networks.check_qos_detach(conn, context, row["qos_policy_id"])
     if "fixed_ips" in body:
         _replace_addresses(conn, row, body["fixed_ips"])
+    if values.get("mac_address", row["mac_address"]) != row["mac_address"]:
+        _move_eui64_addresses(conn, row, values["mac_address"])
     if values or "fixed_ips" in body:
         store.update(conn, port_id, values)
     return row
@@ -469,6 +471,16 @@ def _new_mac(conn: Connection, row: RowMapping, asked: Any) -> str:
     if store.mac_taken(conn, row["network_id"], mac):
         raise _mac_in_use(row["network_id"], mac)
     return mac
+
+
+def _move_eui64_addresses(conn: Connection, row: RowMapping, mac: str) -> None:
+    """A new MAC address moves the port's addresses on auto-addressed subnets with it."""
+    auto = {s.id: s for s in layout_of(conn, row["network_id"]).subnets if s.auto_address}
+    for held in fixed_ips(conn, row["id"]):
+        subnet = auto.get(held.subnet_id)
+        if subnet is not None:
+            store.release_address(conn, row["id"], subnet.id, held.ip_address)
+            assign_addresses(conn, row["id"], row["network_id"], [subnet], [(subnet.id, None)], mac)
 
 
 def _replace_addresses(conn: Connection, row: RowMapping, fixed: Any) -> None:

@@ -142,6 +142,16 @@ def test_an_auto_addressed_subnet_is_deleted_from_under_its_ports(
         "2001:db8:3::2",
     ]
     port = answer.json()["port"]
+    moved = network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"mac_address": "fa:16:3e:44:55:66"}}
+    )
+    assert moved.status_code == 200, moved.text
+    # A new MAC address moves the EUI-64 addresses with it.
+    assert sorted(f["ip_address"] for f in moved.json()["port"]["fixed_ips"]) == [
+        "2001:db8:1:0:f816:3eff:fe44:5566",
+        "2001:db8:2:0:f816:3eff:fe44:5566",
+        "2001:db8:3::2",
+    ]
     # Addresses a host makes itself go with their subnet; the port stays.
     for mode in ("slaac", "dhcpv6-stateless"):
         deleted = network_client.delete(f"/v2.0/subnets/{made[mode]}")
