@@ -133,6 +133,10 @@ class MacAddressInUse(Conflict):
     pass
 
 
+class PortBound(Conflict):
+    pass
+
+
 class IpAddressInUse(Conflict):
     pass
 

@@ -33,6 +33,7 @@ __all__ = [
     "allocatable_count",
     "allocate_lowest",
     "allocate_specific",
+    "eui64_address",
     "plan_subnet",
     "pool_size",
     "release",
@@ -292,6 +293,15 @@ def allocate_specific(subnet: Addressed, address: str, used: Iterable[str]) -> s
     if any(ipaddress.ip_address(u) == parsed for u in used):
         raise IpAddressInUse(f"IP address {parsed} is already allocated in subnet {network}.")
     return str(parsed)
+
+
+def eui64_address(cidr: str, mac: str) -> str:
+    """The address a host makes from the prefix and its MAC address (modified EUI-64, RFC
+    4291 appendix A): ff:fe in the middle of the MAC, its universal/local bit inverted."""
+    network = parse_cidr(cidr, 6)
+    octets = bytes.fromhex(mac.replace(":", ""))
+    interface_id = int.from_bytes(octets[:3] + b"\xff\xfe" + octets[3:], "big") ^ (1 << 57)
+    return str(ipaddress.IPv6Address(int(network.network_address) + interface_id))
 
 
 def release(used: Iterable[str], address: str) -> frozenset[str]:

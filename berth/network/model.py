@@ -49,6 +49,8 @@ class Subnet:
     # Inclusive (first, last) address ranges, in address order, never overlapping.
     allocation_pools: tuple[tuple[str, str], ...]
     segment_id: str | None = None
+    # IPv6 in SLAAC or DHCPv6-stateless mode: hosts make their addresses from their MACs.
+    auto_address: bool = False
 
 
 # -- QoS rules ------------------------------------------------------------------------------------

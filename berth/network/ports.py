@@ -42,9 +42,9 @@ _CREATE = {
 }  # fmt: skip
 _UPDATE = {
     "name", "description", "admin_state_up", "device_id", "device_owner", "qos_policy_id",
-    "fixed_ips", "security_groups", "port_security_enabled", *BINDING,
+    "fixed_ips", "security_groups", "port_security_enabled", "mac_address", *BINDING,
 }  # fmt: skip
-_OPERATOR_ONLY = ("binding:host_id", "binding:profile", "mac_address")
+_OPERATOR_ONLY = ("binding:host_id", "binding:profile")
 # String attributes upstream limits to 255 characters.
 STRINGS = ("name", "description", "device_id", "device_owner")
 _MAC = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
@@ -91,6 +91,7 @@ def create_port(
     policy.check_attributes(context, body, _OPERATOR_ONLY)
     network_id = validate.uuid_value("network_id", body.get("network_id"))
     network = networks.get_visible(conn, context, network_id)
+    _check_mac_right(context, network["project_id"], body)
     project = validate.project_of(body, context.project_id or "")
     if project != context.project_id:
         policy.require_privileged(context, "creating a port for another project")
@@ -120,32 +121,48 @@ def create_port(
         "binding_profile": {},
         "binding_vif_details": {},
     }
-    _insert_with_mac(conn, values, body.get("mac_address"), settings.base_mac)
+    mac = _insert_with_mac(conn, values, body.get("mac_address"), settings.base_mac)
     if fixed:
-        assign_addresses(conn, port_id, network_id, layout.subnets, _requested_ips(fixed))
+        assign_addresses(conn, port_id, network_id, layout.subnets, _requested_ips(fixed), mac)
     elif allocation == "immediate":
-        _assign_defaults(conn, port_id, network_id, layout.subnets)
+        _assign_defaults(conn, port_id, network_id, layout.subnets, mac)
     return port_id
 
 
-def _insert_with_mac(conn: Connection, values: dict[str, Any], asked: Any, base_mac: str) -> None:
+def _check_mac_right(context: RequestContext, network_owner: str, body: Mapping[str, Any]) -> None:
+    """Choosing a port's MAC address takes a member of the network's project, or an admin
+    (upstream's network_owner rule), whoever owns the port."""
+    if "mac_address" in body:
+        policy.require_member(context, network_owner, "setting mac_address")
+
+
+def _unicast_mac(asked: Any) -> str:
+    mac = str(asked).lower()
+    if not _MAC.match(mac) or int(mac[:2], 16) & 1:
+        raise exceptions.InvalidInput(
+            f"Invalid input for mac_address. Reason: '{asked}' is not a valid unicast MAC address."
+        )
+    return mac
+
+
+def _mac_in_use(network_id: str, mac: str) -> exceptions.MacAddressInUse:
+    return exceptions.MacAddressInUse(
+        f"Unable to complete operation for network {network_id}. The mac address {mac} is in use."
+    )
+
+
+def _insert_with_mac(conn: Connection, values: dict[str, Any], asked: Any, base_mac: str) -> str:
+    """Insert the port with the MAC address asked for, else a free one; returns the MAC."""
     if asked is not None:
-        mac = str(asked).lower()
-        if not _MAC.match(mac) or int(mac[:2], 16) & 1:
-            raise exceptions.InvalidInput(
-                f"Invalid input for mac_address. Reason: '{asked}' is not a valid unicast MAC address."
-            )
+        mac = _unicast_mac(asked)
         if not store.insert(conn, {**values, "mac_address": mac}):
-            raise exceptions.MacAddressInUse(
-                f"Unable to complete operation for network {values['network_id']}. "
-                f"The mac address {mac} is in use."
-            )
-        return
+            raise _mac_in_use(values["network_id"], mac)
+        return mac
     prefix = base_mac.lower().split(":")[:3]
     for _ in range(_MAC_TRIES):
         mac = ":".join(prefix + [f"{random.randrange(256):02x}" for _ in range(3)])
         if store.insert(conn, {**values, "mac_address": mac}):
-            return
+            return mac
     raise exceptions.MacAddressInUse(
         f"No free MAC address found on network {values['network_id']}."
     )
@@ -175,8 +192,10 @@ def assign_addresses(
     network_id: str,
     available: Sequence[Subnet],
     wanted: Sequence[tuple[str | None, str | None]],
+    mac: str,
 ) -> None:
-    """Take the asked-for addresses: a specific one, or the lowest free one of a subnet."""
+    """Take the asked-for addresses: a specific one, or the lowest free one of a subnet (the
+    EUI-64 one of an auto-addressed subnet)."""
     by_id = {s.id: s for s in available}
     for subnet_id, address in wanted:
         subnet = by_id.get(subnet_id) if subnet_id else _subnet_holding(available, address)
@@ -185,7 +204,9 @@ def assign_addresses(
                 f"Invalid input for operation: Failed to create port on network {network_id}, "
                 f"because fixed_ips included invalid subnet {subnet_id or address}."
             )
-        if address is None:
+        if address is None and subnet.auto_address:
+            address = ipam.eui64_address(subnet.cidr, mac)
+        elif address is None:
             take_lowest(conn, port_id, subnet)
             continue
         chosen = ipam.allocate_specific(
@@ -219,12 +240,18 @@ def take_lowest(conn: Connection, port_id: str, subnet: Subnet) -> str:
 
 
 def _assign_defaults(
-    conn: Connection, port_id: str, network_id: str, available: Sequence[Subnet]
+    conn: Connection, port_id: str, network_id: str, available: Sequence[Subnet], mac: str
 ) -> None:
-    """One address per IP version, from the first subnet of that version with one free."""
-    for version in sorted({s.ip_version for s in available}):
+    """The EUI-64 address of every auto-addressed subnet (hosts configure them all, as
+    upstream assigns them) and one address per IP version from the first other subnet of that
+    version with one free."""
+    auto = [s for s in available if s.auto_address]
+    if auto:
+        assign_addresses(conn, port_id, network_id, auto, [(s.id, None) for s in auto], mac)
+    handed_out = [s for s in available if not s.auto_address]
+    for version in sorted({s.ip_version for s in handed_out}):
         last_error: Exception | None = None
-        for subnet in (s for s in available if s.ip_version == version):
+        for subnet in (s for s in handed_out if s.ip_version == version):
             try:
                 take_lowest(conn, port_id, subnet)
                 break
@@ -389,7 +416,11 @@ def update_port(
         raise exceptions.PortNotFound(port_id)
     policy.require_owner(context, row["project_id"], f"port {port_id}")
     policy.check_attributes(context, body, _OPERATOR_ONLY)
+    network = network_store.get_network(conn, row["network_id"])
+    _check_mac_right(context, network["project_id"] if network else "", body)
     values: dict[str, Any] = {}
+    if "mac_address" in body:
+        values["mac_address"] = _new_mac(conn, row, body["mac_address"])
     for name in ("name", "description", "device_id", "device_owner"):
         if name in body:
             values[name] = validate.string(body, name)
@@ -414,6 +445,8 @@ def update_port(
             networks.check_qos_detach(conn, context, row["qos_policy_id"])
     if "fixed_ips" in body:
         _replace_addresses(conn, row, body["fixed_ips"])
+    if values.get("mac_address", row["mac_address"]) != row["mac_address"]:
+        _move_eui64_addresses(conn, row, values["mac_address"])
     if values or "fixed_ips" in body:
         store.update(conn, port_id, values)
     return row
@@ -425,11 +458,36 @@ def following_network_policy(conn: Connection, network_id: str) -> list[str]:
     return [r["id"] for r in rows if r["qos_policy_id"] is None]
 
 
+def _new_mac(conn: Connection, row: RowMapping, asked: Any) -> str:
+    """A new MAC address for an unbound port (a bound one's is in its host's hands: 409)."""
+    mac = _unicast_mac(asked)
+    if mac == row["mac_address"]:
+        return mac
+    if row["binding_host"]:
+        raise exceptions.PortBound(
+            f"Unable to complete operation on port {row['id']}: it is bound to host "
+            f"{row['binding_host']}, so its MAC address cannot change."
+        )
+    if store.mac_taken(conn, row["network_id"], mac):
+        raise _mac_in_use(row["network_id"], mac)
+    return mac
+
+
+def _move_eui64_addresses(conn: Connection, row: RowMapping, mac: str) -> None:
+    """A new MAC address moves the port's addresses on auto-addressed subnets with it."""
+    auto = {s.id: s for s in layout_of(conn, row["network_id"]).subnets if s.auto_address}
+    for held in fixed_ips(conn, row["id"]):
+        subnet = auto.get(held.subnet_id)
+        if subnet is not None:
+            store.release_address(conn, row["id"], subnet.id, held.ip_address)
+            assign_addresses(conn, row["id"], row["network_id"], [subnet], [(subnet.id, None)], mac)
+
+
 def _replace_addresses(conn: Connection, row: RowMapping, fixed: Any) -> None:
     wanted = _requested_ips(fixed) if fixed else []
     layout = layout_of(conn, row["network_id"])
     store.release_addresses(conn, row["id"])
-    assign_addresses(conn, row["id"], row["network_id"], layout.subnets, wanted)
+    assign_addresses(conn, row["id"], row["network_id"], layout.subnets, wanted, row["mac_address"])
 
 
 def delete_port(conn: Connection, context: RequestContext, port_id: str) -> None:

@@ -63,6 +63,38 @@ MINIMUM_PACKET_RATE = RuleType(
 RULE_TYPES = {kind.name: kind for kind in (BANDWIDTH_LIMIT, MINIMUM_BANDWIDTH, MINIMUM_PACKET_RATE)}
 # Rates a rule of a type has without asking (its other rates are required).
 _DEFAULT_RATES = {"max_burst_kbps": 0}
+# The mechanism drivers of Berth's two kinds of agent; both take every rule type Berth has.
+RULE_TYPE_DRIVERS = ("openvswitch", "sriovnicswitch")
+
+
+def rule_type_details(context: RequestContext, name: str) -> dict[str, Any]:
+    """What a rule of a type may say, per driver: each rate's range and the directions
+    (upstream shows it to admins only)."""
+    policy.require_privileged(context, "get_rule_type")
+    kind = RULE_TYPES.get(name)
+    if kind is None:
+        raise exceptions.NotFound(f"QoS rule type {name} could not be found.")
+    parameters = [
+        {
+            "parameter_name": rate,
+            "parameter_type": "range",
+            "parameter_values": {"start": 0, "end": MAX_RATE},
+        }
+        for rate in kind.rates
+    ]
+    parameters.append(
+        {
+            "parameter_name": "direction",
+            "parameter_type": "choices",
+            "parameter_values": list(kind.directions),
+        }
+    )
+    return {
+        "type": kind.name,
+        "drivers": [
+            {"name": driver, "supported_parameters": parameters} for driver in RULE_TYPE_DRIVERS
+        ],
+    }
 
 
 @dataclass(frozen=True)
@@ -269,6 +301,9 @@ def create_rule(
         name: _rate(body, name) if name in body else _DEFAULT_RATES[name] for name in kind.rates
     }
     direction = validate.one_of(body, "direction", kind.directions, "egress")
+    # Upstream judges a creation before it looks for the policy: a member is refused (403)
+    # even on a policy it cannot see, where an update or deletion of a rule is a 404.
+    policy.require_privileged(context, f"create_policy_{kind.member}")
     _changeable(conn, context, policy_id, f"create_policy_{kind.member}")
     # Updating the policy first takes its row lock: rule changes of one policy serialise.
     store.update_policy(conn, policy_id, {})

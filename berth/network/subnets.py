@@ -30,6 +30,8 @@ _UPDATE = {"name", "description", "gateway_ip", "allocation_pools", "dns_nameser
 # String attributes upstream limits to 255 characters.
 STRINGS = ("name", "description")
 IPV6_MODES = ("slaac", "dhcpv6-stateful", "dhcpv6-stateless")
+# The modes in which hosts make their addresses themselves from the router's advertisements.
+AUTO_ADDRESS_MODES = frozenset({"slaac", "dhcpv6-stateless"})
 
 
 def subnet_of(row: RowMapping) -> Subnet:
@@ -42,6 +44,7 @@ def subnet_of(row: RowMapping) -> Subnet:
         gateway_ip=row["gateway_ip"],
         allocation_pools=tuple((p["start"], p["end"]) for p in row["allocation_pools"]),
         segment_id=row["segment_id"],
+        auto_address=_auto_addressed(row),
     )
 
 
@@ -81,8 +84,7 @@ def create_subnet(conn: Connection, context: RequestContext, body: Mapping[str, 
         "dns_nameservers": _addresses(body, "dns_nameservers"),
         "host_routes": _routes(body),
         "enable_dhcp": validate.boolean(body, "enable_dhcp", True),
-        "ipv6_ra_mode": _ipv6_mode(body, "ipv6_ra_mode", version),
-        "ipv6_address_mode": _ipv6_mode(body, "ipv6_address_mode", version),
+        **_ipv6_modes(body, version),
     })  # fmt: skip
     return subnet_id
 
@@ -144,6 +146,20 @@ def _ipv6_mode(body: Mapping[str, Any], name: str, version: int) -> str | None:
             f"Invalid input for operation: {name} is set for an IPv4 subnet."
         )
     return value  # type: ignore[no-any-return]
+
+
+def _ipv6_modes(body: Mapping[str, Any], version: int) -> dict[str, str | None]:
+    """The router advertisements' mode and the address mode: when both are given they must
+    agree (upstream's rule: radvd and dnsmasq cannot be told different things)."""
+    ra_mode = _ipv6_mode(body, "ipv6_ra_mode", version)
+    address_mode = _ipv6_mode(body, "ipv6_address_mode", version)
+    if ra_mode is not None and address_mode is not None and ra_mode != address_mode:
+        raise exceptions.InvalidInput(
+            f"Invalid input for operation: ipv6_ra_mode set to '{ra_mode}' with "
+            f"ipv6_address_mode set to '{address_mode}' is not valid. If both attributes are "
+            "set, they must be the same value."
+        )
+    return {"ipv6_ra_mode": ra_mode, "ipv6_address_mode": address_mode}
 
 
 def _segment(conn: Connection, network_id: str, body: Mapping[str, Any]) -> str | None:
@@ -226,12 +242,20 @@ def update_subnet(
 def delete_subnet(conn: Connection, context: RequestContext, subnet_id: str) -> None:
     found = get_visible(conn, context, subnet_id)
     policy.require_owner(context, found["project_id"], f"subnet {subnet_id}")
+    if subnet_of(found).auto_address:
+        # Hosts make their own addresses from the prefix (SLAAC): upstream drops the ports'
+        # addresses with the subnet, and the ports stay.
+        store.release_addresses(conn, subnet_id)
     if store.used_addresses(conn, subnet_id):
         raise exceptions.SubnetInUse(
             f"Unable to complete operation on subnet {subnet_id}: "
             "One or more ports have an IP allocation from this subnet."
         )
     store.delete(conn, subnet_id)
+
+
+def _auto_addressed(row: RowMapping) -> bool:
+    return bool(AUTO_ADDRESS_MODES & {row["ipv6_ra_mode"], row["ipv6_address_mode"]})
 
 
 def view(row: RowMapping) -> dict[str, Any]:

@@ -29,11 +29,13 @@ _REPORT = {"agent_type", "host", "binary", "topic", "configurations", "availabil
 
 
 def list_agents(req: NetworkRequest) -> Response:
-    policy.require_privileged(req.context, "listing agents")
+    """Agents are the admins': upstream filters a listing by that rule, so others get none."""
     query = listing.parse(req.query_items, AGENT_FILTERS, req.service.settings.pagination_max_limit)
     now, down_time = utcnow(), req.service.settings.agent_down_time
-    with req.service.db.read() as conn:
-        found = [agents.view(row, now, down_time) for row in store.list_agents(conn)]
+    found = []
+    if policy.is_privileged(req.context):
+        with req.service.db.read() as conn:
+            found = [agents.view(row, now, down_time) for row in store.list_agents(conn)]
     return req.respond(
         listing.page(listing.select(found, query), query, "agents", req.base_url, req.path)
     )

@@ -128,16 +128,32 @@ def select(
 
 
 def page(
-    items: Sequence[Item], query: ListQuery, collection: str, base_url: str, path: str
+    items: Sequence[Item],
+    query: ListQuery,
+    collection: str,
+    base_url: str,
+    path: str,
+    unlisted_marker: Item | None = None,
 ) -> dict[str, Any]:
-    """The list document: sorted, paged, trimmed to ``fields``, with links when paged."""
-    ordered = _sorted(items, query.sorts)
+    """The list document: sorted, paged, trimmed to ``fields``, with links when paged.
+    ``unlisted_marker`` is the marker's own item where it may exist outside ``items`` (one the
+    caller does not see): it only places the page, as upstream does for such a marker."""
+    marker_unlisted = (
+        unlisted_marker is not None
+        and unlisted_marker.get("id") == query.marker
+        and all(item.get("id") != query.marker for item in items)
+    )
+    with_marker = [*items, unlisted_marker] if unlisted_marker and marker_unlisted else items
+    ordered = _sorted(with_marker, query.sorts)
     start, end = 0, len(ordered)
     if query.marker is not None:
         at = next((i for i, item in enumerate(ordered) if item.get("id") == query.marker), None)
         if at is None:
             raise exceptions.BadRequest(f"marker {query.marker} not found")
-        if query.page_reverse:
+        if marker_unlisted:
+            del ordered[at]
+            start, end = (0, at) if query.page_reverse else (at, len(ordered))
+        elif query.page_reverse:
             end = at
         else:
             start = at + 1
@@ -150,10 +166,17 @@ def page(
     body: dict[str, Any] = {collection: [trim(item, query.fields) for item in shown]}
     if query.limit is not None:
         links = []
-        if end < len(ordered) and shown:
-            links.append(_link(base_url, path, query, shown[-1]["id"], "next", reverse=False))
-        if start > 0 and shown:
-            links.append(_link(base_url, path, query, shown[0]["id"], "previous", reverse=True))
+        # As upstream, a full page links on in the direction of travel even when nothing
+        # follows: that page comes back empty, and clients page until one comes back short.
+        # An empty page past the end links back to the last page (past the start: the first).
+        full, forward = len(shown) == query.limit, not query.page_reverse
+        passed_end = not shown and query.marker is not None
+        first = shown[0]["id"] if shown else None
+        last = shown[-1]["id"] if shown else None
+        if (shown and (end < len(ordered) or (full and forward))) or (passed_end and not forward):
+            links.append(_link(base_url, path, query, last, "next", reverse=False))
+        if (shown and (start > 0 or (full and not forward))) or (passed_end and forward):
+            links.append(_link(base_url, path, query, first, "previous", reverse=True))
         if links:
             body[f"{collection}_links"] = links
     return body
@@ -185,9 +208,11 @@ def _comparable(value: Any) -> Any:
 
 
 def _link(
-    base_url: str, path: str, query: ListQuery, marker: str, rel: str, *, reverse: bool
+    base_url: str, path: str, query: ListQuery, marker: str | None, rel: str, *, reverse: bool
 ) -> dict[str, str]:
-    params = [*query.kept, ("marker", marker)]
+    """A link to the page after ``marker`` (before it when ``reverse``); without a marker, to
+    the first page (the last one when ``reverse``)."""
+    params = [*query.kept, *([("marker", marker)] if marker is not None else [])]
     if reverse:
         params.append(("page_reverse", "True"))
     return {"href": f"{base_url}{path}?{urlencode(params)}", "rel": rel}

@@ -23,6 +23,10 @@ def list_rule_types(req: NetworkRequest) -> Response:
     return req.respond({"rule_types": [{"type": name} for name in qos.RULE_TYPES]})
 
 
+def show_rule_type(req: NetworkRequest) -> Response:
+    return req.respond({"rule_type": qos.rule_type_details(req.context, req.param("rule_type"))})
+
+
 def list_policies(req: NetworkRequest) -> Response:
     query = listing.parse(
         req.query_items, POLICY_FILTERS, req.service.settings.pagination_max_limit
@@ -30,8 +34,12 @@ def list_policies(req: NetworkRequest) -> Response:
     with req.service.db.read() as conn:
         rows = store.list_policies(conn, req.visible_to) if policy.in_scope(req.context) else []
         found = qos.views(conn, req.context, rows)
+        # Upstream finds a policy listing's marker among all policies, seen or not.
+        marker = store.get_policy(conn, query.marker) if query.marker else None
+        unlisted = qos.views(conn, req.context, [marker])[0] if marker is not None else None
+    selected = listing.select(found, query)
     return req.respond(
-        listing.page(listing.select(found, query), query, "policies", req.base_url, req.path)
+        listing.page(selected, query, "policies", req.base_url, req.path, unlisted_marker=unlisted)
     )
 
 

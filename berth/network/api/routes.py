@@ -39,6 +39,7 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
         "DELETE": networks.delete_segment,
     },
     "/v2.0/qos/rule-types": {"GET": qos.list_rule_types},
+    "/v2.0/qos/rule-types/{rule_type}": {"GET": qos.show_rule_type},
     "/v2.0/qos/policies": {"GET": qos.list_policies, "POST": qos.create_policy},
     "/v2.0/qos/policies/{policy_id}": {
         "GET": qos.show_policy,

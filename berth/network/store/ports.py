@@ -62,6 +62,13 @@ def update(conn: Connection, port_id: str, values: Mapping[str, Any]) -> None:
     )
 
 
+def mac_taken(conn: Connection, network_id: str, mac: str) -> bool:
+    query = sa.select(ports.c.id).where(
+        ports.c.network_id == network_id, ports.c.mac_address == mac
+    )
+    return conn.execute(query.limit(1)).first() is not None
+
+
 def delete(conn: Connection, port_id: str) -> None:
     conn.execute(ports.delete().where(ports.c.id == port_id))
 

@@ -50,6 +50,11 @@ def delete(conn: Connection, subnet_id: str) -> None:
     conn.execute(subnets.delete().where(subnets.c.id == subnet_id))
 
 
+def release_addresses(conn: Connection, subnet_id: str) -> None:
+    """Every port's address on the subnet, released."""
+    conn.execute(ip_allocations.delete().where(ip_allocations.c.subnet_id == subnet_id))
+
+
 def used_addresses(conn: Connection, subnet_id: str) -> list[str]:
     query = sa.select(ip_allocations.c.ip_address).where(ip_allocations.c.subnet_id == subnet_id)
     return list(conn.scalars(query))

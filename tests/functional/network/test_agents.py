@@ -172,7 +172,12 @@ def test_agents_are_the_operators_alone(
     made = _agent(network_client)
     path = f"/v2.0/agents/{made['id']}"
     with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
-        _error(alice.get("/v2.0/agents"), 403, "NotAuthorized")
+        # A listing is filtered by the admin-only rule (upstream's way): empty, not refused.
+        listed = alice.get("/v2.0/agents")
+        assert listed.status_code == 200 and listed.json() == {"agents": []}, listed.text
+    with network_client_for(network_service, "carol:alice", roles="reader") as reader:
+        assert reader.get("/v2.0/agents").json() == {"agents": []}
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
         _error(alice.get(path), 403, "NotAuthorized")
         _error(alice.get(f"/v2.0/agents/{MISSING}"), 403, "NotAuthorized")
         _error(alice.put(path, json={"agent": {"description": "x"}}), 403, "NotAuthorized")

@@ -172,8 +172,16 @@ def test_lists_filter_select_fields_sort_and_page(network_client: httpx.Client) 
     (following,) = [link for link in page["networks_links"] if link["rel"] == "next"]
     second = network_client.get(following["href"]).json()
     assert [n["name"] for n in second["networks"]] == ["c", "d"]
-    assert [link["rel"] for link in second["networks_links"]] == ["previous"]
-    (previous,) = second["networks_links"]
+    # A full page links on even when nothing follows: the page after it is empty.
+    following, previous = second["networks_links"]
+    assert (following["rel"], previous["rel"]) == ("next", "previous")
+    last = network_client.get(following["href"]).json()
+    assert last["networks"] == []
+    # From past the end, the way back is to the last page.
+    (back_to_last,) = last["networks_links"]
+    assert back_to_last["rel"] == "previous" and "marker" not in back_to_last["href"]
+    before = network_client.get(back_to_last["href"]).json()
+    assert [n["name"] for n in before["networks"]] == ["c", "d"]
     back = network_client.get(previous["href"]).json()
     assert [n["name"] for n in back["networks"]] == ["a", "b"]
 

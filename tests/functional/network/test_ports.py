@@ -425,3 +425,48 @@ def test_a_binding_profile_given_before_the_host_is_kept(
         f"/v2.0/ports/{port['id']}", json={"port": {"binding:profile": later}}
     )
     assert updated.json()["port"]["binding:profile"] == later
+
+
+def test_the_network_owner_chooses_mac_addresses(
+    network_client: httpx.Client, network_service: NetworkService
+) -> None:
+    mine = _post(
+        network_client, "/v2.0/networks", "network", project_id="alice",
+        **{"provider:network_type": "flat", "provider:physical_network": "public"},
+    )  # fmt: skip
+    shared = _post(network_client, "/v2.0/networks", "network", project_id="bob", shared=True)
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
+        port = _port(alice, network_id=mine["id"], mac_address="FA:16:3E:00:00:0A")
+        assert port["mac_address"] == "fa:16:3e:00:00:0a"
+        changed = alice.put(
+            f"/v2.0/ports/{port['id']}", json={"port": {"mac_address": "fa:16:3e:00:00:0b"}}
+        )
+        assert changed.status_code == 200, changed.text
+        assert alice.get(f"/v2.0/ports/{port['id']}").json()["port"]["mac_address"] == (
+            "fa:16:3e:00:00:0b"
+        )
+        other = _port(alice, network_id=mine["id"])
+        taken = alice.put(
+            f"/v2.0/ports/{other['id']}", json={"port": {"mac_address": "fa:16:3e:00:00:0b"}}
+        )
+        _error(taken, 409, "MacAddressInUse")
+        # On bob's shared network alice makes ports, but their MAC addresses are bob's choice.
+        refused = alice.post(
+            "/v2.0/ports",
+            json={"port": {"network_id": shared["id"], "mac_address": "fa:16:3e:00:00:0c"}},
+        )
+        _error(refused, 403, "NotAuthorized")
+        on_shared = _port(alice, network_id=shared["id"])
+        refused = alice.put(
+            f"/v2.0/ports/{on_shared['id']}", json={"port": {"mac_address": "fa:16:3e:00:00:0c"}}
+        )
+        _error(refused, 403, "NotAuthorized")
+    _agent(network_client, OVS, "cn1", {"bridge_mappings": {"public": "br-ex"}})
+    bound = network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
+    )
+    assert bound.status_code == 200, bound.text
+    moved = network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"mac_address": "fa:16:3e:00:00:0d"}}
+    )
+    _error(moved, 409, "PortBound")

@@ -49,6 +49,31 @@ def test_rule_types_are_listed(network_client: httpx.Client) -> None:
     }
 
 
+def test_rule_type_details_are_an_admin_s(
+    network_service: NetworkService, network_client: httpx.Client
+) -> None:
+    answer = network_client.get("/v2.0/qos/rule-types/minimum_packet_rate")
+    assert answer.status_code == 200, answer.text
+    details = answer.json()["rule_type"]
+    assert details["type"] == "minimum_packet_rate"
+    assert [d["name"] for d in details["drivers"]] == ["openvswitch", "sriovnicswitch"]
+    assert details["drivers"][0]["supported_parameters"] == [
+        {
+            "parameter_name": "min_kpps",
+            "parameter_type": "range",
+            "parameter_values": {"start": 0, "end": 2**31 - 1},
+        },
+        {
+            "parameter_name": "direction",
+            "parameter_type": "choices",
+            "parameter_values": ["any", "egress", "ingress"],
+        },
+    ]
+    _error(network_client.get("/v2.0/qos/rule-types/dscp_marking"), 404, "NotFound")
+    with network_client_for(network_service, "alice", roles=MANAGER_ROLES) as alice:
+        _error(alice.get("/v2.0/qos/rule-types/bandwidth_limit"), 403, "NotAuthorized")
+
+
 def test_a_policy_is_created_shown_updated_and_deleted(network_client: httpx.Client) -> None:
     made = _policy(network_client, name="gold", description="fast")
     assert made["name"] == "gold" and made["description"] == "fast"
@@ -88,6 +113,20 @@ def test_policy_lists_filter_sort_and_page(network_client: httpx.Client) -> None
     _error(unknown, 400, "BadRequest")
 
 
+def test_a_marker_the_caller_does_not_see_still_places_the_page(
+    network_service: NetworkService, network_client: httpx.Client
+) -> None:
+    made = {name: _policy(network_client, name=name, shared=name != "b") for name in "abcd"}
+    params = [("sort_key", "name"), ("limit", "2"), ("marker", str(made["b"]["id"]))]
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
+        after = alice.get("/v2.0/qos/policies", params=params).json()
+        assert [p["name"] for p in after["policies"]] == ["c", "d"]
+        before = alice.get("/v2.0/qos/policies", params=[*params, ("page_reverse", "true")]).json()
+        assert [p["name"] for p in before["policies"]] == ["a"]
+        unknown = alice.get("/v2.0/qos/policies", params={"limit": 1, "marker": MISSING})
+        _error(unknown, 400, "BadRequest")
+
+
 def test_projects_see_their_own_and_shared_policies_and_change_none(
     network_service: NetworkService, network_client: httpx.Client
 ) -> None:
@@ -107,6 +146,17 @@ def test_projects_see_their_own_and_shared_policies_and_change_none(
             _error(alice.delete(path), 403, "NotAuthorized")
             rule = _rule(alice, policy["id"], "bandwidth_limit", max_kbps=1)
             _error(rule, 403, "NotAuthorized")
+        # A rule's creation is judged before its policy is looked for (upstream's order), so
+        # it is a 403 even on a policy alice cannot see; a change of its rules is a 404.
+        _error(_rule(alice, hidden["id"], "bandwidth_limit", max_kbps=1), 403, "NotAuthorized")
+        hidden_rule = _rule(network_client, hidden["id"], "bandwidth_limit", max_kbps=1).json()
+        rule_path = (
+            f"/v2.0/qos/policies/{hidden['id']}/bandwidth_limit_rules/"
+            f"{hidden_rule['bandwidth_limit_rule']['id']}"
+        )
+        changed = alice.put(rule_path, json={"bandwidth_limit_rule": {"max_kbps": 2}})
+        _error(changed, 404, "QosPolicyNotFound")
+        _error(alice.delete(rule_path), 404, "QosPolicyNotFound")
         for body in ({"shared": True}, {"shared": False}, {"project_id": "bob"}):
             refused = alice.post("/v2.0/qos/policies", json={"policy": body})
             _error(refused, 403, "NotAuthorized")

@@ -103,6 +103,67 @@ def test_routed_network_subnets_name_their_segment(network_client: httpx.Client)
     _error(in_use, 409, "SegmentInUse")
 
 
+def test_ipv6_modes_must_agree(network_client: httpx.Client) -> None:
+    net = _network(network_client)
+    base = {"network_id": net["id"], "ip_version": 6, "cidr": "2001:db8::/64"}
+    disagree = _subnet(
+        network_client, **base, ipv6_ra_mode="slaac", ipv6_address_mode="dhcpv6-stateful"
+    )
+    assert "must be the same" in _error(disagree, 400, "InvalidInput")
+    # Either alone is fine: addresses may come from elsewhere than the router advertisements.
+    only_address = _subnet(network_client, **base, ipv6_address_mode="dhcpv6-stateless")
+    assert only_address.status_code == 201, only_address.text
+    assert only_address.json()["subnet"]["ipv6_ra_mode"] is None
+
+
+def test_an_auto_addressed_subnet_is_deleted_from_under_its_ports(
+    network_client: httpx.Client,
+) -> None:
+    net = _network(network_client)
+    base = {"network_id": net["id"], "ip_version": 6}
+    made = {}
+    for mode, cidr in (
+        ("slaac", "2001:db8:1::/64"),
+        ("dhcpv6-stateless", "2001:db8:2::/64"),
+        ("dhcpv6-stateful", "2001:db8:3::/64"),
+    ):
+        answer = _subnet(
+            network_client, **base, cidr=cidr, ipv6_ra_mode=mode, ipv6_address_mode=mode
+        )
+        made[mode] = answer.json()["subnet"]["id"]
+    answer = network_client.post(
+        "/v2.0/ports", json={"port": {"network_id": net["id"], "mac_address": "fa:16:3e:11:22:33"}}
+    )
+    assert answer.status_code == 201, answer.text
+    # Every auto-addressed subnet's EUI-64 address, and one handed out by the stateful one.
+    assert sorted(f["ip_address"] for f in answer.json()["port"]["fixed_ips"]) == [
+        "2001:db8:1:0:f816:3eff:fe11:2233",
+        "2001:db8:2:0:f816:3eff:fe11:2233",
+        "2001:db8:3::2",
+    ]
+    port = answer.json()["port"]
+    moved = network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"mac_address": "fa:16:3e:44:55:66"}}
+    )
+    assert moved.status_code == 200, moved.text
+    # A new MAC address moves the EUI-64 addresses with it.
+    assert sorted(f["ip_address"] for f in moved.json()["port"]["fixed_ips"]) == [
+        "2001:db8:1:0:f816:3eff:fe44:5566",
+        "2001:db8:2:0:f816:3eff:fe44:5566",
+        "2001:db8:3::2",
+    ]
+    # Addresses a host makes itself go with their subnet; the port stays.
+    for mode in ("slaac", "dhcpv6-stateless"):
+        deleted = network_client.delete(f"/v2.0/subnets/{made[mode]}")
+        assert deleted.status_code == 204, deleted.text
+    shown = network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
+    assert [f["subnet_id"] for f in shown["fixed_ips"]] == [made["dhcpv6-stateful"]]
+    # Addresses handed out by DHCP are the ports' own: that subnet stays in use.
+    _error(network_client.delete(f"/v2.0/subnets/{made['dhcpv6-stateful']}"), 409, "SubnetInUse")
+    in_use = network_client.delete(f"/v2.0/networks/{net['id']}")
+    assert "ports still in use" in _error(in_use, 409, "NetworkInUse")
+
+
 def test_update_delete_and_ip_availability(
     network_service: NetworkService, network_client: httpx.Client
 ) -> None:
