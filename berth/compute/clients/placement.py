@@ -207,6 +207,8 @@ class PlacementClient:
             reported()
             return generation
 
+        # Each custom trait once for the lot, not once per new provider that has it.
+        self._make_custom_traits({trait for provider in new for trait in provider.traits})
         with ThreadPoolExecutor(threads) as pool:
             made = dict(zip([p.uuid for p in new], pool.map(self._make, new), strict=True))
             # Made by someone else meanwhile: the long way, as for the changed ones.
@@ -226,15 +228,14 @@ class PlacementClient:
         return {p["uuid"]: p for p in found}
 
     def _make(self, provider: NodeProvider) -> int | None:
-        """Create the provider with its traits, without reading (it holds nothing yet); the
-        generation its inventories are to be written at, or None when it already existed or
-        another writer came in between."""
+        """Create the provider with its traits (custom ones made already), without reading (it
+        holds nothing yet); the generation its inventories are to be written at, or None when
+        it already existed or another writer came in between."""
         body = {"uuid": provider.uuid, "name": provider.name}
         answer = call(self.client, "POST", "/resource_providers", json=body)
         if answer.status_code == 409:
             return None
         generation: int = self._ok(answer, "POST /resource_providers").json()["generation"]
-        self._make_custom_traits(provider.traits)
         body = {"traits": sorted(provider.traits), "resource_provider_generation": generation}
         answer = call(self.client, "PUT", f"/resource_providers/{provider.uuid}/traits", json=body)
         if answer.status_code == 409:

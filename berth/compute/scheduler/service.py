@@ -2,7 +2,8 @@
 
 For one request: build the one Placement query, read the hosts behind the candidates from their
 cells, run the pure core (filters, weighers, claims with alternates) and answer the selections as
-JSON. When nothing fits, the error explains why: how many hosts Placement returned and, when it
+JSON. Concurrent requests of one shape share the query and the host read (``batching``). When
+nothing fits, the error explains why: how many hosts Placement returned and, when it
 returned none, how many hosts each resource class and trait ruled out and, request group by
 request group, what was short (``explain``).
 """

@@ -80,6 +80,7 @@ def test_a_fleet_registers_without_reading_its_new_providers(
     assert _reads(calls) == []
     puts = [c for c in calls if c.startswith("PUT") and c.endswith("/inventories")]
     assert calls.count("POST /reshaper") == 1
+    assert calls.count("PUT /traits/CUSTOM_FAST") == 1  # once for the fleet, not per host
     assert len(puts) == (0 if reshaper else len(HOSTS))
     with cell_db.read() as conn:
         nodes = {n["host"]: n for n in compute_nodes.list_nodes(conn)}
