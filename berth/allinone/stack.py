@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -44,6 +45,8 @@ from berth.compute.scheduler.service import SchedulerService
 from berth.compute.service import ComputeService
 from berth.compute.wiring import Wiring
 from berth.config import Settings
+from berth.dashboard.app import DashboardApp, PageConfig
+from berth.dashboard.sources import FleetReader, index_source
 from berth.identity.service_user import service_auth
 from berth.identity.strategy import authenticator
 from berth.network import agents as network_agents
@@ -72,7 +75,13 @@ RESTART_FAULT = (
     "Build failed: Berth stopped while the server was being built, so it was ended at the next "
     "start and everything it held was given back."
 )
-PREFIXES = {"placement": "/placement", "network": "/networking", "compute": "/compute"}
+IMAGE_PREFIX = "/image"
+PREFIXES = {
+    "placement": "/placement",
+    "network": "/networking",
+    "compute": "/compute",
+    "dashboard": "/dashboard",
+}
 
 
 class Stack:
@@ -149,14 +158,32 @@ class Stack:
             PREFIXES["placement"]: self.placement_app,
             PREFIXES["network"]: self.network_app,
             PREFIXES["compute"]: self.compute_app,
+            PREFIXES["dashboard"]: self.dashboard_app(),
         }
         try:
             from berth.image.app import build_app as build_image_app
 
-            apps["/image"] = build_image_app(self.api_db, self.compute_authenticator)
+            apps[IMAGE_PREFIX] = build_image_app(self.api_db, self.compute_authenticator)
         except ImportError:
             LOG.info("no image service in this build")
         return apps
+
+    def dashboard_app(self) -> DashboardApp:
+        """The capacity view, reading this process's Placement index and compute databases,
+        behind the Compute API's authentication and policy."""
+        keystone = self.settings.compute.auth_strategy == "keystone"
+        identity = urlsplit(self.settings.keystone_authtoken.www_authenticate_uri or "").path
+        return DashboardApp(
+            FleetReader(self.compute, index_source(self.placement.index.current)),
+            self.compute_authenticator,
+            self.compute.policy.authorize,
+            # Keystone is on this port (``berth up``): the page logs in there, same origin.
+            PageConfig(
+                identity=identity.rstrip("/") + "/v3" if keystone else None,
+                compute=PREFIXES["compute"] + "/v2.1",
+                image=IMAGE_PREFIX,
+            ),
+        )
 
     # -- starting ----------------------------------------------------------------------------------
 

@@ -89,6 +89,32 @@ def list_instances(
     return list(conn.execute(query.where(instances.c.hidden == sa.false())).mappings())
 
 
+def newest(conn: Connection, limit: int) -> list[RowMapping]:
+    """The ``limit`` most recently created live instances, newest first (what the capacity
+    view lists as the latest scheduling decisions)."""
+    query = (
+        sa.select(instances)
+        .where(instances.c.deleted == sa.false(), instances.c.hidden == sa.false())
+        .order_by(instances.c.created_at.desc(), instances.c.id.desc())
+        .limit(limit)
+    )
+    return list(conn.execute(query).mappings())
+
+
+def count_by_host(conn: Connection) -> dict[str, int]:
+    """How many live instances each host runs (hidden copies left out)."""
+    query = (
+        sa.select(instances.c.host, sa.func.count())
+        .where(
+            instances.c.host.is_not(None),
+            instances.c.deleted == sa.false(),
+            instances.c.hidden == sa.false(),
+        )
+        .group_by(instances.c.host)
+    )
+    return {host: int(count) for host, count in conn.execute(query)}
+
+
 def up_between(
     conn: Connection, start: dt.datetime, stop: dt.datetime, project_id: str | None = None
 ) -> list[RowMapping]:
