@@ -345,6 +345,7 @@ async function askWhatIf(event) {
   event.preventDefault();
   const answerNode = $("#what-if-answer");
   answerNode.hidden = true;
+  $("#what-if-summary").replaceChildren();
   showError("#what-if-error", null);
   let body;
   try {
@@ -359,6 +360,7 @@ async function askWhatIf(event) {
       headers: { "Content-Type": "application/json", "OpenStack-API-Version": "compute latest" },
       body: JSON.stringify(body),
     });
+    $("#what-if-summary").replaceChildren(...whatIfSummary(answer && answer.what_if));
     answerNode.textContent = JSON.stringify(answer, null, 2);
     answerNode.hidden = false;
   } catch (error) {
@@ -366,6 +368,27 @@ async function askWhatIf(event) {
       ? " (this Berth has no what-if API at that path)" : "";
     showError("#what-if-error", new ApiError(error.status, `POST ${whatIfPath()}: ${error.message}${hint}`));
   }
+}
+
+// The what-if answer in sentences (the whole document is shown below them).
+function whatIfSummary(w) {
+  if (!w) return [];
+  const lines = [el("p", { class: w.fits ? "fits" : "warn" },
+    w.fits ? `Fits: ${w.count} would be placed now.` : `Does not fit: ${w.message || "no host"}`)];
+  const room = w.capacity || {};
+  if (room.instances !== undefined) {
+    const exact = room.exact ? "" : " at least";
+    const by = (m) => Object.entries(m || {}).map(([k, v]) => `${k}: ${v}`).join(", ");
+    lines.push(el("p", {}, `Room for${exact} ${room.instances} more like it` +
+      (room.availability_zones ? ` (by zone ${by(room.availability_zones)})` : "") +
+      (room.cells ? ` (by cell ${by(room.cells)})` : "") + "."));
+  }
+  for (const chosen of w.instances || []) {
+    const alternates = (chosen.alternates || []).map((a) => a.host).join(", ");
+    lines.push(el("p", {}, `Would go to ${chosen.host} (${chosen.cell})` +
+      (alternates ? `; alternates ${alternates}` : "") + "."));
+  }
+  return lines;
 }
 
 async function loadCatalog() {
