@@ -97,7 +97,9 @@ def run(
         # Without Keystone the CLI's identity-based commands (server list among them) fail.
         first = "\nopenstack --os-cloud berth server list" if auth == "keystone" else ""
         print(
-            f"berth is up on {base}\nexport OS_CLIENT_CONFIG_FILE={clouds_file}{first}", flush=True
+            f"berth is up on {base} (capacity view: {base}/dashboard)\n"
+            f"export OS_CLIENT_CONFIG_FILE={clouds_file}{first}",
+            flush=True,
         )
 
     signal.signal(signal.SIGTERM, _exit_cleanly)

@@ -145,6 +145,18 @@ const UNITS = {
   DISK_GB: [" GiB"],
 };
 
+// The fleet's (or the filtered hosts') sums, in this order.
+const TOTALS = {
+  VCPU: "VCPU",
+  MEMORY_MB: "Memory",
+  DISK_GB: "Disk",
+  NET_BW_EGR_KILOBIT_PER_SEC: "Egress bandwidth",
+  NET_BW_IGR_KILOBIT_PER_SEC: "Ingress bandwidth",
+  NET_PACKET_RATE_KILOPACKET_PER_SEC: "Packet rate (either way)",
+  NET_PACKET_RATE_EGR_KILOPACKET_PER_SEC: "Packet rate (egress)",
+  NET_PACKET_RATE_IGR_KILOPACKET_PER_SEC: "Packet rate (ingress)",
+};
+
 const PACKET_DIRECTIONS = {
   NET_PACKET_RATE_KILOPACKET_PER_SEC: "either way",
   NET_PACKET_RATE_EGR_KILOPACKET_PER_SEC: "egress",
@@ -216,8 +228,8 @@ function renderHosts(page) {
   $("#prev").disabled = page.page <= 1;
   $("#next").disabled = page.page >= page.pages;
   const totals = $("#totals");
-  totals.replaceChildren(...Object.entries(page.totals).sort().map(
-    ([rc, amount]) => gauge(rc, amount, rc)));
+  const shown = Object.keys(TOTALS).filter((rc) => page.totals[rc]);
+  totals.replaceChildren(...shown.map((rc) => gauge(rc, page.totals[rc], TOTALS[rc])));
   const body = $("#hosts tbody");
   body.replaceChildren(...page.hosts.map(hostRow));
   if (!page.hosts.length) {
@@ -229,20 +241,19 @@ function hostRow(host) {
   const state_ = [host.up ? "up" : "down", host.enabled ? "enabled" : "disabled"].join(", ");
   const devices = el("ul", { class: "devices" }, ...host.devices.map((d) => el("li",
     { "data-device": d.name },
-    el("span", { class: "device" }, d.name),
-    d.physnets.length ? el("span", { class: "physnet" }, d.physnets.join(", ")) : null,
+    el("div", { class: "device" }, d.name, " ",
+      d.physnets.length ? el("span", { class: "physnet" }, d.physnets.join(", ")) : null),
     gauge("NET_BW_EGR_KILOBIT_PER_SEC", d.egress, "egress"),
     gauge("NET_BW_IGR_KILOBIT_PER_SEC", d.ingress, "ingress"))));
   const packets = el("div", {}, ...Object.entries(host.packet_rate).map(
     ([rc, amount]) => gauge(rc, amount, PACKET_DIRECTIONS[rc] || rc)));
   const name = el("button", { type: "button", class: "link", title: "Show its servers" }, host.host);
   name.addEventListener("click", () => loadServers(host.host));
-  const zone = host.zone ? ` (${host.zone})` : "";
   return el("tr", { "data-host": host.host },
     el("td", { class: "host" }, name,
       host.node !== host.host ? el("div", { class: "node" }, host.node) : null),
     el("td", {}, host.cell),
-    el("td", {}, (host.aggregates.join(", ") || "–") + zone),
+    el("td", {}, host.aggregates.join(", ") || "–", el("div", { class: "node" }, `zone ${host.zone}`)),
     el("td", { class: host.up && host.enabled ? "" : "warn" }, state_),
     el("td", { class: "servers" }, host.servers),
     el("td", {}, gauge("VCPU", host.compute.VCPU)),
