@@ -95,7 +95,7 @@ class DashboardApp:
             return _page(scope.get("root_path", ""))
         if request.method in ("GET", "HEAD") and path.startswith("/static/"):
             return _static(path.removeprefix("/static/"))
-        if path == "/api/config":
+        if request.method == "GET" and path == "/api/config":
             return _json(self._page_config())
         request_id = f"req-{uuid.uuid4()}"
         try:
