@@ -6,6 +6,7 @@ A screenshot of the page is kept in ``artifacts/`` (its path is printed)."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,8 @@ import yaml
 from berth.compute.api.routes import ROUTES as COMPUTE_ROUTES
 from tests.integration.server import running_berth_up
 
-CHROMIUM = Path("/usr/bin/chromium")
+# Debian's chromium; BERTH_TEST_CHROMIUM names another build (or none: the test skips).
+CHROMIUM = Path(os.environ.get("BERTH_TEST_CHROMIUM", "/usr/bin/chromium"))
 LAUNCH_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -43,7 +45,7 @@ FLEET = {
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(),
-    reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)",
+    reason=f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium)",
 )
 
 
@@ -53,14 +55,18 @@ def _ok(answer: httpx.Response) -> Any:
 
 
 @pytest.fixture(scope="module")
-def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, httpx.Client]]:
-    """``berth up`` with Keystone: its URL, the admin's password and a client with their token."""
+def cloud(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[str, str, str, httpx.Client]]:
+    """``berth up`` with Keystone: its URL, the admin's and the demo member's passwords and a
+    client with the admin's token."""
     tmp = tmp_path_factory.mktemp("dashboard")
     fleet = tmp / "fleet.yaml"
     fleet.write_text(yaml.safe_dump(FLEET))
     with running_berth_up(str(tmp / "data"), str(fleet), auth="keystone") as url:
         clouds = yaml.safe_load((tmp / "data" / "clouds.yaml").read_text())
         password = clouds["clouds"]["berth"]["auth"]["password"]
+        demo_password = clouds["clouds"]["berth-demo"]["auth"]["password"]
         scope = {"project": {"name": "admin", "domain": {"name": "Default"}}}
         user = {"name": "admin", "domain": {"name": "Default"}, "password": password}
         login = {"auth": {"identity": {"methods": ["password"], "password": {"user": user}},
@@ -73,7 +79,7 @@ def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, 
             # The server that finds no host must get past the quota to the scheduler.
             unlimited = {"quota_set": {"cores": -1, "ram": -1, "instances": -1}}
             _ok(client.put(f"/compute/v2.1/os-quota-sets/{project}", json=unlimited))
-            yield url, password, client
+            yield url, password, demo_password, client
 
 
 def _boot(client: httpx.Client, name: str, flavor: str, networks: Any) -> dict[str, Any]:
@@ -111,13 +117,13 @@ def _amount(client: httpx.Client, provider: str, rc: str) -> tuple[int, int]:
     return used, int((inventory["total"] - inventory["reserved"]) * inventory["allocation_ratio"])
 
 
-def test_a_person_reads_the_fleet_in_a_browser(cloud: tuple[str, str, httpx.Client]) -> None:
+def test_a_person_reads_the_fleet_in_a_browser(cloud: tuple[str, str, str, httpx.Client]) -> None:
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="needs Playwright (the test extras)"
     )
     expect, sync_playwright = sync_api.expect, sync_api.sync_playwright
 
-    url, password, client = cloud
+    url, password, demo_password, client = cloud
     placed = _boot(client, "web-1", "3", [{"port": _qos_port(client)}])
     assert placed["status"] == "ACTIVE"
     host = placed["OS-EXT-SRV-ATTR:host"]
@@ -222,5 +228,15 @@ def test_a_person_reads_the_fleet_in_a_browser(cloud: tuple[str, str, httpx.Clie
             # Logging out forgets the token.
             page.click("#logout")
             expect(page.locator("#login")).to_be_visible()
+
+            # The fleet is the admins': the demo project's member is told so.
+            page.fill("input[name=user]", "demo")
+            page.fill("input[name=password]", demo_password)
+            page.fill("input[name=project]", "demo")
+            page.click("#login-form button[type=submit]")
+            expect(page.locator("#error")).to_contain_text(
+                "403: Policy doesn't allow os_compute_api:os-hypervisors:list-detail"
+            )
+            expect(rows).to_have_count(0)
         finally:
             browser.close()

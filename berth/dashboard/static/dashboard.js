@@ -76,7 +76,20 @@ function showError(where, error) {
 
 // -- logging in ------------------------------------------------------------------------------------
 
+// What one login read is not shown to the next.
+function clearData() {
+  for (const selector of ["#hosts tbody", "#servers tbody", "#decisions", "#totals",
+    "#what-if-summary"]) {
+    $(selector).replaceChildren();
+  }
+  $("#page-info").textContent = "";
+  $("#host-servers").hidden = true;
+  $("#what-if-answer").hidden = true;
+  for (const selector of ["#error", "#what-if-error"]) $(selector).textContent = "";
+}
+
 function showLogin(hint) {
+  clearData();
   const keystone = state.config.auth === "keystone";
   $("#login").hidden = false;
   $("#main").hidden = true;
@@ -206,6 +219,7 @@ async function loadHosts() {
     showError("#error", null);
     renderHosts(page);
   } catch (error) {
+    $("#hosts tbody").replaceChildren();
     showError("#error", error);
   }
 }
