@@ -48,7 +48,7 @@ from berth.compute.scheduler.filters import FilterMemo, build_pipeline, run_filt
 from berth.compute.scheduler.filters.pci_passthrough import vf_demand
 from berth.compute.scheduler.host_state import HostState
 from berth.compute.scheduler.placement_query import port_allocations
-from berth.compute.scheduler.weighers import build_weighers, combine
+from berth.compute.scheduler.weighers import WeightMemo, build_weighers, combine
 
 __all__ = [
     "Claim",
@@ -100,6 +100,7 @@ class _Pool:
         self.known = len(self.by_node.keys() | self.roots)
         self.remaining = list(candidates)
         self.filtered = FilterMemo()
+        self.weighed = WeightMemo()
 
 
 class NoValidHost(Exception):
@@ -274,7 +275,7 @@ class Scheduler:
         survivors = run_filters(options, spec, self.filters, recorder, pool.filtered)
         flat = [(host, c) for host, cands in survivors.values() for c in cands]
         rng.shuffle(flat)
-        weights = combine(flat, spec, self.weighers)
+        weights = combine(flat, spec, self.weighers, pool.weighed)
         order = sorted(range(len(flat)), key=lambda i: -weights[i])
         ranking: dict[str, _Ranked] = {}
         for i in order:
