@@ -24,6 +24,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from berth.identity import deferred_saml
+
 LOG = logging.getLogger(__name__)
 
 REGION = "RegionOne"
@@ -136,7 +138,9 @@ def prepare(home: KeystoneHome, identity_url: str) -> dict[str, str]:
 
 def _manage(home: KeystoneHome, *arguments: str) -> None:
     command = [
-        sys.executable, "-c", "from keystone.cmd.manage import main; main()",
+        sys.executable, "-c",
+        "from berth.identity.deferred_saml import defer; defer(); "
+        "from keystone.cmd.manage import main; main()",
         "--config-file", str(home.config_file), *arguments,
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -153,6 +157,7 @@ def wsgi_app(home: KeystoneHome, restore_logging: Callable[[], None]) -> Any:
     # Keystone imports oslo.service, which imports eventlet, which warns that it is deprecated;
     # the embedded Keystone never runs on eventlet.
     warnings.filterwarnings("ignore", message=r"\s*Eventlet is deprecated")
+    deferred_saml.defer()
     from keystone.server.flask import core
 
     with _command_line(sys.argv[:1]):

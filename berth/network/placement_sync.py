@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,8 @@ LOG = logging.getLogger(__name__)
 MICROVERSION = "placement 1.39"
 # Providers whose inventories one reshaper request writes.
 INVENTORY_BATCH = 500
+# New providers made at once (their requests overlap; a fleet's first pass makes thousands).
+CREATE_THREADS = 8
 
 
 class PlacementUnavailable(Exception):
@@ -105,26 +108,29 @@ class PlacementSync:
         host_of = self._hosts_of(desired.providers)
         # Providers made in this pass whose inventories are still to write, at this generation.
         created: dict[str, tuple[DesiredProvider, int]] = {}
+        new: list[DesiredProvider] = []
         for provider in pending:
             host = host_of.get(provider.uuid, "")
             if host and host not in self._compute_nodes:
                 continue
             current = existing.get(provider.uuid)
-            if current is not None and self._unchanged(provider, current):
+            if current is None:
+                new.append(provider)
+                continue
+            if self._unchanged(provider, current):
                 self._applied[provider.uuid] = provider
                 self._generations[provider.uuid] = current["generation"]
-                continue
-            if current is None:
-                problem, generation = self._create(provider)
-                if generation is not None:
-                    created[provider.uuid] = (provider, generation)
-                    continue
-            else:
-                problem = self._ensure(provider, current)
-            if problem:
+            elif problem := self._ensure(provider, current):
                 report.add(host or provider.name, problem)
-                continue
-            self._applied[provider.uuid] = provider
+            else:
+                self._applied[provider.uuid] = provider
+        for provider, (problem, generation) in self._create_all(new):
+            if generation is not None:
+                created[provider.uuid] = (provider, generation)
+            elif problem:
+                report.add(host_of.get(provider.uuid) or provider.name, problem)
+            else:
+                self._applied[provider.uuid] = provider
         for uuid, problem in self._write_inventories(created).items():
             provider = created[uuid][0]
             report.add(host_of.get(uuid) or provider.name, problem)
@@ -200,6 +206,23 @@ class PlacementSync:
             or self._ensure_aggregates(provider)
         )
 
+    def _create_all(
+        self, new: Sequence[DesiredProvider]
+    ) -> list[tuple[DesiredProvider, tuple[str | None, int | None]]]:
+        """``_create`` for every new provider, several at a time: parents before their
+        children, each custom trait made once for the lot."""
+        self._make_custom_traits({trait for provider in new for trait in provider.traits})
+        outcomes: list[tuple[DesiredProvider, tuple[str | None, int | None]]] = []
+        waiting = list(new)
+        with ThreadPoolExecutor(CREATE_THREADS) as pool:
+            while waiting:
+                # A provider whose parent is still to be made waits for the next wave.
+                unmade = {p.uuid for p in waiting}
+                ready = [p for p in waiting if p.parent_uuid not in unmade]
+                waiting = [p for p in waiting if p.parent_uuid in unmade]
+                outcomes += zip(ready, pool.map(self._create, ready), strict=True)
+        return outcomes
+
     def _create(self, provider: DesiredProvider) -> tuple[str | None, int | None]:
         """Make the provider with its traits and aggregates: a new provider holds nothing, so
         nothing is read first. Answers the generation its inventories are to be written at
@@ -212,7 +235,6 @@ class PlacementSync:
             problem = f"cannot create provider {provider.name}: {answer.status_code} {answer.text}"
             return problem, None
         generation: int = answer.json()["generation"]
-        self._make_custom_traits(provider.traits)
         for part, wanted in (
             ("traits", sorted(provider.traits)), ("aggregates", sorted(provider.aggregates))
         ):  # fmt: skip

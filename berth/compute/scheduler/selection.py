@@ -44,11 +44,11 @@ from berth.compute.scheduler import diagnosis as diag
 from berth.compute.scheduler.candidates import Candidate, ProviderUsage
 from berth.compute.scheduler.config import SchedulerConfig
 from berth.compute.scheduler.diagnosis import Recorder
-from berth.compute.scheduler.filters import build_pipeline, run_filters
+from berth.compute.scheduler.filters import FilterMemo, build_pipeline, run_filters
 from berth.compute.scheduler.filters.pci_passthrough import vf_demand
 from berth.compute.scheduler.host_state import HostState
 from berth.compute.scheduler.placement_query import port_allocations
-from berth.compute.scheduler.weighers import build_weighers, combine
+from berth.compute.scheduler.weighers import WeightMemo, build_weighers, combine
 
 __all__ = [
     "Claim",
@@ -99,6 +99,8 @@ class _Pool:
         self.roots = {c.root for c in candidates}
         self.known = len(self.by_node.keys() | self.roots)
         self.remaining = list(candidates)
+        self.filtered = FilterMemo()
+        self.weighed = WeightMemo()
 
 
 class NoValidHost(Exception):
@@ -191,8 +193,13 @@ class Scheduler:
         (a batch, ``berth.compute.scheduler.batching``): each in turn is ranked, claimed and
         consumed as the instances of one request are, so later members see what earlier ones
         took, and each keeps its own answer: a member no host could take gets its NoValidHost,
-        one whose claim failed gets that error, and the next member is placed all the same."""
+        one whose claim failed gets that error, and the next member is placed all the same.
+
+        The candidates are the first member's (its query asked Placement), so every member is
+        filtered, weighed and consumed as the first: the same shape, and the spec whose request
+        group suffixes the candidates use. Only its selections are in its own suffixes."""
         pool = _Pool(candidates, hosts, provider_summaries)
+        shape = members[0].spec if members else None
         outcomes: list[Schedule | Exception] = []
         for member in members:
             spec = member.spec
@@ -202,7 +209,7 @@ class Scheduler:
             rng = random.Random(seed)
             try:
                 placed = self._place(
-                    instance_uuid, spec, pool, member.claim, rng, seed, member.view
+                    instance_uuid, spec, pool, member.claim, rng, seed, member.view, shape
                 )
             except Exception as exc:  # this member's own failure, for it alone to raise
                 outcomes.append(exc)
@@ -223,12 +230,14 @@ class Scheduler:
         rng: random.Random,
         seed: int,
         view: View,
+        shape: RequestSpec | None = None,
     ) -> tuple[tuple[Selection, ...], Diagnosis, RequestSpec] | Diagnosis:
         """Rank, claim and consume for one instance: its selection and alternates, the
         diagnosis of its pass and the spec the next instance of the request sees; or, when no
-        host could take it, only the diagnosis."""
+        host could take it, only the diagnosis. ``shape`` is the spec the candidates were
+        asked for, when ``spec`` sees them through ``view``."""
         recorder = Recorder(pool.known, len(pool.roots), seed)
-        ranking = self._rank(spec, pool.remaining, pool.by_node, pool.usage, recorder, rng)
+        ranking = self._rank(shape or spec, pool, recorder, rng)
         # Hosts whose every candidate an earlier instance's claims had refused.
         for _ in pool.roots - {c.root for c in pool.remaining}:
             recorder.removed(diag.CLAIM, diag.CONFLICT)
@@ -241,27 +250,21 @@ class Scheduler:
             return diagnosis
         selection, ranked, candidate = picked
         alternates = self._alternates(instance_uuid, spec, ranking, ranked, view)
-        spec = self._consume(instance_uuid, spec, ranked.host, candidate, pool.by_node, pool.usage)
+        spec = self._consume(instance_uuid, spec, ranked.host, candidate, pool, shape or spec)
         return (selection, *alternates), diagnosis, spec
 
     def _rank(
-        self,
-        spec: RequestSpec,
-        candidates: Sequence[Candidate],
-        by_node: Mapping[str, HostState],
-        usage: ProviderUsage,
-        recorder: Recorder,
-        rng: random.Random,
+        self, spec: RequestSpec, pool: _Pool, recorder: Recorder, rng: random.Random
     ) -> list[_Ranked]:
         options: dict[str, tuple[HostState, list[Candidate]]] = {}
         unknown: set[str] = set()
         exhausted: dict[str, bool] = {}
-        for candidate in candidates:
-            host = by_node.get(candidate.root)
+        for candidate in pool.remaining:
+            host = pool.by_node.get(candidate.root)
             if host is None:
                 unknown.add(candidate.root)
                 continue
-            fits = usage.fits(candidate)
+            fits = pool.usage.fits(candidate)
             exhausted[candidate.root] = exhausted.get(candidate.root, True) and not fits
             if fits:
                 options.setdefault(candidate.root, (host, []))[1].append(candidate)
@@ -269,10 +272,10 @@ class Scheduler:
             recorder.removed(diag.HOST_STATE, diag.UNKNOWN_HOST)
         for _ in (node for node, gone in exhausted.items() if gone):
             recorder.removed(diag.REQUEST_CAPACITY, diag.TAKEN)
-        survivors = run_filters(options, spec, self.filters, recorder)
+        survivors = run_filters(options, spec, self.filters, recorder, pool.filtered)
         flat = [(host, c) for host, cands in survivors.values() for c in cands]
         rng.shuffle(flat)
-        weights = combine(flat, spec, self.weighers)
+        weights = combine(flat, spec, self.weighers, pool.weighed)
         order = sorted(range(len(flat)), key=lambda i: -weights[i])
         ranking: dict[str, _Ranked] = {}
         for i in order:
@@ -333,13 +336,14 @@ class Scheduler:
         spec: RequestSpec,
         host: HostState,
         candidate: Candidate,
-        by_node: dict[str, HostState],
-        usage: ProviderUsage,
+        pool: _Pool,
+        shape: RequestSpec,
     ) -> RequestSpec:
-        """What the next instance sees once this one landed on ``host``."""
-        usage.consume(candidate)
-        vfs = vf_demand(host, spec, candidate)
-        by_node[host.node_uuid] = host.consume(
+        """What the next instance sees once this one landed on ``host`` (``shape``: the spec
+        whose request group suffixes ``candidate`` uses)."""
+        pool.usage.consume(candidate)
+        vfs = vf_demand(host, shape, candidate)
+        pool.by_node[host.node_uuid] = host.consume(
             instance_uuid, candidate, vfs if isinstance(vfs, dict) else {}
         )
         if spec.server_group is None:

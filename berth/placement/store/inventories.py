@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -90,52 +90,87 @@ def replace(
     step). Removing a class with allocations raises ``InventoryInUse``. Returns the provider at
     its new generation.
     """
-    class_ids = _class_ids(conn, wanted)
-    held = _held(conn, provider)
-    gone = set() if keep_unlisted else set(held) - set(wanted)
+    return replace_many(conn, [(provider, wanted)], keep_unlisted=keep_unlisted)[0]
+
+
+def replace_many(
+    conn: Connection,
+    stocks: Sequence[tuple[ResourceProvider, Mapping[str, Inventory]]],
+    *,
+    keep_unlisted: bool = False,
+) -> list[ResourceProvider]:
+    """``replace`` for several providers, in a fixed number of statements however many there
+    are (the reshaper writes hundreds of new providers' inventories at once): the same rows,
+    generations and errors as replacing them one after the other. The providers at their new
+    generations, in order."""
+    if not stocks:
+        return []
+    class_ids = _class_ids(conn, {rc: inv for _, wanted in stocks for rc, inv in wanted.items()})
+    held = _held(conn, [provider for provider, _ in stocks])
+    gone = {
+        provider.id: {held[provider.id][rc] for rc in held[provider.id].keys() - wanted.keys()}
+        for provider, wanted in stocks
+        if not keep_unlisted and held[provider.id].keys() - wanted.keys()
+    }
     if gone:
-        _refuse_in_use(conn, provider, {held[rc] for rc in gone})
-        _delete(conn, provider, {held[rc] for rc in gone})
-    for rc, inventory in wanted.items():
-        _write(conn, provider, class_ids[rc], inventory, exists=rc in held)
-    _warn_if_overused(conn, provider, wanted)
-    return _bumped(conn, provider)
+        _refuse_in_use(conn, [p for p, _ in stocks if p.id in gone], gone)
+        _delete(conn, gone)
+    now = utcnow()
+    new_rows: list[dict[str, Any]] = []
+    changed_rows: list[dict[str, Any]] = []
+    for provider, wanted in stocks:
+        for rc, inventory in wanted.items():
+            key = {"b_provider": provider.id, "b_class": class_ids[rc]}
+            if rc in held[provider.id]:
+                changed_rows.append({**key, "updated_at": now, **inventory.fields()})
+            else:
+                new_rows.append({**key, "created_at": now, **inventory.fields()})
+    _write(conn, new_rows, changed_rows)
+    _warn_if_overused(conn, stocks)
+    generations = providers.bump_generations(conn, [provider for provider, _ in stocks])
+    return [
+        dataclasses.replace(provider, generation=generation)
+        for (provider, _), generation in zip(stocks, generations, strict=True)
+    ]
 
 
 def add(conn: Connection, provider: ResourceProvider, rc: str, inventory: Inventory) -> int:
     """Add inventory of a class the provider does not have yet; returns the new generation."""
     class_ids = _class_ids(conn, {rc: inventory})
-    if rc in _held(conn, provider):
+    if rc in _held(conn, [provider])[provider.id]:
         raise exceptions.ConcurrentUpdate(
             f"Update conflict: inventory of class {rc} already exists on resource provider "
             f"{provider.uuid}"
         )
-    _write(conn, provider, class_ids[rc], inventory, exists=False)
+    row = {"b_provider": provider.id, "b_class": class_ids[rc], "created_at": utcnow()}
+    _write(conn, [row | inventory.fields()], [])
     return _bumped(conn, provider).generation
 
 
 def update(conn: Connection, provider: ResourceProvider, rc: str, inventory: Inventory) -> int:
     """Change the provider's existing inventory of one class; returns the new generation."""
-    held = _held(conn, provider)
+    held = _held(conn, [provider])[provider.id]
     if rc not in held:
         raise NoSuchInventory(
             f"No inventory record with resource class for resource provider {provider.uuid}: "
             f"no inventory of class {rc}"
         )
-    _write(conn, provider, held[rc], inventory, exists=True)
-    _warn_if_overused(conn, provider, {rc: inventory})
+    row = {"b_provider": provider.id, "b_class": held[rc], "updated_at": utcnow()}
+    _write(conn, [], [row | inventory.fields()])
+    _warn_if_overused(conn, [(provider, {rc: inventory})])
     return _bumped(conn, provider).generation
 
 
 def delete(conn: Connection, provider: ResourceProvider, rc: str) -> None:
     """Remove the provider's inventory of one class, unless it has allocations."""
-    held = _held(conn, provider)
+    held = _held(conn, [provider])[provider.id]
     if rc not in held:
         raise NoSuchInventory(
             f"No inventory of class {rc} found for delete on resource provider {provider.uuid}"
         )
-    _refuse_in_use(conn, provider, {held[rc]}, code=errors.CONCURRENT_UPDATE)
-    _delete(conn, provider, {held[rc]})
+    gone = {provider.id: {held[rc]}}
+    _refuse_in_use(conn, [provider], gone, code=errors.CONCURRENT_UPDATE)
+    _delete(conn, gone)
     _bumped(conn, provider)
 
 
@@ -147,88 +182,106 @@ def _class_ids(conn: Connection, wanted: Mapping[str, Inventory]) -> dict[str, i
     return class_ids
 
 
-def _held(conn: Connection, provider: ResourceProvider) -> dict[str, int]:
-    """The classes the provider has inventory of, by name, with their ids."""
+def _held(conn: Connection, held_by: Sequence[ResourceProvider]) -> dict[int, dict[str, int]]:
+    """Per provider id, the classes it has inventory of, by name, with their ids."""
     inv, rc = inventories, resource_classes
+    held: dict[int, dict[str, int]] = {provider.id: {} for provider in held_by}
     rows = conn.execute(
-        sa.select(rc.c.name, rc.c.id)
+        sa.select(inv.c.resource_provider_id, rc.c.name, rc.c.id)
         .join(inv, inv.c.resource_class_id == rc.c.id)
-        .where(inv.c.resource_provider_id == provider.id)
+        .where(inv.c.resource_provider_id.in_(list(held)))
     )
-    return {name: id_ for name, id_ in rows}
+    for provider_id, name, id_ in rows:
+        held[provider_id][name] = id_
+    return held
+
+
+_KEY = (
+    inventories.c.resource_provider_id == sa.bindparam("b_provider"),
+    inventories.c.resource_class_id == sa.bindparam("b_class"),
+)
 
 
 def _write(
-    conn: Connection, provider: ResourceProvider, class_id: int, inventory: Inventory, exists: bool
+    conn: Connection, new_rows: Sequence[dict[str, Any]], changed_rows: Sequence[dict[str, Any]]
 ) -> None:
+    """Insert ``new_rows`` and update ``changed_rows``, each keyed by ``b_provider`` and
+    ``b_class``, one executemany each."""
     inv = inventories
-    now = utcnow()
-    if exists:
-        conn.execute(
-            inv.update()
-            .where(inv.c.resource_provider_id == provider.id, inv.c.resource_class_id == class_id)
-            .values(updated_at=now, **inventory.fields())
-        )
-    else:
+    if new_rows:
         conn.execute(
             inv.insert().values(
-                resource_provider_id=provider.id,
-                resource_class_id=class_id,
-                created_at=now,
-                **inventory.fields(),
-            )
+                resource_provider_id=sa.bindparam("b_provider"),
+                resource_class_id=sa.bindparam("b_class"),
+            ),
+            list(new_rows),
         )
+    if changed_rows:
+        conn.execute(inv.update().where(*_KEY), list(changed_rows))
 
 
-def _delete(conn: Connection, provider: ResourceProvider, class_ids: set[int]) -> None:
-    inv = inventories
-    conn.execute(
-        inv.delete().where(
-            inv.c.resource_provider_id == provider.id, inv.c.resource_class_id.in_(class_ids)
-        )
-    )
+def _delete(conn: Connection, class_ids: Mapping[int, set[int]]) -> None:
+    """Remove each provider's inventories of the given classes."""
+    rows = [
+        {"b_provider": provider_id, "b_class": class_id}
+        for provider_id, ids in class_ids.items()
+        for class_id in ids
+    ]
+    conn.execute(inventories.delete().where(*_KEY), rows)
 
 
 def _refuse_in_use(
     conn: Connection,
-    provider: ResourceProvider,
-    class_ids: set[int],
+    checked: Sequence[ResourceProvider],
+    class_ids: Mapping[int, set[int]],
     code: str = errors.INVENTORY_INUSE,
 ) -> None:
+    """Raise ``InventoryInUse`` for the first of ``checked`` with allocations of its classes."""
     a, rc = allocations, resource_classes
-    in_use = conn.scalars(
-        sa.select(rc.c.name)
+    rows = conn.execute(
+        sa.select(a.c.resource_provider_id, rc.c.id, rc.c.name)
         .join(a, a.c.resource_class_id == rc.c.id)
-        .where(a.c.resource_provider_id == provider.id, a.c.resource_class_id.in_(class_ids))
-        .group_by(rc.c.id, rc.c.name)
-        .order_by(rc.c.id)
-    ).all()
-    if in_use:
-        raise exceptions.InventoryInUse(
-            f"Inventory for '{', '.join(in_use)}' on resource provider '{provider.uuid}' in use.",
-            code=code,
+        .where(
+            a.c.resource_provider_id.in_(list(class_ids)),
+            a.c.resource_class_id.in_({i for ids in class_ids.values() for i in ids}),
         )
+        .group_by(a.c.resource_provider_id, rc.c.id, rc.c.name)
+        .order_by(rc.c.id)
+    )
+    in_use: dict[int, list[str]] = {}
+    for provider_id, class_id, name in rows:
+        if class_id in class_ids[provider_id]:
+            in_use.setdefault(provider_id, []).append(name)
+    for provider in checked:
+        if provider.id in in_use:
+            raise exceptions.InventoryInUse(
+                f"Inventory for '{', '.join(in_use[provider.id])}' on resource provider "
+                f"'{provider.uuid}' in use.",
+                code=code,
+            )
 
 
 def _warn_if_overused(
-    conn: Connection, provider: ResourceProvider, wanted: Mapping[str, Inventory]
+    conn: Connection, stocks: Sequence[tuple[ResourceProvider, Mapping[str, Inventory]]]
 ) -> None:
     """Shrinking below usage is allowed, but an operator should hear about it."""
     a, rc = allocations, resource_classes
+    wanted = {provider.id: (provider, stock) for provider, stock in stocks}
     rows = conn.execute(
-        sa.select(rc.c.name, sa.func.sum(a.c.used))
+        sa.select(a.c.resource_provider_id, rc.c.name, sa.func.sum(a.c.used))
         .join(rc, rc.c.id == a.c.resource_class_id)
-        .where(a.c.resource_provider_id == provider.id, rc.c.name.in_(list(wanted)))
-        .group_by(rc.c.name)
+        .where(a.c.resource_provider_id.in_(list(wanted)))
+        .group_by(a.c.resource_provider_id, rc.c.name)
     )
-    for name, used in rows:
-        if used > wanted[name].capacity:
+    for provider_id, name, used in rows:
+        provider, stock = wanted[provider_id]
+        if name in stock and used > stock[name].capacity:
             LOG.warning(
                 "resource provider %s now has %s %s allocated, past its capacity of %s",
                 provider.uuid,
                 used,
                 name,
-                wanted[name].capacity,
+                stock[name].capacity,
             )
 
 

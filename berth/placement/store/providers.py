@@ -9,6 +9,7 @@ updated means someone else changed it first, and the write is refused with ``Con
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -109,6 +110,38 @@ def bump_generation(conn: Connection, provider: ResourceProvider) -> int:
         )
     changes.touch(conn, [provider.id])
     return provider.generation + 1
+
+
+def bump_generations(conn: Connection, bumped: Sequence[ResourceProvider]) -> list[int]:
+    """``bump_generation`` for many providers in two statements: each advances by one, and if
+    any was no longer at the generation it was read with (another writer got there first, or
+    deleted it), ``ConcurrentUpdate`` and the caller's transaction rolls back. Their new
+    generations, in order."""
+    if len(bumped) == 1:
+        return [bump_generation(conn, bumped[0])]
+    rp = resource_providers
+    ids = [provider.id for provider in bumped]
+    conn.execute(
+        rp.update()
+        .where(rp.c.id.in_(ids))
+        .values(generation=rp.c.generation + 1, updated_at=utcnow())
+    )
+    rows = conn.execute(sa.select(rp.c.id, rp.c.generation).where(rp.c.id.in_(ids)))
+    now = {provider_id: generation for provider_id, generation in rows}
+    for provider in bumped:
+        if now.get(provider.id) != provider.generation + 1:
+            raise exceptions.ConcurrentUpdate(
+                f"resource provider generation conflict: provider {provider.uuid} changed while "
+                "this request was being processed. Please retry your update"
+            )
+    changes.touch(conn, ids)
+    return [provider.generation + 1 for provider in bumped]
+
+
+def find_many(conn: Connection, uuids: Iterable[str]) -> dict[str, ResourceProvider]:
+    """The providers of ``uuids`` that exist, by uuid."""
+    rows = conn.execute(select_providers().where(resource_providers.c.uuid.in_(sorted(set(uuids)))))
+    return {row.uuid: _from_row(row) for row in rows}
 
 
 def check_generation(provider: ResourceProvider, seen: int) -> None:

@@ -41,9 +41,9 @@ def reshape(
     """Replace the providers' inventories and the claims' consumers' allocations, all or none."""
     # Read first and check the generations the client saw: see ``allocations`` on why the
     # providers are read before any inventory or usage.
-    moving: dict[str, ResourceProvider] = {}
+    moving = providers.find_many(conn, inventories)
     for uuid, new in inventories.items():
-        provider = providers.find(conn, uuid)
+        provider = moving.get(uuid)
         if provider is None:
             raise exceptions.InvalidInput(
                 f"Resource provider {uuid} in inventories not found: No resource provider with "
@@ -55,32 +55,30 @@ def reshape(
                 f"resource provider generation conflict for provider {uuid}: "
                 f"actual: {provider.generation}, given: {new.generation}"
             )
-        moving[uuid] = provider
     class_ids = names.resource_class_ids(conn, [rc for i in inventories.values() for rc in i.stock])
     for new in inventories.values():
         for rc in new.stock:
             if rc not in class_ids:
                 raise allocations.UnknownResourceClass(f"No such resource class {rc}.")
-    for uuid, new in inventories.items():
-        if new.stock:
-            moving[uuid] = _replace(conn, moving[uuid], new.stock, keep_unlisted=True)
+    stocked = [uuid for uuid, new in inventories.items() if new.stock]
+    interim = [(moving[uuid], inventories[uuid].stock) for uuid in stocked]
+    moving |= zip(stocked, _replace(conn, interim, keep_unlisted=True), strict=True)
     bumped = allocations.write(conn, claims)
-    moving = {
-        uuid: replace(p, generation=bumped.get(uuid, p.generation)) for uuid, p in moving.items()
-    }
-    for uuid, new in inventories.items():
-        _replace(conn, moving[uuid], new.stock, keep_unlisted=False)
+    final = [
+        (replace(moving[uuid], generation=bumped.get(uuid, moving[uuid].generation)), new.stock)
+        for uuid, new in inventories.items()
+    ]
+    _replace(conn, final, keep_unlisted=False)
 
 
 def _replace(
     conn: Connection,
-    provider: ResourceProvider,
-    stock: Mapping[str, Inventory],
+    stocks: Sequence[tuple[ResourceProvider, Mapping[str, Inventory]]],
     *,
     keep_unlisted: bool,
-) -> ResourceProvider:
-    """Write the provider's inventory; losing the generation race is a retryable race here."""
+) -> list[ResourceProvider]:
+    """Write the providers' inventories; losing the generation race is a retryable race here."""
     try:
-        return inventories_store.replace(conn, provider, stock, keep_unlisted=keep_unlisted)
+        return inventories_store.replace_many(conn, stocks, keep_unlisted=keep_unlisted)
     except exceptions.ConcurrentUpdate as exc:
         raise allocations.GenerationRace(str(exc)) from None

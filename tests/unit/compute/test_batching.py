@@ -83,3 +83,38 @@ def test_members_are_placed_in_turn_and_each_fails_alone() -> None:
     assert sorted(s.selections[0][0].host for s in placed) == ["cn1", "cn1", "cn2"]
     assert isinstance(outcomes[4], NoValidHost) and outcomes[4].instance_uuid == "vm-5"
     assert [s.instance_uuid for s in claimed] == ["vm-1", "vm-3", "vm-4"]
+
+
+def test_members_take_the_vfs_of_the_pf_that_holds_their_bandwidth() -> None:
+    # cn1 is preferred (more RAM); its PF "pfa" holds the bandwidth and has one VF left, "pfb"
+    # has VFs but no bandwidth. The first member takes pfa's last VF; the second, whose port
+    # group has another suffix than the candidates', must not count a VF of pfb as its own.
+    def sriov(name: str) -> Any:
+        group = {"id": f"group-{name}", "resources": BANDWIDTH}
+        sriov_port = port(f"port-{name}", group, vnic_type="direct")
+        return spec(instance_uuids=(f"vm-{name}",), ports=(sriov_port,))
+
+    first, second = sriov("1"), sriov("2")
+    suffix = group_suffix("group-1")
+    cn1 = host(
+        "cn1", free_ram_mb=65536, free_vfs={"pfa": 1, "pfb": 8},
+        pf_providers={"rp-pfa": "pfa", "rp-pfb": "pfb"},
+    )  # fmt: skip
+    cn2 = host("cn2", free_vfs={"pf2": 8}, pf_providers={"rp-pf2": "pf2"})
+    candidates = [
+        candidate(cn1, extra={"rp-pfa": BANDWIDTH}, mappings={"": ("rp-cn1",), suffix: ("rp-pfa",)}),
+        candidate(cn2, extra={"rp-pf2": BANDWIDTH}, mappings={"": ("rp-cn2",), suffix: ("rp-pf2",)}),
+    ]  # fmt: skip
+    renamed = suffixes(build_query(first), build_query(second))
+    claimed: list[Selection] = []
+    members = [
+        Member(first, recording(claimed)),
+        Member(second, recording(claimed), view=lambda c: as_seen_by(c, renamed)),
+    ]
+    outcomes = Scheduler(SchedulerConfig(weighers=("RAMWeigher",))).select_each(
+        members, candidates, [cn1, cn2]
+    )
+    assert all(isinstance(o, Schedule) for o in outcomes)
+    assert [s.host for s in claimed] == ["cn1", "cn2"]
+    # The second member's selection maps its own port group to the PF of cn2.
+    assert claimed[1].mappings[group_suffix("group-2")] == ("rp-pf2",)

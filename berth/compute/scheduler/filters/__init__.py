@@ -36,6 +36,7 @@ __all__ = [
     "AvailabilityZoneFilter",
     "ComputeFilter",
     "DifferentHostFilter",
+    "FilterMemo",
     "HostFilter",
     "ImagePropertiesFilter",
     "PciPassthroughFilter",
@@ -93,31 +94,94 @@ def build_pipeline(names: Sequence[str]) -> tuple[HostFilter, ...]:
     return tuple(FILTERS[n]() for n in ordered)
 
 
+class FilterMemo:
+    """The pipeline's outcome per host state, kept for the rest of one pass.
+
+    Filters are pure functions of the host state, the spec and the candidate (``base``), and a
+    host's state is a new value once an instance lands on it. So while the spec is the same
+    object, a host state seen again with the same candidates has the same outcome: the members
+    of a batch, and the instances of a request without a server group, only pay the filters for
+    the hosts that changed. Keyed by identity; the values hold the host state and candidates, so
+    no identity is reused while the memo lives.
+    """
+
+    def __init__(self) -> None:
+        self._spec: RequestSpec | None = None
+        self._outcomes: dict[int, tuple[HostState, list[Candidate], _Outcome]] = {}
+
+    def outcome(
+        self,
+        host: HostState,
+        candidates: list[Candidate],
+        spec: RequestSpec,
+        pipeline: Sequence[HostFilter],
+    ) -> _Outcome:
+        if spec is not self._spec:
+            self._spec, self._outcomes = spec, {}
+        seen = self._outcomes.get(id(host))
+        if seen is not None and seen[0] is host and _same(seen[1], candidates):
+            return seen[2]
+        found = _filter_host(host, candidates, spec, pipeline)
+        self._outcomes[id(host)] = (host, candidates, found)
+        return found
+
+
+# What the pipeline made of one host: the candidates that passed every stage, or, when none
+# did, the stage (its index and name) that removed the host and the reason.
+_Outcome = tuple[list[Candidate], tuple[int, str, str] | None]
+
+
 def run_filters(
     options: Mapping[str, tuple[HostState, list[Candidate]]],
     spec: RequestSpec,
     pipeline: Sequence[HostFilter],
     recorder: Recorder,
+    memo: FilterMemo | None = None,
 ) -> dict[str, tuple[HostState, list[Candidate]]]:
-    """Run the pipeline stage by stage over ``node uuid -> (host, candidates)``; keep each
-    host's candidates that pass every stage. A host left with none is recorded as removed by
-    the stage that emptied it, with the reason of its first candidate there."""
-    survivors = {node: (host, list(cands)) for node, (host, cands) in options.items()}
-    for stage in pipeline:
-        for node, (host, cands) in list(survivors.items()):
-            kept: list[Candidate] = []
-            first_reason: str | None = None
-            for candidate in cands:
-                reason = stage.check(host, spec, candidate)
-                if reason is None:
-                    kept.append(candidate)
-                    continue
-                if reason not in stage.REASONS:
-                    raise RuntimeError(f"{stage.NAME} gave an undeclared reason {reason!r}")
-                first_reason = first_reason or reason
-            if kept:
-                survivors[node] = (host, kept)
-            else:
-                del survivors[node]
-                recorder.removed(stage.NAME, first_reason or "")
+    """Run the pipeline over ``node uuid -> (host, candidates)``; keep each host's candidates
+    that pass every stage. A host left with none is recorded as removed by the stage that
+    emptied it, with the reason of its first candidate there; removals are recorded stage by
+    stage in pipeline order, hosts in the order given."""
+    survivors: dict[str, tuple[HostState, list[Candidate]]] = {}
+    removals: list[tuple[int, str, str]] = []
+    for node, (host, cands) in options.items():
+        kept, removed = (
+            memo.outcome(host, cands, spec, pipeline)
+            if memo is not None
+            else _filter_host(host, cands, spec, pipeline)
+        )
+        if removed is None:
+            survivors[node] = (host, kept)
+        else:
+            removals.append(removed)
+    for _, stage, reason in sorted(removals, key=lambda removal: removal[0]):
+        recorder.removed(stage, reason)
     return survivors
+
+
+def _filter_host(
+    host: HostState, candidates: list[Candidate], spec: RequestSpec, pipeline: Sequence[HostFilter]
+) -> _Outcome:
+    """One host through the pipeline, stage by stage."""
+    kept = list(candidates)
+    for index, stage in enumerate(pipeline):
+        passed: list[Candidate] = []
+        first_reason: str | None = None
+        for candidate in kept:
+            reason = stage.check(host, spec, candidate)
+            if reason is None:
+                passed.append(candidate)
+                continue
+            if reason not in stage.REASONS:
+                raise RuntimeError(f"{stage.NAME} gave an undeclared reason {reason!r}")
+            first_reason = first_reason or reason
+        if not passed:
+            return [], (index, stage.NAME, first_reason or "")
+        kept = passed
+    return kept, None
+
+
+def _same(seen: list[Candidate], candidates: list[Candidate]) -> bool:
+    return len(seen) == len(candidates) and all(
+        a is b for a, b in zip(seen, candidates, strict=True)
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from berth.compute.scheduler.weighers.base import HostWeigher, combine, normalise
+from berth.compute.scheduler.weighers.base import HostWeigher, WeightMemo, combine, normalise
 from berth.compute.scheduler.weighers.build_failure import BuildFailureWeigher
 from berth.compute.scheduler.weighers.cpu import CPUWeigher
 from berth.compute.scheduler.weighers.disk import DiskWeigher
@@ -23,6 +23,7 @@ __all__ = [
     "RAMWeigher",
     "ServerGroupSoftAffinityWeigher",
     "ServerGroupSoftAntiAffinityWeigher",
+    "WeightMemo",
     "build_weighers",
     "combine",
     "normalise",

@@ -18,7 +18,7 @@ from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.scheduler.candidates import Candidate
 from berth.compute.scheduler.host_state import HostState
 
-__all__ = ["HostWeigher", "combine", "normalise"]
+__all__ = ["HostWeigher", "WeightMemo", "combine", "normalise"]
 
 
 class HostWeigher(ABC):
@@ -40,17 +40,52 @@ def normalise(values: Sequence[float]) -> list[float]:
     return [(v - low) / (high - low) for v in values]
 
 
+class WeightMemo:
+    """Raw weights per host state and candidate, kept for the rest of one pass.
+
+    Weighers, like filters, are pure functions of the host state, the spec and the candidate,
+    and a host's state is a new value once an instance lands on it; so while the spec is the
+    same object, the members of a batch only weigh the hosts that changed. Normalising is still
+    done per member, over the options it has. Keyed by identity; the values hold the host state
+    and candidate, so no identity is reused while the memo lives.
+    """
+
+    def __init__(self) -> None:
+        self._spec: RequestSpec | None = None
+        self._raws: dict[tuple[int, int], tuple[HostState, Candidate, list[float]]] = {}
+
+    def raws(
+        self,
+        host: HostState,
+        candidate: Candidate,
+        spec: RequestSpec,
+        weighers: Sequence[tuple[HostWeigher, float]],
+    ) -> list[float]:
+        """The raw weight of each weigher, in order."""
+        if spec is not self._spec:
+            self._spec, self._raws = spec, {}
+        key = (id(host), id(candidate))
+        seen = self._raws.get(key)
+        if seen is not None and seen[0] is host and seen[1] is candidate:
+            return seen[2]
+        raws = [weigher.raw(host, spec, candidate) for weigher, _ in weighers]
+        self._raws[key] = (host, candidate, raws)
+        return raws
+
+
 def combine(
     options: Sequence[tuple[HostState, Candidate]],
     spec: RequestSpec,
     weighers: Sequence[tuple[HostWeigher, float]],
+    memo: WeightMemo | None = None,
 ) -> list[float]:
     """The total weight of each option: sum over weighers of multiplier * normalised raw."""
+    weighing = [(weigher, multiplier) for weigher, multiplier in weighers if multiplier != 0]
+    if memo is None:
+        memo = WeightMemo()
+    raws = [memo.raws(host, candidate, spec, weighing) for host, candidate in options]
     totals = [0.0] * len(options)
-    for weigher, multiplier in weighers:
-        if multiplier == 0:
-            continue
-        raws = [weigher.raw(host, spec, candidate) for host, candidate in options]
-        for i, weight in enumerate(normalise(raws)):
+    for index, (_, multiplier) in enumerate(weighing):
+        for i, weight in enumerate(normalise([raw[index] for raw in raws])):
             totals[i] += multiplier * weight
     return totals
