@@ -14,7 +14,9 @@ import threading
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.network import reporting
+from berth.network.model import Agent
 from berth.network.placement_sync import PlacementSync, PlacementUnavailable, SyncReport
+from berth.network.reporting import SegmentState
 from berth.network.store import agents as agent_store
 from berth.network.store import reporting as store
 
@@ -36,6 +38,8 @@ class PlacementReporter:
         self._thread: threading.Thread | None = None
         # What the database holds of the sync's applied providers (read at the first pass).
         self._recorded: dict[str, tuple[str, int]] | None = None
+        # The agents and segments of the last pass that left every host in sync.
+        self._in_sync: tuple[list[Agent], list[SegmentState]] | None = None
 
     def run_once(self) -> SyncReport:
         """One full pass, now (tests and the all-in-one start call this directly)."""
@@ -46,6 +50,10 @@ class PlacementReporter:
                 if self._recorded is None:
                     self._recorded = store.synced_providers(conn)
                     self.sync.remember(self._recorded)
+            if self._in_sync == (agents, segments):
+                # Nothing Placement is to show changed (a heartbeat, a port on an unrouted
+                # network): a thousand hosts' providers need not be worked out again.
+                return SyncReport()
             report = self.sync.apply(reporting.desired(agents, segments))
             hosts = {agent.host for agent in agents}
             applied = self.sync.remembered()
@@ -59,6 +67,7 @@ class PlacementReporter:
                     self._recorded.keys() - applied.keys(),
                 )
             self._recorded = applied
+            self._in_sync = None if report.problems else (agents, segments)
             return report
 
     def wake(self) -> None:

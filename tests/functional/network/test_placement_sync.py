@@ -18,6 +18,7 @@ from berth.network.model import SRIOV_AGENT as SRIOV
 from berth.network.placement_sync import PlacementSync
 from berth.network.reporter import PlacementReporter
 from berth.network.reporting import provider_uuid
+from berth.network.store import agents as agent_store
 from berth.network.store import migrate
 from berth.network.store.schema import agents, ip_allocations, ports, subnets
 from berth.network.store.schema import networks as networks_table
@@ -311,3 +312,28 @@ def test_routed_segments_become_providers_and_host_aggregates(
     assert reporter.run_once().problems == {}
     assert placement.get(f"/resource_providers/{node1}/aggregates").json()["aggregates"] == [seg2]
     assert placement.get(f"/resource_providers/{seg1}").status_code == 404
+
+
+def test_a_pass_with_nothing_changed_asks_placement_nothing(
+    placement: httpx.Client, network_db: Database
+) -> None:
+    for host in ("cn1", "cn2"):
+        _compute_node(placement, host)
+        _agent(network_db, OVS, host, OVS_CONFIG)
+    counting = _Counting(placement)
+    reporter = PlacementReporter(network_db, PlacementSync(counting))
+    assert reporter.run_once().problems == {}
+    # A heartbeat: the same agents and segments, so no pass is made.
+    counting.calls.clear()
+    with network_db.write() as conn:
+        ids = list(conn.scalars(sa.select(agents.c.id)))
+        agent_store.heartbeat(conn, ids, utcnow())
+    assert reporter.run_once().problems == {}
+    assert counting.calls == []
+    # A changed configuration is applied.
+    bandwidths = {"br-ex": {"egress": 5_000, "ingress": 5_000}}
+    _configure(network_db, "cn1", OVS, {**OVS_CONFIG, "resource_provider_bandwidths": bandwidths})
+    assert reporter.run_once().problems == {}
+    bridge = provider_uuid("cn1:Open vSwitch agent:br-ex")
+    inventory = placement.get(f"/resource_providers/{bridge}/inventories").json()
+    assert inventory["inventories"]["NET_BW_EGR_KILOBIT_PER_SEC"]["total"] == 5_000
