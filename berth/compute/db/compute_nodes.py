@@ -14,6 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
+from sqlalchemy.exc import IntegrityError
 
 from berth.compute.db._tables import try_insert
 from berth.compute.db.cell_schema import compute_nodes
@@ -64,15 +65,38 @@ def upsert(
     return node
 
 
+def create_many(conn: Connection, nodes: Mapping[str, tuple[int, Mapping[str, Any]]]) -> bool:
+    """Create nodes that do not exist yet, in one statement: per hypervisor hostname (also the
+    host's name), its service id and resources. False, with nothing written, when some exist
+    (another process made them meanwhile): ``upsert`` them one by one then."""
+    rows = []
+    for hostname, (service_id, resources) in nodes.items():
+        _check(resources, RESOURCE_FIELDS)
+        rows.append({"uuid": str(uuidlib.uuid4()), "hypervisor_hostname": hostname,
+                     "service_id": service_id, "host": hostname, **resources})  # fmt: skip
+    if not rows:
+        return True
+    try:
+        with conn.begin_nested():
+            conn.execute(compute_nodes.insert(), rows)
+    except IntegrityError:
+        return False
+    return True
+
+
 def record_reported(conn: Connection, reported: Mapping[str, tuple[str, int]]) -> None:
     """Per node uuid: the fingerprint of what it reported to Placement and the provider's
     generation after."""
-    for uuid, (fingerprint, generation) in reported.items():
-        conn.execute(
-            compute_nodes.update()
-            .where(compute_nodes.c.uuid == uuid)
-            .values(placement_fingerprint=fingerprint, placement_generation=generation)
-        )
+    if not reported:
+        return
+    conn.execute(
+        compute_nodes.update().where(compute_nodes.c.uuid == sa.bindparam("b_uuid")),
+        [
+            {"b_uuid": uuid, "placement_fingerprint": fingerprint,
+             "placement_generation": generation}
+            for uuid, (fingerprint, generation) in reported.items()
+        ],
+    )  # fmt: skip
 
 
 def reported(node: Mapping[str, Any]) -> tuple[str | None, int | None]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
+from sqlalchemy.exc import IntegrityError
 
 from berth.common.timeutils import utcnow
 from berth.compute.db._tables import try_insert
@@ -46,6 +47,25 @@ def get_or_create(
     made = find(conn, host, binary)
     assert made is not None
     return made
+
+
+def create_many(conn: Connection, hosts: Collection[str], binary: str, topic: str) -> bool:
+    """Register the service of this binary on each host, in one statement (a fleet's first
+    start); False, with nothing written, when some already exist (another process registered
+    them meanwhile): ``get_or_create`` them one by one then."""
+    rows = [
+        {"uuid": str(uuidlib.uuid4()), "host": host, "binary": binary, "topic": topic,
+         "disabled": False, "forced_down": False, "version": 0}
+        for host in hosts
+    ]  # fmt: skip
+    if not rows:
+        return True
+    try:
+        with conn.begin_nested():
+            conn.execute(services.insert(), rows)
+    except IntegrityError:
+        return False
+    return True
 
 
 def find(conn: Connection, host: str, binary: str) -> RowMapping | None:

@@ -56,7 +56,18 @@ def _record(conn: Connection, agents: Sequence[HostAgent], now: dt.datetime) -> 
     """Write the agents' services (with a heartbeat), compute nodes and devices, reading what is
     there once for all of them and writing only what differs; their nodes."""
     service_of = {s["host"]: s for s in services.list_services(conn, binary=BINARY)}
+    # A fleet's first start: every new service, then every new node, in one statement each.
+    missing = list(dict.fromkeys(a.host for a in agents if a.host not in service_of))
+    if missing and services.create_many(conn, missing, BINARY, TOPIC):
+        service_of = {s["host"]: s for s in services.list_services(conn, binary=BINARY)}
     node_of = {n["hypervisor_hostname"]: n for n in compute_nodes.list_nodes(conn)}
+    new = {
+        agent.host: (service_of[agent.host]["id"], agent.node_values())
+        for agent in agents
+        if agent.host not in node_of and agent.host in service_of
+    }
+    if new and compute_nodes.create_many(conn, new):
+        node_of = {n["hypervisor_hostname"]: n for n in compute_nodes.list_nodes(conn)}
     with_devices = pci_devices.nodes_with_devices(conn)
     nodes = []
     for agent in agents:
