@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -34,12 +35,14 @@ def timestamps() -> list[sa.Column[Any]]:
     ]
 
 
-def try_insert(conn: Connection, statement: sa.Insert) -> bool:
-    """Run an insert in a savepoint; False (and the transaction still usable) when it breaks a
-    unique constraint."""
+def try_insert(
+    conn: Connection, statement: sa.Insert, rows: Sequence[Mapping[str, Any]] | None = None
+) -> bool:
+    """Run an insert (of ``rows``, when given, in one executemany) in a savepoint; False (and
+    the transaction still usable, nothing inserted) when it breaks a unique constraint."""
     try:
         with conn.begin_nested():
-            conn.execute(statement)
+            conn.execute(statement, list(rows) if rows is not None else None)
     except IntegrityError:
         return False
     return True

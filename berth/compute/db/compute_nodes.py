@@ -14,7 +14,6 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
-from sqlalchemy.exc import IntegrityError
 
 from berth.compute.db._tables import try_insert
 from berth.compute.db.cell_schema import compute_nodes
@@ -76,12 +75,7 @@ def create_many(conn: Connection, nodes: Mapping[str, tuple[int, Mapping[str, An
                      "service_id": service_id, "host": hostname, **resources})  # fmt: skip
     if not rows:
         return True
-    try:
-        with conn.begin_nested():
-            conn.execute(compute_nodes.insert(), rows)
-    except IntegrityError:
-        return False
-    return True
+    return try_insert(conn, compute_nodes.insert(), rows)
 
 
 def record_reported(conn: Connection, reported: Mapping[str, tuple[str, int]]) -> None:

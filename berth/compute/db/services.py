@@ -14,7 +14,6 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
-from sqlalchemy.exc import IntegrityError
 
 from berth.common.timeutils import utcnow
 from berth.compute.db._tables import try_insert
@@ -60,12 +59,7 @@ def create_many(conn: Connection, hosts: Collection[str], binary: str, topic: st
     ]  # fmt: skip
     if not rows:
         return True
-    try:
-        with conn.begin_nested():
-            conn.execute(services.insert(), rows)
-    except IntegrityError:
-        return False
-    return True
+    return try_insert(conn, services.insert(), rows)
 
 
 def find(conn: Connection, host: str, binary: str) -> RowMapping | None:
