@@ -114,7 +114,7 @@ def store_build(
     count = quotas.admit_servers(
         conn,
         cells,
-        project_id,
+        (project_id, user_id),
         quotas.ServerSize(vcpus=flavor["vcpus"], memory_mb=flavor["memory_mb"]),
         (request.min_count, request.max_count),
         len(request.metadata),
