@@ -36,7 +36,7 @@ from berth.compute.conductor.cell import CellConductor
 from berth.compute.db import cells as cell_store
 from berth.compute.db import flavors, images
 from berth.compute.db import migrate as compute_migrate
-from berth.compute.host import registration
+from berth.compute.host import periodic, registration
 from berth.compute.host.agent import HostAgent, beat
 from berth.compute.host.driver import SimulatedDriver
 from berth.compute.host.fleet import Fleet
@@ -298,6 +298,7 @@ class Stack:
     def _beat_once(self) -> None:
         now = utcnow()
         beat(self.agents.values(), now)
+        periodic.run(self.agents.values(), self.settings.compute, now)
         # The simulated network agents' heartbeats, in one statement: their configurations do
         # not change, and a thousand state reports through the API would take longer than
         # agent_down_time on a busy stack (each agent is then seen dead and refuses binds).

@@ -40,7 +40,7 @@ from berth.compute.conductor.cell import CellConductor
 from berth.compute.db import cells as cell_store
 from berth.compute.db import migrate
 from berth.compute.host import fleet as fleets
-from berth.compute.host import registration
+from berth.compute.host import periodic, registration
 from berth.compute.host.agent import HostAgent, beat
 from berth.compute.host.driver import SimulatedDriver
 from berth.compute.scheduler.config import scheduler_config
@@ -285,7 +285,9 @@ def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
         ]
 
         def heartbeats() -> None:
-            beat(agents.values(), utcnow())
+            now = utcnow()
+            beat(agents.values(), now)
+            periodic.run(agents.values(), settings.compute, now)
 
         def network_reports() -> None:
             for agent in network_agents:

@@ -31,6 +31,7 @@ from berth.compute.api import (
     servers,
     services,
     simple_tenant_usage,
+    usage_audit_log,
 )
 from berth.compute.api.request import ComputeRequest
 
@@ -156,4 +157,6 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/limits": {"GET": limits.index},
     "/v2.1/os-simple-tenant-usage": {"GET": simple_tenant_usage.index},
     "/v2.1/os-simple-tenant-usage/{tenant_id}": {"GET": simple_tenant_usage.show},
+    "/v2.1/os-instance_usage_audit_log": {"GET": usage_audit_log.index},
+    "/v2.1/os-instance_usage_audit_log/{before_timestamp}": {"GET": usage_audit_log.show},
 }

@@ -20,6 +20,7 @@ from typing import Any
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.compute import actions, cleanup
+from berth.compute.audit_periods import Period
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import NodeProvider, PlacementClient
 from berth.compute.db import instances, pci_devices, services
@@ -72,6 +73,8 @@ class HostAgent:
         self.node_uuid = ""
         self.node_id = 0
         self.service_id = 0
+        # The last usage audit period this host recorded (``usage_audit``).
+        self.audited_period: Period | None = None
 
     # -- reporting -------------------------------------------------------------------------------
 
