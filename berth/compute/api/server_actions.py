@@ -13,7 +13,7 @@ from typing import Any
 from starlette.responses import Response
 
 from berth.compute import exceptions, servers
-from berth.compute.api import evacuate, lock, moves, power, rebuild, shelve
+from berth.compute.api import deferred_delete, evacuate, lock, moves, power, rebuild, shelve
 from berth.compute.api.request import ComputeRequest
 from berth.compute.api.schemas import server_action
 
@@ -42,6 +42,8 @@ ACTIONS: Mapping[str, ActionHandler] = {
     "unlock": lock.unlock,
     "os-resetState": lock.reset_state,
     "injectNetworkInfo": lock.inject_network_info,
+    "restore": deferred_delete.restore,
+    "forceDelete": deferred_delete.force_delete,
 }
 
 

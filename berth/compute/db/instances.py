@@ -29,6 +29,10 @@ _NOT_COPIED = frozenset({"id"})
 _FAULT_MESSAGE_LENGTH = 255
 
 
+# A soft-deleted server's vm_state (``berth.compute.soft_delete``): powered off, restorable.
+SOFT_DELETED = "soft-delete"
+
+
 def create(conn: Connection, values: Mapping[str, Any]) -> RowMapping:
     """Add an instance (``uuid``, ``project_id``, ``user_id``, ``vm_state`` and ``flavor`` at
     least; ``created_at`` may carry over from its BuildRequest). :class:`Duplicate` when the

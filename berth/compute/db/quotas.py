@@ -33,9 +33,10 @@ from berth.compute.db.api_schema import (
     server_groups,
 )
 from berth.compute.db.cell_schema import instances
+from berth.compute.db.instances import SOFT_DELETED
 
-# A soft-deleted server's vm_state (``berth.compute.soft_delete``).
-SOFT_DELETED = "soft-delete"
+# A soft-deleted server being restored (``berth.compute.soft_delete``).
+RESTORING = "restoring"
 _PROJECT = "project"
 _USER = "user"
 
@@ -204,11 +205,11 @@ def cell_servers(
     conn: Connection, project_id: str, user_id: str | None = None
 ) -> dict[str, ServerSize]:
     """The project's (its user's) live Instances in one cell database, by uuid: neither deleted
-    nor soft-deleted (a soft-deleted server counts again only once restored, as upstream)."""
+    nor soft-deleted (as upstream counts; one being restored counts again)."""
     query = sa.select(instances.c.uuid, instances.c.flavor).where(
         instances.c.project_id == project_id,
         instances.c.deleted == sa.false(),
-        instances.c.vm_state != SOFT_DELETED,
+        sa.or_(instances.c.vm_state != SOFT_DELETED, instances.c.task_state == RESTORING),
     )
     if user_id is not None:
         query = query.where(instances.c.user_id == user_id)
