@@ -487,6 +487,18 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         "POST /os-server-external-events",
     ),
     _api_rule(
+        "os-networks:list",
+        PROJECT_READER_OR_ADMIN,
+        "List the networks the caller may use (before 2.36).",
+        "GET /os-networks",
+    ),
+    _api_rule(
+        "os-networks:view",
+        PROJECT_READER_OR_ADMIN,
+        "Show a network the caller may use (before 2.36).",
+        "GET /os-networks/{network_id}",
+    ),
+    _api_rule(
         "os-instance-usage-audit-log:list",
         ADMIN,
         "List the compute hosts' usage audits of the last period.",

@@ -162,3 +162,25 @@ def test_diagnostics_external_events_and_usage_audits(start_stack: StackFactory)
     assert (shown["num_hosts"], shown["num_hosts_done"]) == (1, 1)
     assert shown["overall_status"] == "ALL hosts done. 0 errors."
     assert server["OS-EXT-SRV-ATTR:host"] in shown["log"]
+
+
+def test_os_networks_lists_the_networks_the_caller_may_use_before_2_36(
+    start_stack: StackFactory,
+) -> None:
+    _, client = start_stack({"cells": ["cell1"], "hosts": [{"name": "cn", "count": 1, **HOST}]})
+    shared = w.network(client)
+    private = w.ok(client.post("/networking/v2.0/networks", json={"network": {"name": "mine"}}))[
+        "network"
+    ]["id"]
+    v2_35 = {"openstack-api-version": "compute 2.35"}
+    admin = w.ok(client.get("/compute/v2.1/os-networks", headers=v2_35))["networks"]
+    assert {n["label"] for n in admin} == {"public", "mine"}
+    assert "vlan" in admin[0] and admin[0]["cidr"] is None
+    stranger = {**v2_35, "x-auth-token": "eve:elsewhere", "x-roles": "member,reader"}
+    theirs = w.ok(client.get("/compute/v2.1/os-networks", headers=stranger))["networks"]
+    assert [(n["id"], n["label"]) for n in theirs] == [(shared, "public")]
+    assert "vlan" not in theirs[0]
+    one = w.ok(client.get(f"/compute/v2.1/os-networks/{shared}", headers=stranger))["network"]
+    assert one["label"] == "public"
+    assert client.get(f"/compute/v2.1/os-networks/{private}", headers=stranger).status_code == 404
+    assert client.get("/compute/v2.1/os-networks", headers=w.COMPUTE).status_code == 404

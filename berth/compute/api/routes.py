@@ -20,6 +20,7 @@ from berth.compute.api import (
     limits,
     migrations,
     os_hosts,
+    os_networks,
     quota_classes,
     quota_sets,
     root,
@@ -162,5 +163,8 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/os-simple-tenant-usage": {"GET": simple_tenant_usage.index},
     "/v2.1/os-simple-tenant-usage/{tenant_id}": {"GET": simple_tenant_usage.show},
     "/v2.1/os-instance_usage_audit_log": {"GET": usage_audit_log.index},
+    # Before 2.36 (a 404 from then): Nova's proxy to the network service.
+    "/v2.1/os-networks": {"GET": os_networks.index},
+    "/v2.1/os-networks/{network_id}": {"GET": os_networks.show},
     "/v2.1/os-instance_usage_audit_log/{before_timestamp}": {"GET": usage_audit_log.show},
 }
