@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from berth.bus.url import parse_bus_url
+from berth.compute import audit_periods
 
 CONFIG_ENV = "BERTH_CONFIG"
 DEFAULT_DATA_DIR = Path("~/.local/share/berth")
@@ -353,12 +354,33 @@ class ComputeSettings(BaseModel):
         ge=0,
         description="On SIGTERM, seconds a compute service waits for the work it has taken.",
     )
+    instance_usage_audit: bool = Field(
+        True,
+        description="Each compute host counts, once per audit period, the servers it ran in the "
+        "period before (os-instance_usage_audit_log shows it).",
+    )
+    instance_usage_audit_period: str = Field(
+        "month",
+        description="The audit period: hour, day, month or year, optionally @offset (the minute, "
+        "hour, day or month at which periods start: month@15).",
+    )
+    reclaim_instance_interval: int = Field(
+        0,
+        ge=0,
+        description="Seconds a deleted server stays SOFT_DELETED (restorable) before its host "
+        "reclaims it; 0 deletes at once.",
+    )
 
     @field_validator("transport_url")
     @classmethod
     def _bus_url(cls, value: str) -> str:
         parse_bus_url(value)
         return value
+
+    @field_validator("instance_usage_audit_period")
+    @classmethod
+    def _audit_period(cls, value: str) -> str:
+        return audit_periods.check_spec(value)
 
 
 class Settings(BaseSettings):

@@ -25,6 +25,7 @@ from berth.bus.runtime import BusRuntime
 from berth.common.db import Database
 from berth.common.dispatch import PrefixDispatcher
 from berth.common.timeutils import utcnow
+from berth.compute import soft_delete
 from berth.compute.api.app import build_app as build_compute_app
 from berth.compute.cells import Cell
 from berth.compute.clients.http import in_process_client
@@ -36,7 +37,7 @@ from berth.compute.conductor.cell import CellConductor
 from berth.compute.db import cells as cell_store
 from berth.compute.db import flavors, images
 from berth.compute.db import migrate as compute_migrate
-from berth.compute.host import registration
+from berth.compute.host import periodic, registration
 from berth.compute.host.agent import HostAgent, beat
 from berth.compute.host.driver import SimulatedDriver
 from berth.compute.host.fleet import Fleet
@@ -298,6 +299,15 @@ class Stack:
     def _beat_once(self) -> None:
         now = utcnow()
         beat(self.agents.values(), now)
+        periodic.run(self.agents.values(), self.settings.compute, now)
+        interval = self.settings.compute.reclaim_instance_interval
+        if interval > 0:
+            try:
+                soft_delete.reclaim(
+                    self.api_db, self.compute.cells, self.wiring.cells(), interval, now
+                )
+            except Exception:
+                LOG.exception("reclaiming soft-deleted servers failed; trying again later")
         # The simulated network agents' heartbeats, in one statement: their configurations do
         # not change, and a thousand state reports through the API would take longer than
         # agent_down_time on a busy stack (each agent is then seen dead and refuses binds).

@@ -1,4 +1,5 @@
-"""Locking a server, and forcing its state (``lock``, ``unlock``, ``os-resetState``).
+"""Locking a server, forcing its state, injecting its network information (``lock``,
+``unlock``, ``os-resetState``, ``injectNetworkInfo``).
 
 These change only the server's Instance, in the API's own request, as Nova's do: no host is
 involved. A locked server refuses every other action and its delete to all but admins
@@ -23,9 +24,11 @@ from berth.compute.service import ComputeService
 LOCK = "lock"
 UNLOCK = "unlock"
 RESET_STATE = "resetState"
+INJECT_NETWORK_INFO = "injectNetworkInfo"
 # Events the API itself records under its actions, named as Nova's.
 _LOCK_STEP = "api_lock"
 _UNLOCK_STEP = "api_unlock"
+_INJECT_STEP = "compute_inject_network_info"
 
 
 def lock(
@@ -90,6 +93,23 @@ def reset_state(
         )  # fmt: skip
         # Done as it is recorded: the action ends at once, as Nova's.
         instance_actions.finish_action(conn, action_id)
+
+
+def inject_network_info(
+    service: ComputeService,
+    context: RequestContext,
+    server_uuid: str,
+    may_see: Callable[[str], bool],
+) -> None:
+    """Write the server's network information into its guest again. A simulated guest reads
+    its ports from the host, which has them already (``network_info``), so nothing is sent; the
+    request is recorded as any other. A server without a host has no guest: Conflict."""
+    cell, row = server_tasks.find(service, context, server_uuid, may_see, INJECT_NETWORK_INFO)
+    if not row["host"]:
+        raise exceptions.Conflict(f"Instance {server_uuid} is not ready: it has no host.")
+    started = utcnow()
+    with service.cells.database(cell).write() as conn:
+        _record(conn, context, server_uuid, INJECT_NETWORK_INFO, _INJECT_STEP, started)
 
 
 def _who(context: RequestContext, project_id: str) -> str:

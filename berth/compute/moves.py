@@ -123,7 +123,7 @@ def resize(
             )
         with service.api_db.write() as conn:
             quotas.admit_resize(
-                conn, service.cells, row["project_id"],
+                conn, service.cells, (row["project_id"], row["user_id"]),
                 ServerSize(vcpus=old["vcpus"], memory_mb=old["memory_mb"]),
                 ServerSize(vcpus=flavor["vcpus"], memory_mb=flavor["memory_mb"]),
             )  # fmt: skip

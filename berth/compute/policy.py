@@ -19,6 +19,8 @@ __all__ = ["ComputePolicyEnforcer", "default_rules", "sample_policy_yaml"]
 
 ADMIN = "rule:context_is_admin"
 ANY = "@"
+# Other services acting on Compute (upstream's service_api): a token with the service role.
+SERVICE = "role:service"
 PROJECT_MEMBER_OR_ADMIN = "rule:project_member_or_admin"
 PROJECT_READER_OR_ADMIN = "rule:project_reader_or_admin"
 # Key pairs are a user's, not a project's: upstream's default for every os-keypairs rule.
@@ -453,6 +455,60 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         ADMIN,
         "Force a server's state to active or error.",
         f"POST {_S}/action (os-resetState)",
+    ),
+    _api_rule(
+        "os-admin-actions:inject_network_info",
+        ADMIN,
+        "Inject a server's network information into its guest.",
+        f"POST {_S}/action (injectNetworkInfo)",
+    ),
+    _api_rule(
+        "os-deferred-delete:restore",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Restore a soft-deleted server.",
+        f"POST {_S}/action (restore)",
+    ),
+    _api_rule(
+        "os-deferred-delete:force",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Delete a server at once, soft-deleted or not.",
+        f"POST {_S}/action (forceDelete)",
+    ),
+    _api_rule(
+        "os-server-diagnostics",
+        ADMIN,
+        "Show what a server's hypervisor sees of it.",
+        f"GET {_S}/diagnostics",
+    ),
+    _api_rule(
+        "os-server-external-events:create",
+        SERVICE,
+        "Tell the compute service of events about servers (the network service's).",
+        "POST /os-server-external-events",
+    ),
+    _api_rule(
+        "os-networks:list",
+        PROJECT_READER_OR_ADMIN,
+        "List the networks the caller may use (before 2.36).",
+        "GET /os-networks",
+    ),
+    _api_rule(
+        "os-networks:view",
+        PROJECT_READER_OR_ADMIN,
+        "Show a network the caller may use (before 2.36).",
+        "GET /os-networks/{network_id}",
+    ),
+    _api_rule(
+        "os-instance-usage-audit-log:list",
+        ADMIN,
+        "List the compute hosts' usage audits of the last period.",
+        "GET /os-instance_usage_audit_log",
+    ),
+    _api_rule(
+        "os-instance-usage-audit-log:show",
+        ADMIN,
+        "Show the compute hosts' usage audits of the period before a time.",
+        "GET /os-instance_usage_audit_log/{before_timestamp}",
     ),
     # flavors
     _api_rule("os-flavor-manage:create", ADMIN, "Create a flavor.", "POST /flavors"),

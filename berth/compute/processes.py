@@ -29,6 +29,7 @@ from berth.common import logs
 from berth.common.db import Database
 from berth.common.dispatch import PrefixDispatcher
 from berth.common.timeutils import utcnow
+from berth.compute import soft_delete
 from berth.compute.api.app import build_app as build_compute_app
 from berth.compute.cells import COMPUTE_POOL_SIZE, Cell, CellRegistry
 from berth.compute.clients.http import ServiceUnavailable, http_client
@@ -40,7 +41,7 @@ from berth.compute.conductor.cell import CellConductor
 from berth.compute.db import cells as cell_store
 from berth.compute.db import migrate
 from berth.compute.host import fleet as fleets
-from berth.compute.host import registration
+from berth.compute.host import periodic, registration
 from berth.compute.host.agent import HostAgent, beat
 from berth.compute.host.driver import SimulatedDriver
 from berth.compute.scheduler.config import scheduler_config
@@ -203,6 +204,11 @@ def run_super_conductor(settings: Settings) -> int:
 
         def recover() -> None:
             recovery.end_stuck_builds(common.api_db, common.cells, placement, network, stuck_after)
+            interval = settings.compute.reclaim_instance_interval
+            if interval > 0:
+                soft_delete.reclaim(
+                    common.api_db, common.cells, common.wiring.cells(), interval, utcnow()
+                )
 
         recover()
         common.wiring.serve_super_conductor(conductor)
@@ -285,7 +291,9 @@ def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
         ]
 
         def heartbeats() -> None:
-            beat(agents.values(), utcnow())
+            now = utcnow()
+            beat(agents.values(), now)
+            periodic.run(agents.values(), settings.compute, now)
 
         def network_reports() -> None:
             for agent in network_agents:

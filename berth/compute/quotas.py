@@ -3,7 +3,8 @@ uses, and the admissions that refuse a create going over.
 
 A project's limit for a resource is, first found: its own (``os-quota-sets``), the ``default``
 quota class's (``os-quota-class-sets/default``), Berth's default below (upstream's defaults).
--1 is unlimited. Limits are per project only: upstream's per-user limits are not kept.
+-1 is unlimited. A user of the project may have limits of its own below the project's
+(:mod:`berth.compute.user_quotas`); a create counts against both.
 
 Usage is counted from the databases, upstream's default way (not from Placement): a project's
 servers are its BuildRequests plus its live Instances in every cell, each counting one instance
@@ -17,7 +18,7 @@ one after the other, so they never pass a limit together.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -54,9 +55,12 @@ DEFAULTS: Final[Mapping[str, int]] = {
     SERVER_GROUP_MEMBERS: 10,
 }
 INJECTED: Final = (INJECTED_FILES, INJECTED_FILE_CONTENT_BYTES, INJECTED_FILE_PATH_BYTES)
-# The network service's resources, which the API still shows before 2.36: always unlimited
-# here, since Berth's network service keeps their quotas.
+# The network service's resources, which the API still shows before 2.36 (quota classes before
+# 2.50): their limits are kept and shown (unlimited unless set), never counted, since Berth's
+# network service keeps the quotas that apply.
 LEGACY_NETWORK: Final = ("fixed_ips", "floating_ips", "security_group_rules", "security_groups")
+# Taken by an update before those versions and dropped: upstream shows it nowhere any more.
+LEGACY_NETWORKS: Final = "networks"
 UNLIMITED: Final = -1
 # The largest limit the databases' integer column holds.
 MAX_LIMIT: Final = 2**31 - 1
@@ -100,9 +104,9 @@ def prepare_user(db: Database, user_id: str) -> None:
 
 def class_limits(conn: Connection, class_name: str) -> dict[str, int]:
     """A quota class's limits: Berth's defaults, under the default class's, under its own."""
-    found = dict(DEFAULTS)
+    found = {**DEFAULTS, **dict.fromkeys(LEGACY_NETWORK, UNLIMITED)}
     for name in dict.fromkeys((DEFAULT_CLASS, class_name)):
-        found.update(_known(store.class_limits(conn, name)))
+        found.update(known(store.class_limits(conn, name)))
     return found
 
 
@@ -112,26 +116,32 @@ def default_limits(conn: Connection) -> dict[str, int]:
 
 
 def project_limits(conn: Connection, project_id: str) -> dict[str, int]:
-    return {**default_limits(conn), **_known(store.project_limits(conn, project_id))}
+    return {**default_limits(conn), **known(store.project_limits(conn, project_id))}
 
 
-def _known(limits: Mapping[str, int]) -> dict[str, int]:
-    return {name: limit for name, limit in limits.items() if name in DEFAULTS}
+def known(limits: Mapping[str, int]) -> dict[str, int]:
+    """The limits of resources Berth has (a stored row of another is left out)."""
+    return {
+        name: limit for name, limit in limits.items() if name in DEFAULTS or name in LEGACY_NETWORK
+    }
 
 
 # -- usage -----------------------------------------------------------------------------------
 
 
-def servers_of(conn: Connection, cells: CellRegistry, project_id: str) -> dict[str, ServerSize]:
-    """The project's servers, by uuid: BuildRequests read first, then each cell's Instances.
+def servers_of(
+    conn: Connection, cells: CellRegistry, project_id: str, user_id: str | None = None
+) -> dict[str, ServerSize]:
+    """The project's servers (its user's, given one), by uuid: BuildRequests read first, then
+    each cell's Instances.
 
     A conductor creates a server's Instance before it deletes its BuildRequest, so a server
     moving to its cell meanwhile is read in one place or both (it is counted once, by uuid),
     never in neither."""
-    found = store.building_servers(conn, project_id)
+    found = store.building_servers(conn, project_id, user_id)
     for cell in cells.cells():
         with cells.database(cell).read() as cell_conn:
-            found.update(store.cell_servers(cell_conn, project_id))
+            found.update(store.cell_servers(cell_conn, project_id, user_id))
     return found
 
 
@@ -151,7 +161,7 @@ def project_usage(conn: Connection, cells: CellRegistry, project_id: str) -> dic
 def project_quotas(conn: Connection, cells: CellRegistry, project_id: str) -> dict[str, Quota]:
     limits = project_limits(conn, project_id)
     usage = project_usage(conn, cells, project_id)
-    return {name: Quota(limits[name], usage[name]) for name in DEFAULTS}
+    return {name: Quota(limits[name], usage.get(name, 0)) for name in limits}
 
 
 # -- setting limits --------------------------------------------------------------------------
@@ -170,18 +180,25 @@ def set_project_limits(
     store.hold_project(conn, project_id)
     if not force:
         usage = project_usage(conn, cells, project_id)
+        given = store.users_limits(conn, project_id)
         for name, limit in limits.items():
-            if 0 <= limit < usage[name]:
+            if 0 <= limit < usage.get(name, 0):
                 raise exceptions.BadRequest(
                     f"Quota limit {limit} for {name} must be greater than or equal to what is "
                     f"already used ({usage[name]})."
+                )
+            if 0 <= limit < given.get(name, 0):
+                raise exceptions.BadRequest(
+                    f"Quota limit {limit} for {name} must be greater than or equal to what its "
+                    f"users' own limits add up to ({given[name]})."
                 )
     store.set_project_limits(conn, project_id, limits)
 
 
 def delete_project_limits(conn: Connection, project_id: str) -> None:
-    """The project takes the defaults again."""
+    """The project takes the defaults again, and its users the project's."""
     store.delete_project_limits(conn, project_id)
+    store.delete_user_limits(conn, project_id)
 
 
 def set_class_limits(conn: Connection, class_name: str, limits: Mapping[str, int]) -> None:
@@ -196,45 +213,57 @@ def set_class_limits(conn: Connection, class_name: str, limits: Mapping[str, int
 def admit_servers(
     conn: Connection,
     cells: CellRegistry,
-    project_id: str,
+    owner: tuple[str, str],
     size: ServerSize,
     counts: tuple[int, int],
     metadata_items: int,
     group_uuid: str | None,
 ) -> int:
-    """How many servers of ``size`` the project may have now, between ``counts`` (min_count,
-    max_count): as many as fit, or QuotaExceeded when fewer than the minimum do.
+    """How many servers of ``size`` the project and user ``owner`` may have now, between
+    ``counts`` (min_count, max_count): as many as fit under the project's limits and the
+    user's own, or QuotaExceeded when fewer than the minimum do.
 
     It locks the project's row, then the group's when there is one; the caller adds the servers
     (and the group's new members) in the same transaction."""
+    project_id, user_id = owner
     minimum, maximum = counts
     store.hold_project(conn, project_id)
     limits = project_limits(conn, project_id)
     check_metadata_items(limits, metadata_items)
-    # Each resource: its quota, and how much of it one more server takes.
-    wanted: dict[str, tuple[Quota, int]] = {}
+    # Each resource: its name, its quota, and how much of it one more server takes.
+    wanted: list[tuple[str, Quota, int]] = []
     # Reading every cell is the costly part: skipped when the project has no server limit.
     if any(limits[name] >= 0 for name in (INSTANCES, CORES, RAM)):
-        servers = servers_of(conn, cells, project_id).values()
-        wanted = {
-            INSTANCES: (Quota(limits[INSTANCES], len(servers)), 1),
-            CORES: (Quota(limits[CORES], sum(s.vcpus for s in servers)), size.vcpus),
-            RAM: (Quota(limits[RAM], sum(s.memory_mb for s in servers)), size.memory_mb),
-        }
+        wanted += _server_quotas(limits, servers_of(conn, cells, project_id).values(), size)
+    own = store.user_limits(conn, project_id, user_id)
+    if any(own.get(name, UNLIMITED) >= 0 for name in (INSTANCES, CORES, RAM)):
+        mine = servers_of(conn, cells, project_id, user_id).values()
+        wanted += _server_quotas({**limits, **own}, mine, size)
     if group_uuid is not None:
         members = store.hold_group_and_count_members(conn, group_uuid)
         if members is not None:
-            wanted[SERVER_GROUP_MEMBERS] = (Quota(limits[SERVER_GROUP_MEMBERS], members), 1)
-    rooms = [quota.room(each) for quota, each in wanted.values()]
+            wanted.append((SERVER_GROUP_MEMBERS, Quota(limits[SERVER_GROUP_MEMBERS], members), 1))
+    rooms = [quota.room(each) for _, quota, each in wanted]
     allowed = min([maximum, *(room for room in rooms if room is not None)])
     if allowed < minimum:
         over = {
             name: (quota, each * minimum)
-            for name, (quota, each) in wanted.items()
+            for name, quota, each in wanted
             if not quota.fits(each * minimum)
         }
         raise _exceeded(over)
     return allowed
+
+
+def _server_quotas(
+    limits: Mapping[str, int], servers: Iterable[ServerSize], size: ServerSize
+) -> list[tuple[str, Quota, int]]:
+    counted = list(servers)
+    return [
+        (INSTANCES, Quota(limits[INSTANCES], len(counted)), 1),
+        (CORES, Quota(limits[CORES], sum(s.vcpus for s in counted)), size.vcpus),
+        (RAM, Quota(limits[RAM], sum(s.memory_mb for s in counted)), size.memory_mb),
+    ]
 
 
 def check_metadata_items(limits: Mapping[str, int], items: int) -> None:
@@ -248,43 +277,52 @@ def check_metadata_items(limits: Mapping[str, int], items: int) -> None:
 
 
 def admit_resize(
-    conn: Connection, cells: CellRegistry, project_id: str, old: ServerSize, new: ServerSize
+    conn: Connection, cells: CellRegistry, owner: tuple[str, str], old: ServerSize, new: ServerSize
 ) -> None:
-    """Room for a server of the project to grow from ``old`` to ``new`` (a resize), or
-    QuotaExceeded; a smaller flavor always fits. The server counts with its old flavor until it
-    runs with the new one, so two resizes of one project started together are each checked
-    alone, as upstream's counting does."""
+    """Room for a server of the project and user ``owner`` to grow from ``old`` to ``new`` (a
+    resize), under the project's limits and the user's own, or QuotaExceeded; a smaller flavor
+    always fits. The server counts with its old flavor until it runs with the new one, so two
+    resizes of one project started together are each checked alone, as upstream's counting
+    does."""
+    project_id, user_id = owner
     grows = {CORES: new.vcpus - old.vcpus, RAM: new.memory_mb - old.memory_mb}
     if all(delta <= 0 for delta in grows.values()):
         return
     store.hold_project(conn, project_id)
     limits = project_limits(conn, project_id)
-    if all(limits[name] < 0 for name in grows):
-        return
-    usage = project_usage(conn, cells, project_id)
-    wanted = {name: (Quota(limits[name], usage[name]), delta) for name, delta in grows.items()}
-    over = {name: want for name, want in wanted.items() if not want[0].fits(want[1])}
-    if over:
-        raise _exceeded(over)
+    own = store.user_limits(conn, project_id, user_id)
+    for scope, scoped in ((None, limits), (user_id, {**limits, **own})):
+        if all(scoped[name] < 0 for name in grows) or (scope is not None and not own):
+            continue
+        servers = list(servers_of(conn, cells, project_id, scope).values())
+        usage = {CORES: sum(s.vcpus for s in servers), RAM: sum(s.memory_mb for s in servers)}
+        wanted = {name: (Quota(scoped[name], usage[name]), delta) for name, delta in grows.items()}
+        over = {name: want for name, want in wanted.items() if not want[0].fits(want[1])}
+        if over:
+            raise _exceeded(over)
 
 
-def admit_server_group(conn: Connection, project_id: str) -> None:
-    """One more server group for the project, or QuotaExceeded; the caller creates it in the
-    same transaction."""
+def admit_server_group(conn: Connection, project_id: str, user_id: str) -> None:
+    """One more server group for the project and its user (under the project's limit and the
+    user's own), or QuotaExceeded; the caller creates it in the same transaction."""
     store.hold_project(conn, project_id)
-    quota = Quota(
-        project_limits(conn, project_id)[SERVER_GROUPS],
-        store.count_server_groups(conn, project_id),
-    )
+    limit = project_limits(conn, project_id)[SERVER_GROUPS]
+    quota = Quota(limit, store.count_server_groups(conn, project_id))
     if not quota.fits(1):
         raise _exceeded({SERVER_GROUPS: (quota, 1)})
+    own = store.user_limits(conn, project_id, user_id).get(SERVER_GROUPS)
+    if own is not None:
+        quota = Quota(own, store.count_server_groups(conn, project_id, user_id))
+        if not quota.fits(1):
+            raise _exceeded({SERVER_GROUPS: (quota, 1)})
 
 
 def admit_key_pair(conn: Connection, user_id: str, project_id: str) -> None:
-    """One more key pair for the user, under the limit of the project they act in, or
-    QuotaExceeded; the caller creates it in the same transaction."""
+    """One more key pair for the user, under their own limit in the project they act in (else
+    the project's), or QuotaExceeded; the caller creates it in the same transaction."""
     store.hold_user(conn, user_id)
-    quota = Quota(project_limits(conn, project_id)[KEY_PAIRS], store.count_key_pairs(conn, user_id))
+    limits = {**project_limits(conn, project_id), **store.user_limits(conn, project_id, user_id)}
+    quota = Quota(limits[KEY_PAIRS], store.count_key_pairs(conn, user_id))
     if not quota.fits(1):
         raise _exceeded({KEY_PAIRS: (quota, 1)})
 

@@ -24,6 +24,10 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
                                                            unshelve_instance (cast)
                                                            evacuate_instance (cast)
                                                            change_power, rebuild_instance (cast)
+                                                           get_diagnostics (call)
+                                                           external_instance_event (cast)
+                                                           soft_delete_instance,
+                                                           restore_instance (cast)
 
 Topics name their cell, so cells may share a broker's virtual host without crossing.
 
@@ -45,6 +49,8 @@ Version history (bump the minor for an added argument or method, the major for a
   conductors and hosts before the API and super-conductor start asking for them.
 - compute host 1.2: server actions (change_power for reboot, stop, start, pause, unpause,
   suspend and resume; rebuild_instance). Upgrade the hosts before the API.
+- compute host 1.3: get_diagnostics, external_instance_event, soft_delete_instance,
+  restore_instance. Upgrade the hosts before the API.
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ from berth.bus import BusClient, CallTimeout, NoServer
 from berth.compute.cells import Cell
 from berth.compute.objects.build import BuildAttempt, PortEntry
 from berth.compute.objects.diagnosis import Diagnosis
+from berth.compute.objects.guest import GuestView
 from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.objects.selection import Selection
 from berth.compute.objects.wire import Version
@@ -71,7 +78,7 @@ SCHEDULER = "scheduler"
 SUPER_CONDUCTOR_VERSION = Version(1, 1)
 SCHEDULER_VERSION = Version(1, 0)
 CELL_CONDUCTOR_VERSION = Version(1, 1)
-COMPUTE_HOST_VERSION = Version(1, 2)
+COMPUTE_HOST_VERSION = Version(1, 3)
 
 
 def cell_conductor_topic(cell_uuid: str) -> str:
@@ -340,6 +347,24 @@ class ComputeHostAPI(MoveHostAPI, EvacuateHostAPI, Protocol):
     def rebuild_instance(self, instance_uuid: str) -> None:
         """Spawn the server again from the image now on its instance, keeping its allocation,
         ports and bindings (the API set ``rebuilding``). 1.2."""
+        ...
+
+    def get_diagnostics(self, instance_uuid: str) -> GuestView | None:
+        """What this host sees of the server's guest; None when it has no such guest. 1.3."""
+        ...
+
+    def external_instance_event(self, instance_uuid: str, name: str, tag: str | None) -> None:
+        """Another service's event about the server (``network-changed``, ...), ``tag`` the
+        port it names. 1.3."""
+        ...
+
+    def soft_delete_instance(self, instance_uuid: str) -> None:
+        """Power the server off and keep it, restorable, SOFT_DELETED (the API set
+        ``soft-deleting``). 1.3."""
+        ...
+
+    def restore_instance(self, instance_uuid: str) -> None:
+        """Power a soft-deleted server on again, ACTIVE (the API set ``restoring``). 1.3."""
         ...
 
 
@@ -661,6 +686,28 @@ class ComputeHostClient:
     def rebuild_instance(self, instance_uuid: str) -> None:
         self._bus.cast(
             self._topic, "rebuild_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid,
+        )  # fmt: skip
+
+    def get_diagnostics(self, instance_uuid: str) -> GuestView | None:
+        guest = self._call("get_diagnostics", instance_uuid=instance_uuid).get("guest")
+        return GuestView.from_json(guest) if guest is not None else None
+
+    def external_instance_event(self, instance_uuid: str, name: str, tag: str | None) -> None:
+        self._bus.cast(
+            self._topic, "external_instance_event", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid, name=name, tag=tag,
+        )  # fmt: skip
+
+    def soft_delete_instance(self, instance_uuid: str) -> None:
+        self._bus.cast(
+            self._topic, "soft_delete_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid,
+        )  # fmt: skip
+
+    def restore_instance(self, instance_uuid: str) -> None:
+        self._bus.cast(
+            self._topic, "restore_instance", version=str(COMPUTE_HOST_VERSION),
             instance_uuid=instance_uuid,
         )  # fmt: skip
 
@@ -993,3 +1040,22 @@ class ComputeHostEndpoint:
     def rebuild_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
         self._impl.rebuild_instance(instance_uuid)
+
+    def get_diagnostics(self, version: str, instance_uuid: str, **newer: Any) -> dict[str, Any]:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        guest = self._impl.get_diagnostics(instance_uuid)
+        return {"guest": guest.to_json() if guest is not None else None}
+
+    def external_instance_event(
+        self, version: str, instance_uuid: str, name: str, tag: str | None = None, **newer: Any
+    ) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.external_instance_event(instance_uuid, name, tag)
+
+    def soft_delete_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.soft_delete_instance(instance_uuid)
+
+    def restore_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.restore_instance(instance_uuid)

@@ -26,7 +26,7 @@ from sqlalchemy.engine import Connection, RowMapping
 from berth.bus import BusError
 from berth.common.context import RequestContext
 from berth.common.timeutils import utcnow
-from berth.compute import actions, exceptions, quotas, server_tasks
+from berth.compute import actions, exceptions, quotas, server_tasks, soft_delete
 from berth.compute import server_views as views
 from berth.compute.cells import Cell, CellRegistry
 from berth.compute.cleanup import release_server
@@ -114,7 +114,7 @@ def store_build(
     count = quotas.admit_servers(
         conn,
         cells,
-        project_id,
+        (project_id, user_id),
         quotas.ServerSize(vcpus=flavor["vcpus"], memory_mb=flavor["memory_mb"]),
         (request.min_count, request.max_count),
         len(request.metadata),
@@ -488,8 +488,10 @@ def delete_server(
     context: RequestContext,
     server_uuid: str,
     may_see: Callable[[str], bool] | None = None,
+    force: bool = False,
 ) -> None:
-    """Delete a server in whichever state it is found:
+    """Delete a server in whichever state it is found (with ``reclaim_instance_interval``, a
+    server that ran is only soft-deleted, ``berth.compute.soft_delete``, unless ``force``):
 
     (a) still a BuildRequest: delete it (the super-conductor, finding it gone, cleans up what
         it made), queue the mapping for delete and leave the server's group;
@@ -506,6 +508,9 @@ def delete_server(
                 return
             continue  # the super-conductor got there first: the server has a cell now
         cell = _cell(service, mapping)
+        deferred = service.settings.reclaim_instance_interval > 0 and not force
+        if deferred and soft_delete.start(service, context, cell, server_uuid):
+            return
         row = _start_delete(service, context, cell, server_uuid)
         if row["host"]:
             _terminate(service, cell, row)

@@ -1,4 +1,5 @@
-"""Server actions that lock and unlock a server (Nova's ``os-lock-server``).
+"""Server actions that lock and unlock a server (Nova's ``os-lock-server``), and the admin
+actions ``os-resetState`` and ``injectNetworkInfo`` (Nova's ``os-admin-actions``).
 
 Both answer 202; the server shows ``locked`` from 2.9. Locking takes ``null`` (a reason comes
 with 2.73, above what Berth serves). Unlocking a lock taken by the other kind of caller (the
@@ -44,6 +45,14 @@ def reset_state(req: ComputeRequest, server_id: str, argument: Any) -> Response:
     req.authorize(rule)
     state = action_input.reset_state(argument)
     locking.reset_state(req.service, req.context, server_id, _may_see(req, rule), state)
+    return req.no_content(202)
+
+
+def inject_network_info(req: ComputeRequest, server_id: str, argument: Any) -> Response:
+    rule = "os_compute_api:os-admin-actions:inject_network_info"
+    req.authorize(rule)
+    action_input.no_argument("injectNetworkInfo", argument)
+    locking.inject_network_info(req.service, req.context, server_id, _may_see(req, rule))
     return req.no_content(202)
 
 

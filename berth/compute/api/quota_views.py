@@ -1,8 +1,9 @@
 """What the quota APIs (os-quota-sets, os-quota-class-sets, limits) show and take at each
 microversion, shared by their handlers.
 
-Before 2.36 the network service's resources show too, always unlimited (-1, nothing used): their
-quotas are the network service's, and an update naming them changes nothing. 2.57 drops the
+Before 2.36 the network service's resources show too (quota classes' before 2.50): their limits
+are kept and shown, unlimited unless set, and nothing is ever counted against them (the quotas
+that apply are the network service's). 2.57 drops the
 injected file (personality) resources, which Berth shows but never counts (it ignores
 ``personality``). Quota classes showed no server group resources before 2.50, where they also
 dropped the network ones.
@@ -93,9 +94,9 @@ def absolute_limits(req: ComputeRequest, found: Mapping[str, quotas.Quota]) -> d
         absolute["maxPersonalitySize"] = found[quotas.INJECTED_FILE_CONTENT_BYTES].limit
     if not req.at_least(NETWORK_RESOURCES_GONE):
         absolute.update(
-            maxTotalFloatingIps=quotas.UNLIMITED,
-            maxSecurityGroups=quotas.UNLIMITED,
-            maxSecurityGroupRules=quotas.UNLIMITED,
+            maxTotalFloatingIps=found["floating_ips"].limit,
+            maxSecurityGroups=found["security_groups"].limit,
+            maxSecurityGroupRules=found["security_group_rules"].limit,
             totalFloatingIpsUsed=0,
             totalSecurityGroupsUsed=0,
         )
@@ -103,18 +104,20 @@ def absolute_limits(req: ComputeRequest, found: Mapping[str, quotas.Quota]) -> d
 
 
 def parse_limits(body: Mapping[str, Any], key: str, resources: list[str]) -> dict[str, int]:
-    """The limits an update sets, from ``{key: {"cores": 40, ...}}``'s inside; the network
-    resources' are dropped (they change nothing here)."""
-    unknown = sorted(set(body) - set(resources))
+    """The limits an update sets, from ``{key: {"cores": 40, ...}}``'s inside. Where the
+    network resources are taken, so is ``networks``, which is checked and dropped (no API shows
+    it any more)."""
+    allowed = set(resources)
+    if quotas.LEGACY_NETWORK[0] in allowed:
+        allowed.add(quotas.LEGACY_NETWORKS)
+    unknown = sorted(set(body) - allowed)
     if unknown:
         raise exceptions.BadRequest(
             f"Invalid input for {key}: additional properties are not allowed ({unknown})."
         )
-    return {
-        name: _limit(key, name, value)
-        for name, value in body.items()
-        if name not in quotas.LEGACY_NETWORK
-    }
+    limits = {name: _limit(key, name, value) for name, value in body.items()}
+    limits.pop(quotas.LEGACY_NETWORKS, None)
+    return limits
 
 
 def _limit(key: str, name: str, value: Any) -> int:
@@ -142,9 +145,11 @@ def parse_force(value: Any) -> bool:
     raise exceptions.BadRequest("Invalid input for quota_set: force must be a boolean.")
 
 
-def refuse_user_id(req: ComputeRequest) -> None:
-    """Per-user quotas are not kept: say so rather than answer with the project's."""
-    if any(name == "user_id" for name, _ in req.query_items):
-        raise exceptions.BadRequest(
-            "Berth keeps quotas per project only; user_id (per-user quotas) is not supported."
-        )
+def user_id(req: ComputeRequest) -> str | None:
+    """The ``user_id`` of the query (the last one given), or None; an empty one is a 400."""
+    given = [value for name, value in req.query_items if name == "user_id"]
+    if not given:
+        return None
+    if not given[-1] or len(given[-1]) > 255:
+        raise exceptions.BadRequest("Invalid input for user_id: 1 to 255 characters expected.")
+    return given[-1]

@@ -20,10 +20,13 @@ from berth.compute.api import (
     limits,
     migrations,
     os_hosts,
+    os_networks,
     quota_classes,
     quota_sets,
     root,
     server_actions,
+    server_diagnostics,
+    server_external_events,
     server_groups,
     server_metadata,
     server_password,
@@ -31,6 +34,7 @@ from berth.compute.api import (
     servers,
     services,
     simple_tenant_usage,
+    usage_audit_log,
 )
 from berth.compute.api.request import ComputeRequest
 
@@ -51,6 +55,8 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
         "DELETE": servers.delete_server,
     },
     "/v2.1/servers/{server_id}/action": {"POST": server_actions.act},
+    "/v2.1/servers/{server_id}/diagnostics": {"GET": server_diagnostics.show},
+    "/v2.1/os-server-external-events": {"POST": server_external_events.create},
     "/v2.1/servers/{server_id}/migrations": {"GET": migrations.server_index},
     "/v2.1/servers/{server_id}/migrations/{migration_id}": {"GET": migrations.server_show},
     "/v2.1/os-migrations": {"GET": migrations.index},
@@ -156,4 +162,9 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/limits": {"GET": limits.index},
     "/v2.1/os-simple-tenant-usage": {"GET": simple_tenant_usage.index},
     "/v2.1/os-simple-tenant-usage/{tenant_id}": {"GET": simple_tenant_usage.show},
+    "/v2.1/os-instance_usage_audit_log": {"GET": usage_audit_log.index},
+    # Before 2.36 (a 404 from then): Nova's proxy to the network service.
+    "/v2.1/os-networks": {"GET": os_networks.index},
+    "/v2.1/os-networks/{network_id}": {"GET": os_networks.show},
+    "/v2.1/os-instance_usage_audit_log/{before_timestamp}": {"GET": usage_audit_log.show},
 }

@@ -1,7 +1,8 @@
 """POST /servers/{server_id}/action: one JSON object with one key, the action, and its argument.
 
 Each action's handler lives with its kind (moves, shelving, ...) and is registered here by the
-name the body uses; an action Berth does not have is a 400 that says so, as Nova answers.
+name the body uses; an action Berth does not have is a 400 that says so, as Nova answers, once
+the server is found (an unknown server is a 404 whatever the action).
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from typing import Any
 
 from starlette.responses import Response
 
-from berth.compute import exceptions
-from berth.compute.api import evacuate, lock, moves, power, rebuild, shelve
+from berth.compute import exceptions, servers
+from berth.compute.api import deferred_delete, evacuate, lock, moves, power, rebuild, shelve
 from berth.compute.api.request import ComputeRequest
 from berth.compute.api.schemas import server_action
 
@@ -40,6 +41,9 @@ ACTIONS: Mapping[str, ActionHandler] = {
     "lock": lock.lock,
     "unlock": lock.unlock,
     "os-resetState": lock.reset_state,
+    "injectNetworkInfo": lock.inject_network_info,
+    "restore": deferred_delete.restore,
+    "forceDelete": deferred_delete.force_delete,
 }
 
 
@@ -47,5 +51,6 @@ def act(req: ComputeRequest) -> Response:
     ((name, argument),) = req.json_body(server_action.ACTION).items()
     handler = ACTIONS.get(name)
     if handler is None:
+        servers.get_server(req.service, req.context, req.param("server_id"))
         raise exceptions.BadRequest(f"There is no such action: {name}")
     return handler(req, req.param("server_id"), argument)

@@ -77,7 +77,7 @@ def create(req: ComputeRequest) -> Response:
         )
     quotas.prepare_project(req.service.api_db, req.project_id)
     with req.service.api_db.write() as conn:
-        quotas.admit_server_group(conn, req.project_id)
+        quotas.admit_server_group(conn, req.project_id, req.context.user_id or "")
         group = store.create(
             conn,
             uuid=str(uuid.uuid4()),

@@ -30,6 +30,10 @@ _TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
 
 def index(req: ComputeRequest) -> Response:
     """``{"tenant_usages": [{"tenant_id", "start", "stop", "total_hours", ...}, ...]}``"""
+    if req.path.endswith("/"):
+        # The router takes a trailing slash away; here it names a project, with an empty id
+        # (Nova's routes find no such project: 404).
+        raise exceptions.NotFound("No project id: /os-simple-tenant-usage/{tenant_id} needs one.")
     req.authorize("os_compute_api:os-simple-tenant-usage:list")
     period = _period(req)
     detailed = (_query(req, "detailed") or "").lower() in _TRUE

@@ -5,7 +5,7 @@ Uniqueness that must hold under concurrent writers is a constraint here, not a c
 one mapping per host and per instance, one BuildRequest and one RequestSpec per instance, one
 flavor per flavor id and per name, one aggregate per name, a host at most once in an aggregate,
 one admitted host per server of a group, one key pair per user and name, one quota limit per
-project (or class) and resource, one quota lock per project or user.
+project (or class, or user of a project) and resource, one quota lock per project or user.
 """
 
 from __future__ import annotations
@@ -266,6 +266,23 @@ quotas = sa.Table(
     sa.Column("hard_limit", sa.Integer, nullable=False),
     *timestamps(),
     sa.UniqueConstraint("project_id", "resource"),
+    **MYSQL,
+)
+
+# Limits an operator set for one user of a project (os-quota-sets with user_id), one row per
+# resource; a resource without a row takes the project's limit. The users' limits of a project
+# never add up to more than its own (``berth.compute.user_quotas``).
+project_user_quotas = sa.Table(
+    "project_user_quotas",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("project_id", sa.String(NAME), nullable=False),
+    sa.Column("user_id", sa.String(NAME), nullable=False),
+    sa.Column("resource", sa.String(NAME), nullable=False),
+    # -1: unlimited
+    sa.Column("hard_limit", sa.Integer, nullable=False),
+    *timestamps(),
+    sa.UniqueConstraint("project_id", "user_id", "resource"),
     **MYSQL,
 )
 

@@ -119,6 +119,9 @@ instances = sa.Table(
     # The id shared by the servers of one create request (``r-`` and 8 characters), by which a
     # list finds them together.
     sa.Column("reservation_id", sa.String(NAME), nullable=True),
+    # When the server was soft-deleted (vm_state soft-delete): its host reclaims it once
+    # reclaim_instance_interval has passed since; NULL otherwise.
+    sa.Column("soft_deleted_at", sa.DateTime, nullable=True),
     *timestamps(),
     **MYSQL,
 )
@@ -200,6 +203,26 @@ instance_action_events = sa.Table(
     sa.Column("result", sa.String(NAME), nullable=True),
     sa.Column("host", sa.String(NAME), nullable=True),
     sa.Column("details", sa.Text, nullable=True),
+    **MYSQL,
+)
+
+# Periodic work a compute host did over an audit period, one row per task, host and period: the
+# usage audit ("instance_usage_audit") counts the servers the host ran in the period. RUNNING
+# while under way, DONE after.
+task_log = sa.Table(
+    "task_log",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("task_name", sa.String(NAME), nullable=False),
+    sa.Column("host", sa.String(NAME), nullable=False),
+    sa.Column("period_beginning", sa.DateTime, nullable=False),
+    sa.Column("period_ending", sa.DateTime, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("task_items", sa.Integer, nullable=False),
+    sa.Column("errors", sa.Integer, nullable=False),
+    sa.Column("message", sa.String(NAME), nullable=False),
+    *timestamps(),
+    sa.UniqueConstraint("task_name", "host", "period_beginning", "period_ending"),
     **MYSQL,
 )
 

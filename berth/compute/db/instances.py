@@ -29,6 +29,10 @@ _NOT_COPIED = frozenset({"id"})
 _FAULT_MESSAGE_LENGTH = 255
 
 
+# A soft-deleted server's vm_state (``berth.compute.soft_delete``): powered off, restorable.
+SOFT_DELETED = "soft-delete"
+
+
 def create(conn: Connection, values: Mapping[str, Any]) -> RowMapping:
     """Add an instance (``uuid``, ``project_id``, ``user_id``, ``vm_state`` and ``flavor`` at
     least; ``created_at`` may carry over from its BuildRequest). :class:`Duplicate` when the
@@ -116,10 +120,15 @@ def count_by_host(conn: Connection) -> dict[str, int]:
 
 
 def up_between(
-    conn: Connection, start: dt.datetime, stop: dt.datetime, project_id: str | None = None
+    conn: Connection,
+    start: dt.datetime,
+    stop: dt.datetime,
+    project_id: str | None = None,
+    host: str | None = None,
 ) -> list[RowMapping]:
     """Instances that ran some time between ``start`` and ``stop``, deleted ones too: launched
-    before ``stop`` and not terminated before ``start`` (what usage reports read), oldest first."""
+    before ``stop`` and not terminated before ``start`` (what usage reports and audits read),
+    oldest first; a project's, or those whose host is ``host``."""
     query = (
         sa.select(instances)
         .where(
@@ -130,6 +139,8 @@ def up_between(
     )
     if project_id is not None:
         query = query.where(instances.c.project_id == project_id)
+    if host is not None:
+        query = query.where(instances.c.host == host)
     return list(conn.execute(query.where(instances.c.hidden == sa.false())).mappings())
 
 

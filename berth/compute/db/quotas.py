@@ -1,7 +1,7 @@
 """Quota limits and what counts against them, in the compute databases.
 
-Limits live in the API database: a project's own (``quotas``) and quota classes' (only the
-``default`` class is read). What a project uses is counted, never stored (upstream's way since
+Limits live in the API database: a project's own (``quotas``), its users' own
+(``project_user_quotas``) and quota classes' (only the ``default`` class is read). What a project uses is counted, never stored (upstream's way since
 it dropped its usage table): its servers from the BuildRequests here and the Instances in each
 cell, its server groups and their members here, a user's key pairs here.
 
@@ -25,6 +25,7 @@ from berth.compute.db._tables import locked
 from berth.compute.db.api_schema import (
     build_requests,
     key_pairs,
+    project_user_quotas,
     quota_classes,
     quota_locks,
     quotas,
@@ -32,7 +33,10 @@ from berth.compute.db.api_schema import (
     server_groups,
 )
 from berth.compute.db.cell_schema import instances
+from berth.compute.db.instances import SOFT_DELETED
 
+# A soft-deleted server being restored (``berth.compute.soft_delete``).
+RESTORING = "restoring"
 _PROJECT = "project"
 _USER = "user"
 
@@ -63,6 +67,54 @@ def class_limits(conn: Connection, class_name: str) -> dict[str, int]:
     return {resource: int(limit) for resource, limit in conn.execute(query)}
 
 
+def user_limits(conn: Connection, project_id: str, user_id: str) -> dict[str, int]:
+    """The limits set for one user of the project, by resource (those not set are absent)."""
+    table = project_user_quotas
+    query = sa.select(table.c.resource, table.c.hard_limit).where(
+        table.c.project_id == project_id, table.c.user_id == user_id
+    )
+    return {resource: int(limit) for resource, limit in conn.execute(query)}
+
+
+def users_limits(
+    conn: Connection, project_id: str, except_user: str | None = None
+) -> dict[str, int]:
+    """Per resource, the sum of the limits the project's users (but ``except_user``) have of
+    their own, unlimited ones left out."""
+    table = project_user_quotas
+    query = (
+        sa.select(table.c.resource, sa.func.sum(table.c.hard_limit))
+        .where(table.c.project_id == project_id, table.c.hard_limit >= 0)
+        .group_by(table.c.resource)
+    )
+    if except_user is not None:
+        query = query.where(table.c.user_id != except_user)
+    return {resource: int(total) for resource, total in conn.execute(query)}
+
+
+def set_user_limits(
+    conn: Connection, project_id: str, user_id: str, limits: Mapping[str, int]
+) -> None:
+    table = project_user_quotas
+    for resource, limit in limits.items():
+        where = (
+            table.c.project_id == project_id,
+            table.c.user_id == user_id,
+            table.c.resource == resource,
+        )
+        values = {"project_id": project_id, "user_id": user_id, "resource": resource}
+        _write(conn, table, where, values, limit)
+
+
+def delete_user_limits(conn: Connection, project_id: str, user_id: str | None = None) -> int:
+    """Forget one user's limits in the project (every user's when ``user_id`` is None)."""
+    table = project_user_quotas
+    query = table.delete().where(table.c.project_id == project_id)
+    if user_id is not None:
+        query = query.where(table.c.user_id == user_id)
+    return conn.execute(query).rowcount
+
+
 def set_project_limits(conn: Connection, project_id: str, limits: Mapping[str, int]) -> None:
     for resource, limit in limits.items():
         _upsert(conn, quotas, quotas.c.project_id, project_id, resource, limit)
@@ -87,6 +139,17 @@ def _upsert(
     limit: int,
 ) -> None:
     where = (owner == owner_id, table.c.resource == resource)
+    _write(conn, table, where, {owner.name: owner_id, "resource": resource}, limit)
+
+
+def _write(
+    conn: Connection,
+    table: sa.Table,
+    where: tuple[sa.ColumnElement[bool], ...],
+    key: Mapping[str, str],
+    limit: int,
+) -> None:
+    """Set the limit of the row ``where`` finds, or insert it with ``key``'s columns."""
     changed = conn.execute(
         table.update().where(*where).values(hard_limit=limit, updated_at=utcnow())
     )
@@ -94,11 +157,7 @@ def _upsert(
         return
     try:
         with conn.begin_nested():
-            conn.execute(
-                table.insert().values(
-                    {owner.name: owner_id, "resource": resource, "hard_limit": limit}
-                )
-            )
+            conn.execute(table.insert().values({**key, "hard_limit": limit}))
     except sa.exc.IntegrityError:
         # Another writer set it between our two statements: ours is the later word.
         conn.execute(table.update().where(*where).values(hard_limit=limit, updated_at=utcnow()))
@@ -129,19 +188,31 @@ def hold_user(conn: Connection, user_id: str) -> None:
 # -- counting --------------------------------------------------------------------------------
 
 
-def building_servers(conn: Connection, project_id: str) -> dict[str, ServerSize]:
-    """The project's servers that are still BuildRequests (API database), by uuid."""
+def building_servers(
+    conn: Connection, project_id: str, user_id: str | None = None
+) -> dict[str, ServerSize]:
+    """The project's servers (its user's, given one) that are still BuildRequests (API
+    database), by uuid."""
     query = sa.select(build_requests.c.instance_uuid, build_requests.c.instance).where(
         build_requests.c.project_id == project_id
     )
+    if user_id is not None:
+        query = query.where(build_requests.c.user_id == user_id)
     return {uuid: _size(instance["flavor"]) for uuid, instance in conn.execute(query)}
 
 
-def cell_servers(conn: Connection, project_id: str) -> dict[str, ServerSize]:
-    """The project's live (not deleted) Instances in one cell database, by uuid."""
+def cell_servers(
+    conn: Connection, project_id: str, user_id: str | None = None
+) -> dict[str, ServerSize]:
+    """The project's (its user's) live Instances in one cell database, by uuid: neither deleted
+    nor soft-deleted (as upstream counts; one being restored counts again)."""
     query = sa.select(instances.c.uuid, instances.c.flavor).where(
-        instances.c.project_id == project_id, instances.c.deleted == sa.false()
+        instances.c.project_id == project_id,
+        instances.c.deleted == sa.false(),
+        sa.or_(instances.c.vm_state != SOFT_DELETED, instances.c.task_state == RESTORING),
     )
+    if user_id is not None:
+        query = query.where(instances.c.user_id == user_id)
     return {uuid: _size(flavor) for uuid, flavor in conn.execute(query)}
 
 
@@ -149,8 +220,10 @@ def _size(flavor: Mapping[str, Any]) -> ServerSize:
     return ServerSize(vcpus=int(flavor["vcpus"]), memory_mb=int(flavor["memory_mb"]))
 
 
-def count_server_groups(conn: Connection, project_id: str) -> int:
+def count_server_groups(conn: Connection, project_id: str, user_id: str | None = None) -> int:
     query = sa.select(sa.func.count()).where(server_groups.c.project_id == project_id)
+    if user_id is not None:
+        query = query.where(server_groups.c.user_id == user_id)
     return int(conn.execute(query).scalar_one())
 
 

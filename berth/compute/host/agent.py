@@ -20,12 +20,24 @@ from typing import Any
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.compute import actions, cleanup
+from berth.compute.audit_periods import Period
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import NodeProvider, PlacementClient
 from berth.compute.db import instances, pci_devices, services
-from berth.compute.host import evacuate, interfaces, moves, power, registration, shelving
+from berth.compute.host import (
+    diagnostics,
+    evacuate,
+    events,
+    interfaces,
+    moves,
+    power,
+    registration,
+    shelving,
+    soft_delete,
+)
 from berth.compute.host.driver import SimulatedDriver, SpawnFailed
 from berth.compute.objects.build import BuildAttempt, PortEntry
+from berth.compute.objects.guest import GuestView
 from berth.compute.objects.selection import Selection
 from berth.compute.rpc import CellConductorAPI
 
@@ -72,6 +84,8 @@ class HostAgent:
         self.node_uuid = ""
         self.node_id = 0
         self.service_id = 0
+        # The last usage audit period this host recorded (``usage_audit``).
+        self.audited_period: Period | None = None
 
     # -- reporting -------------------------------------------------------------------------------
 
@@ -315,6 +329,24 @@ class HostAgent:
 
     def rebuild_instance(self, instance_uuid: str) -> None:
         power.rebuild(self, instance_uuid)
+
+    # -- what operators and other services ask (``diagnostics``, ``events``, ``soft_delete``) ----
+
+    def get_diagnostics(self, instance_uuid: str) -> GuestView | None:
+        with self.db.read() as conn:
+            instance = instances.get(conn, instance_uuid, include_deleted=False)
+        if instance is None or instance["host"] != self.host:
+            return None
+        return diagnostics.guest_view(self.driver, instance)
+
+    def external_instance_event(self, instance_uuid: str, name: str, tag: str | None) -> None:
+        events.handle(self, instance_uuid, name, tag)
+
+    def soft_delete_instance(self, instance_uuid: str) -> None:
+        soft_delete.soft_delete(self, instance_uuid)
+
+    def restore_instance(self, instance_uuid: str) -> None:
+        soft_delete.restore(self, instance_uuid)
 
     # -- evacuation (``evacuate``) ----------------------------------------------------------------
 

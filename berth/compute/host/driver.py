@@ -10,6 +10,9 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
+
+from berth.common.timeutils import utcnow
 
 # Power states (the API's OS-EXT-STS:power_state numbers).
 _RUNNING, _PAUSED, _SHUTDOWN, _SUSPENDED = 1, 3, 4, 7
@@ -39,6 +42,8 @@ class SimulatedDriver:
     stopped: set[str] = field(default_factory=set)
     paused: set[str] = field(default_factory=set)
     suspended: set[str] = field(default_factory=set)
+    # When each guest last started running (spawned, powered on, resumed): its uptime.
+    started: dict[str, datetime] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._random = random.Random(self.seed)
@@ -53,6 +58,7 @@ class SimulatedDriver:
             reason = self._failure()
             if reason is None:
                 self.running.add(instance_uuid)
+                self.started[instance_uuid] = utcnow()
         if reason is not None:
             raise SpawnFailed(f"simulated spawn failure on {self.host}: {reason}")
 
@@ -91,7 +97,24 @@ class SimulatedDriver:
                 _SUSPENDED: self.suspended,
             }[power_state]
             held.add(instance_uuid)
+            if power_state == _RUNNING:
+                self.started[instance_uuid] = utcnow()
+
+    def state_of(self, instance_uuid: str) -> tuple[str, datetime | None] | None:
+        """The guest's state in upstream's words (running, paused, shutdown, suspended) and when
+        it started running (None unless running); None when this host has no such guest."""
+        with self._lock:
+            for state, held in (
+                ("running", self.running),
+                ("paused", self.paused),
+                ("shutdown", self.stopped),
+                ("suspended", self.suspended),
+            ):
+                if instance_uuid in held:
+                    return state, self.started.get(instance_uuid) if state == "running" else None
+        return None
 
     def _forget(self, instance_uuid: str) -> None:
         for held in (self.running, self.stopped, self.paused, self.suspended):
             held.discard(instance_uuid)
+        self.started.pop(instance_uuid, None)

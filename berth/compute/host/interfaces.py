@@ -120,7 +120,7 @@ def attach(
                 400, f"Port {entry.port_id} cannot be bound here: {exc}"
             ) from exc
         host.network.activate(entry.port_id, host.name)
-        entry = _refreshed(host.network, entry)
+        entry = refreshed(host.network, entry)
         with host.db.write() as conn:
             row = instances.get(conn, instance_uuid, include_deleted=False)
             if row is None:
@@ -204,7 +204,7 @@ def _entry(port: Mapping[str, Any], created: bool) -> PortEntry:
     )
 
 
-def _refreshed(network: NetworkClient, entry: PortEntry) -> PortEntry:
+def refreshed(network: NetworkClient, entry: PortEntry) -> PortEntry:
     """The entry with the port's addresses once bound (a deferred one comes with the binding)."""
     port = network.port(entry.port_id)
     name = network.network(port["network_id"])["name"]

@@ -165,20 +165,99 @@ def test_update_refuses(admin: httpx.Client, body: dict[str, Any], headers: Any)
     assert admin.get("/v2.1/os-quota-sets/p1").json()["quota_set"]["instances"] == 10
 
 
-def test_network_resources_before_2_36_change_nothing(admin: httpx.Client) -> None:
-    shown = _set(admin, "p1", floating_ips=5, instances=4)
-    assert shown["floating_ips"] == -1 and shown["instances"] == 4
+def test_network_resources_before_2_36_are_kept_and_never_counted(admin: httpx.Client) -> None:
+    shown = _set(admin, "p1", floating_ips=5, instances=4, networks=3)
+    assert shown["floating_ips"] == 5 and shown["instances"] == 4
+    assert "networks" not in shown
+    detail = admin.get("/v2.1/os-quota-sets/p1/detail").json()["quota_set"]
+    assert detail["floating_ips"] == {"in_use": 0, "limit": 5, "reserved": 0}
+    assert (
+        admin.get("/v2.1/limits?tenant_id=p1").json()["limits"]["absolute"]["maxTotalFloatingIps"]
+        == 5
+    )
+    # From 2.36 they are neither shown nor taken.
+    refused = admin.put(
+        "/v2.1/os-quota-sets/p1", json={"quota_set": {"floating_ips": 1}}, headers=version(36)
+    )
+    assert refused.status_code == 400
 
 
-def test_per_user_quotas_are_refused(admin: httpx.Client) -> None:
-    for answer in (
-        admin.get("/v2.1/os-quota-sets/p1?user_id=alice"),
-        admin.get("/v2.1/os-quota-sets/p1/detail?user_id=alice"),
-        admin.put("/v2.1/os-quota-sets/p1?user_id=alice", json={"quota_set": {"cores": 1}}),
-        admin.delete("/v2.1/os-quota-sets/p1?user_id=alice"),
-    ):
-        assert answer.status_code == 400
-        assert "per project" in answer.json()["badRequest"]["message"]
+# -- per-user quotas -----------------------------------------------------------------------
+
+ALICE_Q = "/v2.1/os-quota-sets/p1?user_id=alice"
+
+
+def test_a_user_takes_the_project_s_limits_until_given_their_own(
+    service: ComputeService, admin: httpx.Client
+) -> None:
+    _set(admin, "p1", ram=5120, cores=8)
+    assert admin.get(ALICE_Q).json()["quota_set"]["ram"] == 5120
+    answer = admin.put(ALICE_Q, json={"quota_set": {"ram": "2048"}}, headers=version(57))
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["quota_set"]["ram"] == 2048 and "id" not in answer.json()["quota_set"]
+    mine = admin.get(ALICE_Q).json()["quota_set"]
+    assert (mine["id"], mine["ram"], mine["cores"]) == ("p1", 2048, 8)
+    # The project's own limits are unchanged; another user still has them.
+    assert admin.get("/v2.1/os-quota-sets/p1").json()["quota_set"]["ram"] == 5120
+    assert admin.get("/v2.1/os-quota-sets/p1?user_id=bob").json()["quota_set"]["ram"] == 5120
+    # Deleting the user's limits gives them the project's again.
+    assert admin.delete(ALICE_Q).status_code == 202
+    assert admin.get(ALICE_Q).json()["quota_set"]["ram"] == 5120
+
+
+def test_users_limits_stay_within_the_project_s(admin: httpx.Client) -> None:
+    _set(admin, "p1", instances=5)
+    assert admin.put(ALICE_Q, json={"quota_set": {"instances": 3}}).status_code == 200
+    bob = "/v2.1/os-quota-sets/p1?user_id=bob"
+    over = admin.put(bob, json={"quota_set": {"instances": 3}})
+    assert over.status_code == 400 and "less than or equal to 2" in over.text
+    unlimited = admin.put(bob, json={"quota_set": {"instances": -1}, "force": True})
+    assert unlimited.status_code == 400
+    assert admin.put(bob, json={"quota_set": {"instances": 2}}).status_code == 200
+    # The project's limit may not go below what its users' limits add up to...
+    lower = admin.put("/v2.1/os-quota-sets/p1", json={"quota_set": {"instances": 4}})
+    assert lower.status_code == 400 and "add up to (5)" in lower.text
+    # ...and deleting the project's limits deletes its users' too.
+    assert admin.delete("/v2.1/os-quota-sets/p1").status_code == 202
+    assert admin.get(bob).json()["quota_set"]["instances"] == 10
+
+
+def test_a_user_s_own_limit_counts_their_servers_only(
+    service: ComputeService, admin: httpx.Client, member: httpx.Client
+) -> None:
+    _place(service, "p1", TINY, user_id="someone-else")
+    _place(service, "p1", TINY, user_id="alice")
+    detail = admin.get("/v2.1/os-quota-sets/p1/detail?user_id=alice").json()["quota_set"]
+    assert detail["instances"] == {"in_use": 1, "limit": 10, "reserved": 0}
+    low = admin.put(ALICE_Q, json={"quota_set": {"instances": 0}})
+    assert low.status_code == 400 and "already uses (1)" in low.text
+    assert admin.put(ALICE_Q, json={"quota_set": {"instances": 2}}).status_code == 200
+    assert _boot(member).status_code == 202
+    refused = _boot(member)
+    assert refused.status_code == 403, refused.text
+    assert "2 of 2 instances" in refused.json()["forbidden"]["message"]
+    # Another user of the project still has the project's room.
+    with client_for(service, {"x-auth-token": "dave:p1", "x-roles": "member,reader"}) as dave:
+        assert _boot(dave).status_code == 202
+
+
+def test_a_user_s_own_key_pair_limit(service: ComputeService, admin: httpx.Client) -> None:
+    assert admin.put(ALICE_Q, json={"quota_set": {"key_pairs": 1}}).status_code == 200
+    with client_for(service, MEMBER) as alice:
+        first = alice.post(
+            "/v2.1/os-keypairs", json={"keypair": {"name": "a", "public_key": ED25519}}
+        )
+        assert first.status_code == 200, first.text
+        second = alice.post(
+            "/v2.1/os-keypairs", json={"keypair": {"name": "b", "public_key": ED25519}}
+        )
+        assert second.status_code == 403
+
+
+def test_only_admins_set_users_limits(member: httpx.Client) -> None:
+    assert member.put(ALICE_Q, json={"quota_set": {"cores": 1}}).status_code == 403
+    assert member.get(ALICE_Q).status_code == 200
+    assert member.get("/v2.1/os-quota-sets/p1?user_id=").status_code == 400
 
 
 def test_detail_counts_build_requests_cells_and_groups(
@@ -231,6 +310,15 @@ def test_class_resources_per_microversion(admin: httpx.Client) -> None:
     legacy = admin.get("/v2.1/os-quota-class-sets/default").json()["quota_class_set"]
     assert legacy["id"] == "default" and "server_groups" not in legacy
     assert legacy["floating_ips"] == -1
+    # Before 2.50 the network resources are kept (tempest sets each one to 99).
+    kept = admin.put(
+        "/v2.1/os-quota-class-sets/default",
+        json={"quota_class_set": {"floating_ips": 99, "security_groups": 99, "networks": 99}},
+    )
+    assert kept.status_code == 200, kept.text
+    shown = admin.get("/v2.1/os-quota-class-sets/default").json()["quota_class_set"]
+    assert (shown["floating_ips"], shown["security_groups"]) == (99, 99)
+    assert "networks" not in shown
     at_2_50 = admin.get("/v2.1/os-quota-class-sets/default", headers=version(50)).json()
     assert at_2_50["quota_class_set"]["server_group_members"] == 10
     assert not set(NETWORK) & set(at_2_50["quota_class_set"])

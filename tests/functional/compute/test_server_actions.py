@@ -122,3 +122,39 @@ def test_a_server_without_a_host_cannot_be_acted_on(
         answer = owner.post(ACTION, json=body)
         assert answer.status_code == 409, answer.text
         assert "has no host" in answer.json()["conflictingRequest"]["message"]
+
+
+def test_inject_network_info_is_an_admin_s_recorded_action(
+    compute_service: ComputeService, owner: httpx.Client
+) -> None:
+    compute_service.cell_rpc = Sent()  # type: ignore[assignment]
+    _server(compute_service)
+    assert owner.post(ACTION, json={"injectNetworkInfo": None}).status_code == 403
+    with client_for(compute_service, {"x-auth-token": "admin"}) as admin:
+        assert admin.post(ACTION, json={"injectNetworkInfo": None}).status_code == 202
+        actions = admin.get(f"/v2.1/servers/{SERVER}/os-instance-actions").json()
+    assert [a["action"] for a in actions["instanceActions"]] == ["injectNetworkInfo"]
+    row = _row(compute_service)
+    assert (row["vm_state"], row["task_state"]) == ("active", None)
+
+
+def test_a_server_without_a_host_has_no_network_info_to_inject(
+    compute_service: ComputeService,
+) -> None:
+    _server(compute_service, vm_state="error", host=None)
+    with client_for(compute_service, {"x-auth-token": "admin"}) as admin:
+        answer = admin.post(ACTION, json={"injectNetworkInfo": None})
+    assert answer.status_code == 409, answer.text
+
+
+def test_an_action_on_a_missing_server_is_a_404_whatever_the_action(
+    compute_service: ComputeService, owner: httpx.Client
+) -> None:
+    missing = "/v2.1/servers/5e2b9f5e-0000-4000-8000-00000000dead/action"
+    for body in ({"no-such-action": None}, {"os-getConsoleOutput": {"length": 1}}):
+        answer = owner.post(missing, json=body)
+        assert answer.status_code == 404, answer.text
+    _server(compute_service)
+    answer = owner.post(ACTION, json={"no-such-action": None})
+    assert answer.status_code == 400
+    assert "There is no such action: no-such-action" in answer.text

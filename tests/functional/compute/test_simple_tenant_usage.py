@@ -119,6 +119,9 @@ def test_the_list_is_an_admins_and_detailed_on_request(
     }
     assert all("server_usages" not in usage for usage in listed)
     assert sum(len(usage["server_usages"]) for usage in detailed["tenant_usages"]) == 4
+    # A trailing slash names a project with an empty id: none (as Nova's routes answer).
+    with client_for(compute_service, ADMIN) as admin:
+        assert admin.get(f"/v2.1/os-simple-tenant-usage/?{PERIOD}").status_code == 404
     with client_for(compute_service, MEMBER) as member:
         assert member.get(f"/v2.1/os-simple-tenant-usage?{PERIOD}").status_code == 403
         assert member.get(f"/v2.1/os-simple-tenant-usage/p2?{PERIOD}").status_code == 403

@@ -13,7 +13,8 @@ from typing import Any
 _NOTHING: dict[str, Any] = {"anyOf": [{"type": "null"}, {"type": "object", "maxProperties": 0}]}
 _NO_ARGUMENT = (
     "confirmResize", "revertResize", "os-stop", "os-start", "pause", "unpause", "suspend",
-    "resume", "lock", "unlock", "shelve", "shelveOffload",
+    "resume", "lock", "unlock", "shelve", "shelveOffload", "injectNetworkInfo", "restore",
+    "forceDelete",
 )  # fmt: skip
 
 ACTION: dict[str, Any] = {
