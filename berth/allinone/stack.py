@@ -129,6 +129,7 @@ class Stack:
             cell_rpc=self.wiring.cells(),
             placement=self.placement_client,
             network=self.network_client,
+            scheduler=self.wiring.scheduler(),
         )
         self.compute_authenticator = authenticator(settings.compute.auth_strategy, keystone)
         self.compute_app = build_compute_app(self.compute, self.compute_authenticator)

@@ -163,6 +163,7 @@ def run_compute_api(settings: Settings) -> int:
         service = ComputeService(
             compute, common.api_db, common.wiring.super_conductor(), common.wiring.cells(),
             placement=common.placement(), network=common.network(),
+            scheduler=common.wiring.scheduler(),
         )  # fmt: skip
         authenticate = authenticator(compute.auth_strategy, settings.keystone_authtoken)
         app = PrefixDispatcher(
