@@ -4,6 +4,7 @@ is :mod:`berth.compute.what_if`."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -18,6 +19,9 @@ from berth.compute.objects.what_if import HostCapacity, WhatIf
 from berth.compute.service import ComputeService
 
 SEES_HOSTS = "os_compute_api:os-berth-what-if:hosts"
+# The body as the API description shows it: the newest create's, and how many servers.
+BODY = copy.deepcopy(server_schema.CREATE_BY_VERSION[0][1])
+BODY["properties"]["count"] = {"type": "integer", "minimum": 1, "maximum": server_input.MAX_COUNT}
 
 
 def create(req: ComputeRequest) -> Response:

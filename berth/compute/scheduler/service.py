@@ -35,7 +35,7 @@ from berth.compute.scheduler.candidates import Candidate, parse_candidates
 from berth.compute.scheduler.config import SchedulerConfig
 from berth.compute.scheduler.explain import Probes, explain
 from berth.compute.scheduler.host_state import Aggregate, HostState
-from berth.compute.scheduler.placement_query import PlacementQuery, build_query
+from berth.compute.scheduler.placement_query import PlacementQuery, QueryError, build_query
 from berth.compute.scheduler.selection import Claim, Member, NoValidHost, Schedule, Scheduler
 from berth.compute.scheduler.what_if import host_capacities, together
 
@@ -106,7 +106,11 @@ class SchedulerService:
         same query, hosts, filters, weighers and seed; every claim taken as granted), and how
         many more instances of it fit, host by host."""
         zones = self._zone_aggregates(spec.availability_zone)
-        query = build_query(spec, az_aggregates=zones, limit=self.config.max_placement_results)
+        try:
+            query = build_query(spec, az_aggregates=zones, limit=self.config.max_placement_results)
+        except QueryError as exc:
+            # Placement could never answer it: no host, and nothing to count.
+            return WhatIf((), (), 0, message=f"No valid host was found. {exc}")
         answer = self.placement.allocation_candidates(query.pairs())
         candidates = parse_candidates(answer, query.microversion)
         hosts = self._hosts_for(spec, candidates)
