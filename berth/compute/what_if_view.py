@@ -30,8 +30,9 @@ def show(document: Mapping[str, Any], console: Console) -> None:
     at_least = "" if capacity["exact"] else "at least "
     together = " (on one host: an affinity group)" if capacity["together"] else ""
     console.print(f"[bold]{at_least}{capacity['instances']} more fit now{together}[/bold]")
-    console.print(_counts("availability zone", capacity["availability_zones"]))
-    if "cells" in capacity:
+    if capacity["availability_zones"]:
+        console.print(_counts("availability zone", capacity["availability_zones"]))
+    if capacity.get("cells"):
         console.print(_counts("cell", capacity["cells"]))
     if capacity.get("hosts"):
         hosts = Table(title="Room per host")
