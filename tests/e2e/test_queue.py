@@ -111,7 +111,8 @@ def test_a_queued_server_errors_after_its_timeout(start_stack: StackFactory) -> 
     _waits_holding_nothing(stack, client, queued, 1.0)
     server = w.wait(client, queued, timeout=30)
     assert server["status"] == "ERROR", server
-    assert time.monotonic() - started >= 2
+    # Times are kept to the second: the deadline is 2 s after a second at most 1 s earlier.
+    assert time.monotonic() - started >= 1
     fault = server["fault"]
     assert fault["message"].startswith("No valid host was found. 0/1 hosts are available")
     assert "waited" in fault["details"] and "in the queue" in fault["details"]
