@@ -341,6 +341,13 @@ class ComputeSettings(BaseModel):
         description="Seconds after which a build that nothing happened to is ended in ERROR "
         "(and gives back what it held) by the super-conductors' recovery.",
     )
+    queue_retry_interval: float = Field(
+        5.0,
+        gt=0,
+        description="Seconds between the super-conductors' passes over the servers that wait "
+        "for room (a flavor's berth:queue_timeout or the queue_timeout hint): room freed by a "
+        "delete or a move is taken within one interval.",
+    )
     shelved_offload_time: int = Field(
         0,
         ge=-1,

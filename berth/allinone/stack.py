@@ -130,6 +130,7 @@ class Stack:
             cell_rpc=self.wiring.cells(),
             placement=self.placement_client,
             network=self.network_client,
+            scheduler=self.wiring.scheduler(),
         )
         self.compute_authenticator = authenticator(settings.compute.auth_strategy, keystone)
         self.compute_app = build_compute_app(self.compute, self.compute_authenticator)
@@ -236,6 +237,9 @@ class Stack:
         self._beat_once()
         self._heartbeat = threading.Thread(target=self._beat, name="heartbeats", daemon=True)
         self._heartbeat.start()
+        threading.Thread(
+            target=self._work_queue, args=(conductor,), name="build queue", daemon=True
+        ).start()
         LOG.info("berth up: %d host(s) in %d cell(s)", len(self.fleet.hosts), len(cells))
 
     def _ensure_cells(self) -> list[Cell]:
@@ -295,6 +299,13 @@ class Stack:
     def _beat(self) -> None:
         while not self._stop.wait(self.heartbeat_seconds):
             self._beat_once()
+
+    def _work_queue(self, conductor: SuperConductor) -> None:
+        while not self._stop.wait(self.settings.compute.queue_retry_interval):
+            try:
+                conductor.retry_queued()
+            except Exception:
+                LOG.exception("a pass over the build queue failed; trying again")
 
     def _beat_once(self) -> None:
         now = utcnow()

@@ -623,6 +623,20 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         "Show why the scheduler found no host for a server (Berth's extension).",
         "GET /os-berth-diagnosis/{server_id}",
     ),
+    _api_rule(
+        "os-berth-what-if:create",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Ask where a boot request would go and how many more of it fit, without booting "
+        "(Berth's extension): whether it fits, the room per availability zone.",
+        "POST /os-berth-what-if",
+    ),
+    _api_rule(
+        "os-berth-what-if:hosts",
+        ADMIN,
+        "See the hosts, cells, providers and diagnosis in a what-if's answer (Berth's "
+        "extension); others see only whether it fits and the room per availability zone.",
+        "POST /os-berth-what-if",
+    ),
     # hypervisors
     _api_rule(
         "os-hypervisors:list",

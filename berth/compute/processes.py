@@ -148,6 +148,19 @@ def _every_interval(common: _Common, name: str, *tasks: Callable[[], None]) -> N
         threading.Thread(target=repeat, args=(task,), name=f"{name} periodic", daemon=True).start()
 
 
+def _every(common: _Common, name: str, interval: float, task: Callable[[], object]) -> None:
+    """Run ``task`` every ``interval`` seconds in a thread of its own until the process stops."""
+
+    def repeat() -> None:
+        while not common.stopped.wait(interval):
+            try:
+                task()
+            except Exception:
+                LOG.exception("%s: periodic task failed; trying again in %g s", name, interval)
+
+    threading.Thread(target=repeat, name=f"{name} periodic", daemon=True).start()
+
+
 def _until_stopped(common: _Common, name: str) -> None:
     """Serve until SIGTERM/SIGINT, then stop gracefully."""
     LOG.info("%s is serving", name)
@@ -164,6 +177,7 @@ def run_compute_api(settings: Settings) -> int:
         service = ComputeService(
             compute, common.api_db, common.wiring.super_conductor(), common.wiring.cells(),
             placement=common.placement(), network=common.network(),
+            scheduler=common.wiring.scheduler(),
         )  # fmt: skip
         authenticate = authenticator(compute.auth_strategy, settings.keystone_authtoken)
         app = PrefixDispatcher(
@@ -213,6 +227,7 @@ def run_super_conductor(settings: Settings) -> int:
         recover()
         common.wiring.serve_super_conductor(conductor)
         _every_interval(common, "super-conductor", recover)
+        _every(common, "build queue", settings.compute.queue_retry_interval, conductor.retry_queued)
         _until_stopped(common, "super-conductor")
     return 0
 

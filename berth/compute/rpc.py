@@ -11,6 +11,7 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
                                                            unshelve_instance (cast)
                                                            evacuate_server (cast)
     scheduler         API        scheduler                  select_destinations (call)
+                                                           what_if (call)
     cell conductor    the cell   cell-conductor.<cell uuid> reschedule (cast)
                                                            reschedule_move, finish_revert_resize (cast)
                                                            unshelve_failed (cast)
@@ -47,6 +48,8 @@ Version history (bump the minor for an added argument or method, the major for a
   (unshelve_instance, unshelve_failed, shelve_instance, shelve_offload_instance) and interfaces
   (attach_interface, detach_interface). A 1.0 receiver has none of them: upgrade the cell
   conductors and hosts before the API and super-conductor start asking for them.
+- scheduler 1.1: what_if (a dry run of select_destinations, with the fleet's room for more).
+  Upgrade the schedulers before the API.
 - compute host 1.2: server actions (change_power for reboot, stop, start, pause, unpause,
   suspend and resume; rebuild_instance). Upgrade the hosts before the API.
 - compute host 1.3: get_diagnostics, external_instance_event, soft_delete_instance,
@@ -68,6 +71,7 @@ from berth.compute.objects.diagnosis import Diagnosis
 from berth.compute.objects.guest import GuestView
 from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.objects.selection import Selection
+from berth.compute.objects.what_if import WhatIf
 from berth.compute.objects.wire import Version
 
 LOG = logging.getLogger(__name__)
@@ -76,7 +80,7 @@ SUPER_CONDUCTOR = "super-conductor"
 SCHEDULER = "scheduler"
 
 SUPER_CONDUCTOR_VERSION = Version(1, 1)
-SCHEDULER_VERSION = Version(1, 0)
+SCHEDULER_VERSION = Version(1, 1)
 CELL_CONDUCTOR_VERSION = Version(1, 1)
 COMPUTE_HOST_VERSION = Version(1, 3)
 
@@ -180,6 +184,12 @@ class SchedulerAPI(Protocol):
 
         Raises ``NoValidHost`` when an instance fits nowhere, and ``Expired`` once the wall
         clock passes ``deadline`` (the caller gave up); nothing stays claimed then."""
+        ...
+
+    def what_if(self, spec: RequestSpec) -> WhatIf:
+        """(1.1) What ``select_destinations`` would answer now, claiming nothing, and how many
+        more instances of ``spec`` fit, host by host. An instance that fits nowhere is an
+        answer (``WhatIf.diagnosis``), not an error."""
         ...
 
 
@@ -465,6 +475,20 @@ class SchedulerClient:
                 refused["message"], None if diagnosis is None else Diagnosis.from_json(diagnosis)
             )
         return [[Selection.from_json(s) for s in chosen] for chosen in answer["selections"]]
+
+    def what_if(self, spec: RequestSpec) -> WhatIf:
+        try:
+            answer = self._bus.call(
+                SCHEDULER, "what_if", timeout=self.timeout,
+                version=str(SCHEDULER_VERSION), spec=spec.to_json(),
+            )  # fmt: skip
+        except CallTimeout:
+            raise ServiceUnreachable(
+                f"The scheduler did not answer within {self.timeout:g} s."
+            ) from None
+        except NoServer:
+            raise ServiceUnreachable("No scheduler is running.") from None
+        return WhatIf.from_json(answer["what_if"])
 
 
 class CellConductorClient:
@@ -831,6 +855,10 @@ class SchedulerEndpoint:
         except Expired:
             return {"expired": True}
         return {"selections": [[s.to_json() for s in per_instance] for per_instance in chosen]}
+
+    def what_if(self, version: str, spec: dict[str, Any], **newer: Any) -> dict[str, Any]:
+        _accept(SCHEDULER, SCHEDULER_VERSION, version, newer)
+        return {"what_if": self._impl.what_if(RequestSpec.from_json(spec)).to_json()}
 
 
 class CellConductorEndpoint:

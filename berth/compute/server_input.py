@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from berth.compute import exceptions, server_metadata, server_tags
+from berth.compute import exceptions, queueing, server_metadata, server_tags
 from berth.compute.objects.request_spec import SchedulerHints
 
 # What one request may create at most, whatever room its project's quotas leave.
@@ -297,13 +297,14 @@ def _scheduler_hints(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _hints(hints: Mapping[str, Any]) -> SchedulerHints:
-    """``group``, ``same_host`` and ``different_host``; other hints are for filters Berth does
-    not have, and are ignored."""
+    """``group``, ``same_host``, ``different_host`` and Berth's ``queue_timeout``; other hints
+    are for filters Berth does not have, and are ignored."""
     group = hints.get("group")
     return SchedulerHints(
         group=None if group is None else _uuid(group, "os:scheduler_hints/group"),
         same_host=_uuids(hints.get("same_host"), "os:scheduler_hints/same_host"),
         different_host=_uuids(hints.get("different_host"), "os:scheduler_hints/different_host"),
+        queue_timeout=queueing.parse_hint(hints.get(queueing.QUEUE_TIMEOUT_HINT)),
     )
 
 

@@ -108,9 +108,9 @@ def store_build(
     flavor = requested_flavor(conn, context, request.flavor_ref)
     image, size = requested_image(conn, context, request.image_ref)
     check_fits(image, size, flavor)
-    _check_zone(conn, settings, request.availability_zone)
+    check_zone(conn, settings, request.availability_zone)
     check_key_name(conn, user_id, request.key_name)
-    group = _group(conn, context, request.hints.group)
+    group = requested_group(conn, context, request.hints.group)
     count = quotas.admit_servers(
         conn,
         cells,
@@ -260,7 +260,7 @@ def check_fits(image: Mapping[str, Any], size: int | None, flavor: Mapping[str, 
         )
 
 
-def _check_zone(conn: Connection, settings: ComputeSettings, zone: str | None) -> None:
+def check_zone(conn: Connection, settings: ComputeSettings, zone: str | None) -> None:
     if zone is None or zone == settings.default_availability_zone:
         return
     known = {aggregate.availability_zone for aggregate in aggregates.list_aggregates(conn)}
@@ -276,7 +276,7 @@ def check_key_name(conn: Connection, user_id: str, key_name: str | None) -> None
         raise exceptions.BadRequest("Invalid key_name provided.")
 
 
-def _group(
+def requested_group(
     conn: Connection, context: RequestContext, group_uuid: str | None
 ) -> rs.ServerGroup | None:
     """The hinted group as the scheduler sees it: its members before this request (the new

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from berth.common.openapi import ApiDescription, Body
-from berth.compute.api import microversion
+from berth.compute.api import berth_what_if, microversion
 from berth.compute.api.routes import ROUTES
 from berth.compute.api.schemas import flavor, server, server_action
 
@@ -31,6 +31,7 @@ DESCRIPTION = ApiDescription(
         ("POST", "/v2.1/servers"): Body(server.CREATE_BY_VERSION[0][1]),
         ("POST", "/v2.1/flavors"): Body(flavor.CREATE_BY_VERSION[0][1]),
         ("POST", "/v2.1/servers/{server_id}/action"): Body(server_action.ACTION),
+        ("POST", "/v2.1/os-berth-what-if"): Body(berth_what_if.BODY),
         # The tag is in the path.
         ("PUT", "/v2.1/servers/{server_id}/tags/{tag}"): None,
     },

@@ -10,6 +10,7 @@ from berth.compute.api import (
     aggregates,
     availability_zones,
     berth_diagnosis,
+    berth_what_if,
     extensions,
     flavors,
     hypervisors,
@@ -136,6 +137,8 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/os-services/{service_id}": {"PUT": services.update},
     # Berth's own: why the scheduler found no host for a server (admins).
     "/v2.1/os-berth-diagnosis/{server_id}": {"GET": berth_diagnosis.show},
+    # Berth's own: where a boot request would go, how many more fit (nothing is claimed).
+    "/v2.1/os-berth-what-if": {"POST": berth_what_if.create},
     "/v2.1/os-hypervisors/detail": {"GET": hypervisors.detail},
     "/v2.1/os-hypervisors/statistics": {"GET": hypervisors.statistics},
     "/v2.1/os-hypervisors": {"GET": hypervisors.index},

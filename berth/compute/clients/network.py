@@ -65,6 +65,12 @@ class NetworkClient:
         answer = call(self.client, "GET", f"/v2.0/network-ip-availabilities/{network_id}")
         return self._answer(answer, "network_ip_availability")  # type: ignore[no-any-return]
 
+    def segments(self, **filters: str) -> list[dict[str, Any]]:
+        return self._answer(call(self.client, "GET", "/v2.0/segments", params=filters), "segments")  # type: ignore[no-any-return]
+
+    def qos_policy(self, policy_id: str) -> dict[str, Any]:
+        return self._answer(call(self.client, "GET", f"/v2.0/qos/policies/{policy_id}"), "policy")  # type: ignore[no-any-return]
+
     def port(self, port_id: str) -> dict[str, Any]:
         return self._answer(call(self.client, "GET", f"/v2.0/ports/{port_id}"), "port")  # type: ignore[no-any-return]
 

@@ -29,7 +29,7 @@ def prepare(
     if wanted == "none":
         return []
     if wanted == "auto":
-        wanted = [{"uuid": _auto_network(network, instance["project_id"])}]
+        wanted = [{"uuid": auto_network(network, instance["project_id"])}]
     owner = f"compute:{instance.get('availability_zone') or 'nova'}"
     answered: list[dict[str, Any]] = []
     for request in wanted:
@@ -49,7 +49,7 @@ def prepare(
     return answered
 
 
-def _auto_network(network: NetworkClient, project_id: str) -> str:
+def auto_network(network: NetworkClient, project_id: str) -> str:
     """``networks: auto``: the project's one network, else the one shared network."""
     own = network.networks(project_id=project_id)
     if len(own) == 1:
