@@ -1,7 +1,7 @@
 """The build queue: servers that wait for room instead of going to ERROR.
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-11-26
 """
 
@@ -9,8 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006"
-# 0005 is another branch's; at merge this revises 0005.
-down_revision = "0004"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 
