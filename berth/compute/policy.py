@@ -510,6 +510,30 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         "Show the compute hosts' usage audits of the period before a time.",
         "GET /os-instance_usage_audit_log/{before_timestamp}",
     ),
+    _api_rule(
+        "os-rescue",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Rescue a server.",
+        f"POST {_S}/action (rescue)",
+    ),
+    _api_rule(
+        "os-unrescue",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Unrescue a rescued server.",
+        f"POST {_S}/action (unrescue)",
+    ),
+    _api_rule(
+        "os-admin-password",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Change a server's admin password.",
+        f"POST {_S}/action (changePassword)",
+    ),
+    _api_rule(
+        "os-console-output",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Show a server's console output.",
+        f"POST {_S}/action (os-getConsoleOutput)",
+    ),
     # flavors
     _api_rule("os-flavor-manage:create", ADMIN, "Create a flavor.", "POST /flavors"),
     _api_rule("os-flavor-manage:update", ADMIN, "Update a flavor's description.", f"PUT {_F}"),

@@ -29,6 +29,9 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
                                                            external_instance_event (cast)
                                                            soft_delete_instance,
                                                            restore_instance (cast)
+                                                           rescue_instance, unrescue_instance (cast);
+                                                           set_admin_password,
+                                                           get_console_output (call)
 
 Topics name their cell, so cells may share a broker's virtual host without crossing.
 
@@ -54,6 +57,8 @@ Version history (bump the minor for an added argument or method, the major for a
   suspend and resume; rebuild_instance). Upgrade the hosts before the API.
 - compute host 1.3: get_diagnostics, external_instance_event, soft_delete_instance,
   restore_instance. Upgrade the hosts before the API.
+- compute host 1.4: the guest (rescue_instance, unrescue_instance, set_admin_password,
+  get_console_output). Upgrade the hosts before the API.
 """
 
 from __future__ import annotations
@@ -82,7 +87,7 @@ SCHEDULER = "scheduler"
 SUPER_CONDUCTOR_VERSION = Version(1, 1)
 SCHEDULER_VERSION = Version(1, 1)
 CELL_CONDUCTOR_VERSION = Version(1, 1)
-COMPUTE_HOST_VERSION = Version(1, 3)
+COMPUTE_HOST_VERSION = Version(1, 4)
 
 
 def cell_conductor_topic(cell_uuid: str) -> str:
@@ -121,6 +126,10 @@ class InterfaceRefused(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+class GuestRefused(InterfaceRefused):
+    """A host could not do what was asked of a server's guest (it is not running there)."""
 
 
 # -- the receivers' interfaces -------------------------------------------------------------------
@@ -375,6 +384,24 @@ class ComputeHostAPI(MoveHostAPI, EvacuateHostAPI, Protocol):
 
     def restore_instance(self, instance_uuid: str) -> None:
         """Power a soft-deleted server on again, ACTIVE (the API set ``restoring``). 1.3."""
+        ...
+
+    def rescue_instance(self, instance_uuid: str, image_ref: str, admin_pass: str) -> None:
+        """Boot the guest from ``image_ref`` with ``admin_pass`` (the API set ``rescuing``).
+        1.4."""
+        ...
+
+    def unrescue_instance(self, instance_uuid: str) -> None:
+        """Boot the rescued guest from its own disk again (the API set ``unrescuing``). 1.4."""
+        ...
+
+    def set_admin_password(self, instance_uuid: str, admin_pass: str) -> None:
+        """The running guest takes ``admin_pass`` (the API set ``updating_password``);
+        ``GuestRefused`` when it cannot. 1.4."""
+        ...
+
+    def get_console_output(self, instance_uuid: str) -> str:
+        """The guest's console log. 1.4."""
         ...
 
 
@@ -647,8 +674,13 @@ class ComputeHostClient:
     def detach_interface(self, instance_uuid: str, port_id: str) -> None:
         self._call("detach_interface", instance_uuid=instance_uuid, port_id=port_id)
 
-    def _call(self, method: str, **arguments: Any) -> dict[str, Any]:
-        """A call whose refusal comes back as an answer (``InterfaceRefused``)."""
+    def _call(
+        self,
+        method: str,
+        refusal: type[InterfaceRefused] = InterfaceRefused,
+        **arguments: Any,
+    ) -> dict[str, Any]:
+        """A call whose refusal comes back as an answer (raised as ``refusal``)."""
         try:
             answer: dict[str, Any] = self._bus.call(
                 self._topic, method, timeout=self.timeout,
@@ -664,7 +696,7 @@ class ComputeHostClient:
             ) from None
         refused = answer.get("refused")
         if refused is not None:
-            raise InterfaceRefused(int(refused["status"]), str(refused["message"]))
+            raise refusal(int(refused["status"]), str(refused["message"]))
         return answer
 
     def shelve_instance(self, instance_uuid: str, offload: bool) -> None:
@@ -734,6 +766,27 @@ class ComputeHostClient:
             self._topic, "restore_instance", version=str(COMPUTE_HOST_VERSION),
             instance_uuid=instance_uuid,
         )  # fmt: skip
+
+    def rescue_instance(self, instance_uuid: str, image_ref: str, admin_pass: str) -> None:
+        self._bus.cast(
+            self._topic, "rescue_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid, image_ref=image_ref, admin_pass=admin_pass,
+        )  # fmt: skip
+
+    def unrescue_instance(self, instance_uuid: str) -> None:
+        self._bus.cast(
+            self._topic, "unrescue_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid,
+        )  # fmt: skip
+
+    def set_admin_password(self, instance_uuid: str, admin_pass: str) -> None:
+        self._call(
+            "set_admin_password", GuestRefused, instance_uuid=instance_uuid,
+            admin_pass=admin_pass,
+        )  # fmt: skip
+
+    def get_console_output(self, instance_uuid: str) -> str:
+        return str(self._call("get_console_output", instance_uuid=instance_uuid)["output"])
 
 
 class BusCellRPC:
@@ -1087,3 +1140,27 @@ class ComputeHostEndpoint:
     def restore_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
         self._impl.restore_instance(instance_uuid)
+
+    def rescue_instance(
+        self, version: str, instance_uuid: str, image_ref: str, admin_pass: str, **newer: Any
+    ) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.rescue_instance(instance_uuid, image_ref, admin_pass)
+
+    def unrescue_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.unrescue_instance(instance_uuid)
+
+    def set_admin_password(
+        self, version: str, instance_uuid: str, admin_pass: str, **newer: Any
+    ) -> dict[str, Any]:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        try:
+            self._impl.set_admin_password(instance_uuid, admin_pass)
+        except InterfaceRefused as exc:
+            return {"refused": {"status": exc.status, "message": exc.message}}
+        return {}
+
+    def get_console_output(self, version: str, instance_uuid: str, **newer: Any) -> dict[str, Any]:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        return {"output": self._impl.get_console_output(instance_uuid)}

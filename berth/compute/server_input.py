@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from berth.compute import exceptions, queueing, server_metadata, server_tags
+from berth.compute import exceptions, guest_input, queueing, server_metadata, server_tags
 from berth.compute.objects.request_spec import SchedulerHints
 
 # What one request may create at most, whatever room its project's quotas leave.
@@ -59,6 +59,12 @@ class ServerRequest:
     tags: tuple[str, ...] = ()
     # Answer the reservation id the servers share instead of the first server.
     return_reservation_id: bool = False
+    # What the guest is given (``guest_input``): files, user data, a config drive, and whether
+    # it grows its root partition to the disk (OS-DCF:diskConfig AUTO).
+    personality: tuple[guest_input.InjectedFile, ...] = ()
+    user_data: str | None = None
+    config_drive: bool = False
+    auto_disk_config: bool = False
 
     def names(self) -> list[str]:
         """One display name per server: ``name-1``, ``name-2``... when several are made."""
@@ -98,6 +104,10 @@ def parse_create(body: Mapping[str, Any], networks_required: bool) -> ServerRequ
         return_reservation_id=_boolean(
             server.get("return_reservation_id", False), "return_reservation_id"
         ),
+        personality=guest_input.personality(server.get("personality")),
+        user_data=guest_input.user_data(server.get("user_data")),
+        config_drive=guest_input.config_drive(server.get("config_drive")),
+        auto_disk_config=bool(guest_input.disk_config(server.get("OS-DCF:diskConfig"))),
     )
 
 

@@ -17,7 +17,7 @@ import logging
 import secrets
 import string
 import uuid as uuidlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -26,7 +26,7 @@ from sqlalchemy.engine import Connection, RowMapping
 from berth.bus import BusError
 from berth.common.context import RequestContext
 from berth.common.timeutils import utcnow
-from berth.compute import actions, exceptions, quotas, server_tasks, soft_delete
+from berth.compute import actions, exceptions, guest_input, quotas, server_tasks, soft_delete
 from berth.compute import server_views as views
 from berth.compute.cells import Cell, CellRegistry
 from berth.compute.cleanup import release_server
@@ -111,6 +111,7 @@ def store_build(
     check_zone(conn, settings, request.availability_zone)
     check_key_name(conn, user_id, request.key_name)
     group = requested_group(conn, context, request.hints.group)
+    guest_input.check_personality(quotas.project_limits(conn, project_id), request.personality)
     count = quotas.admit_servers(
         conn,
         cells,
@@ -140,6 +141,10 @@ def store_build(
             "description": request.description,
             "access_ip_v4": request.access_ip_v4,
             "access_ip_v6": request.access_ip_v6,
+            "user_data": request.user_data,
+            "config_drive": request.config_drive,
+            "auto_disk_config": request.auto_disk_config,
+            "injected": injected(request.admin_pass, request.personality),
             "scheduler_hints": {
                 "group": request.hints.group,
                 "same_host": list(request.hints.same_host),
@@ -168,6 +173,11 @@ def store_build(
     if group is not None:
         server_groups.add_members(conn, group.uuid, uuids)
     return uuids
+
+
+def injected(admin_pass: str, files: Sequence[guest_input.InjectedFile]) -> dict[str, Any]:
+    """What the next spawn puts into the guest (an Instance's ``injected``)."""
+    return {"admin_pass": admin_pass, "files": [f.to_json() for f in files]}
 
 
 def forget_build(conn: Connection, uuids: list[str]) -> None:

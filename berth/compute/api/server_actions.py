@@ -13,7 +13,16 @@ from typing import Any
 from starlette.responses import Response
 
 from berth.compute import exceptions, servers
-from berth.compute.api import deferred_delete, evacuate, lock, moves, power, rebuild, shelve
+from berth.compute.api import (
+    deferred_delete,
+    evacuate,
+    guest,
+    lock,
+    moves,
+    power,
+    rebuild,
+    shelve,
+)
 from berth.compute.api.request import ComputeRequest
 from berth.compute.api.schemas import server_action
 
@@ -44,6 +53,10 @@ ACTIONS: Mapping[str, ActionHandler] = {
     "injectNetworkInfo": lock.inject_network_info,
     "restore": deferred_delete.restore,
     "forceDelete": deferred_delete.force_delete,
+    "rescue": guest.rescue,
+    "unrescue": guest.unrescue,
+    "changePassword": guest.change_password,
+    "os-getConsoleOutput": guest.console_output,
 }
 
 

@@ -39,7 +39,9 @@ def create_server(req: ComputeRequest) -> Response:
     made = servers.create_servers(req.service, req.context, request)
     if request.return_reservation_id:
         return req.respond({"reservation_id": made.id}, 202)
-    view = server_views.created(made.server_uuids[0], request.admin_pass, req.base_url)
+    view = server_views.created(
+        made.server_uuids[0], request.admin_pass, req.base_url, request.auto_disk_config
+    )
     return req.respond({"server": view}, 202, headers={"location": view["links"][0]["href"]})
 
 

@@ -385,6 +385,10 @@ def _instance_row(
         "metadata": instance.get("metadata") or {},
         **build_requests.user_fields(instance),
         "tags": instance.get("tags") or [],
+        "user_data": instance.get("user_data"),
+        "config_drive": "True" if instance.get("config_drive") else "",
+        # Only a server with a host will spawn: one in cell0 keeps no password.
+        "injected": instance.get("injected") if selection else None,
         "network_info": [entry.to_json() for entry in network_info],
         "created_at": _created(instance),
     }

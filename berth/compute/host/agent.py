@@ -28,6 +28,8 @@ from berth.compute.host import (
     diagnostics,
     evacuate,
     events,
+    guest,
+    guest_actions,
     interfaces,
     moves,
     power,
@@ -160,6 +162,8 @@ class HostAgent:
                     "task_state": None,
                     "power_state": 1,
                     "launched_at": utcnow(),
+                    # The guest has its password and files: they are kept nowhere else.
+                    "injected": None,
                 },
                 expected_task_states=["spawning"],
             )
@@ -180,7 +184,9 @@ class HostAgent:
         try:
             if claim_vfs:
                 self._claim_vfs(instance, allocations)
-            self.driver.spawn(instance["uuid"])
+            self.driver.spawn(
+                instance["uuid"], guest.provisioning_from(instance, instance.get("injected"))
+            )
         except (SpawnFailed, _NoFreeVf) as exc:
             return str(exc)
         return None
@@ -347,6 +353,20 @@ class HostAgent:
 
     def restore_instance(self, instance_uuid: str) -> None:
         soft_delete.restore(self, instance_uuid)
+
+    # -- the guest (``guest_actions``) ----------------------------------------------------------
+
+    def rescue_instance(self, instance_uuid: str, image_ref: str, admin_pass: str) -> None:
+        guest_actions.rescue(self, instance_uuid, image_ref, admin_pass)
+
+    def unrescue_instance(self, instance_uuid: str) -> None:
+        guest_actions.unrescue(self, instance_uuid)
+
+    def set_admin_password(self, instance_uuid: str, admin_pass: str) -> None:
+        guest_actions.set_admin_password(self, instance_uuid, admin_pass)
+
+    def get_console_output(self, instance_uuid: str) -> str:
+        return guest_actions.console_output(self, instance_uuid)
 
     # -- evacuation (``evacuate``) ----------------------------------------------------------------
 

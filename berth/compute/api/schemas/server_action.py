@@ -14,8 +14,9 @@ _NOTHING: dict[str, Any] = {"anyOf": [{"type": "null"}, {"type": "object", "maxP
 _NO_ARGUMENT = (
     "confirmResize", "revertResize", "os-stop", "os-start", "pause", "unpause", "suspend",
     "resume", "lock", "unlock", "shelve", "shelveOffload", "injectNetworkInfo", "restore",
-    "forceDelete",
+    "forceDelete", "unrescue",
 )  # fmt: skip
+_PASSWORD: dict[str, Any] = {"type": "string", "maxLength": 255}
 
 ACTION: dict[str, Any] = {
     "type": "object",
@@ -35,6 +36,34 @@ ACTION: dict[str, Any] = {
                 "OS-DCF:diskConfig": {"type": "string"},
             },
             "required": ["flavorRef"],
+            "additionalProperties": False,
+        },
+        "rescue": {
+            "type": ["object", "null"],
+            "properties": {
+                "adminPass": _PASSWORD,
+                "rescue_image_ref": {"type": "string", "format": "uuid"},
+            },
+            "additionalProperties": False,
+        },
+        "changePassword": {
+            "type": "object",
+            "properties": {"adminPass": _PASSWORD},
+            "required": ["adminPass"],
+            "additionalProperties": False,
+        },
+        "os-getConsoleOutput": {
+            "type": "object",
+            # -1 (or null) is the whole log.
+            "properties": {
+                "length": {
+                    "anyOf": [
+                        {"type": "integer", "minimum": -1},
+                        {"type": "string", "pattern": "^-?[0-9]+$"},
+                        {"type": "null"},
+                    ]
+                }
+            },
             "additionalProperties": False,
         },
         **dict.fromkeys(_NO_ARGUMENT, _NOTHING),
