@@ -302,6 +302,11 @@ def test_create_stores_the_build_and_casts_it(world: World) -> None:
         "description": None,
         "access_ip_v4": None,
         "access_ip_v6": None,
+        "user_data": None,
+        "config_drive": False,
+        "auto_disk_config": False,
+        # What the guest gets at its first spawn: the password answered.
+        "injected": {"admin_pass": server["adminPass"], "files": []},
         "scheduler_hints": {
             "group": world.group,
             "same_host": [MEMBER],
