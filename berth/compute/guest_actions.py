@@ -50,30 +50,30 @@ def rescue(
     image_ref: str | None,
     admin_pass: str,
 ) -> None:
-    """Start the rescue: the server boots from ``image_ref`` (its own image when None)."""
-    chosen: list[str] = []
+    """Start the rescue: the server boots from ``image_ref`` (its own image when None), an
+    image the caller may use and that is active (else a 400, as Nova's unsupported rescue
+    image)."""
 
     def check(cell: Cell, row: RowMapping) -> None:
         power.on_a_host(RESCUE)(cell, row)
         if image_ref is None:
-            chosen.append(str(row["image_ref"]))
             return
         with service.api_db.read() as conn:
             try:
-                image, _ = servers.requested_image(conn, context, image_ref)
-            except exceptions.BadRequest:
+                servers.requested_image(conn, context, image_ref)
+            except exceptions.BadRequest as exc:
                 raise exceptions.BadRequest(
-                    f"Rescue image {image_ref} is not supported: it could not be found."
+                    f"Rescue image {image_ref} is not supported: {exc}"
                 ) from None
-        chosen.append(str(image["id"]))
 
     started = server_tasks.start(
         service, context, server_uuid, may_see,
         action=RESCUE, task_state=RESCUING, vm_states=RESCUABLE, check=check,
     )  # fmt: skip
+    rescue_image = image_ref or str(started.instance["image_ref"])
     _cast(
         service, started, RESCUING,
-        lambda host: host.rescue_instance(server_uuid, chosen[0], admin_pass),
+        lambda host: host.rescue_instance(server_uuid, rescue_image, admin_pass),
     )  # fmt: skip
 
 
