@@ -510,7 +510,9 @@ def delete_server(
         ports, mark it deleted here.
 
     In (b) and (c) the mapping is queued for delete and the group left too, since nothing in a
-    cell writes the API database. Conflict while a delete is under way (b)."""
+    cell writes the API database. A delete of a server whose delete is under way does nothing
+    (as Nova, it answers 204 again: clients that delete twice, in a test's clean-up say, are
+    not refused)."""
     for _ in range(2):
         mapping, _building = _lookup(service, context, server_uuid, may_see)
         if mapping["cell_uuid"] is None:
@@ -522,6 +524,8 @@ def delete_server(
         if deferred and soft_delete.start(service, context, cell, server_uuid):
             return
         row = _start_delete(service, context, cell, server_uuid)
+        if row is None:
+            return
         if row["host"]:
             _terminate(service, cell, row)
         else:
@@ -542,15 +546,15 @@ def _delete_build(service: ComputeService, server_uuid: str) -> bool:
 
 def _start_delete(
     service: ComputeService, context: RequestContext, cell: Cell, server_uuid: str
-) -> RowMapping:
+) -> RowMapping | None:
     """The live instance, marked ``deleting`` when it is on a host, with its ``delete`` action
-    (which the host's terminate adds its event to)."""
+    (which the host's terminate adds its event to); None when its delete is under way."""
     with service.cells.database(cell).write() as conn:
         row = instances.get(conn, server_uuid, include_deleted=False)
         if row is None:
             raise _not_found(server_uuid)
         if row["task_state"] == "deleting":
-            raise exceptions.Conflict(f"Instance {server_uuid} is being deleted.")
+            return None
         server_tasks.refuse_if_locked(context, row)
         if row["host"] and not instances.update(
             conn, server_uuid, {"task_state": "deleting"}, [row["task_state"]]
