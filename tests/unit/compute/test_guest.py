@@ -94,7 +94,7 @@ def test_personality_parsing() -> None:
     assert [(f.path, f.size()) for f in files] == [("/a", 3)]
     assert guest_input.personality(None) == ()
     for bad in ("x", [{"path": "/a"}], [{"path": 1, "contents": ""}],
-                [{"path": "/a", "contents": "!!"}], [{"path": "/a", "contents": "", "mode": 1}]):  # fmt: skip
+                [{"path": "/a", "contents": "abc"}], [{"path": "/a", "contents": "", "mode": 1}]):  # fmt: skip
         with pytest.raises(exceptions.BadRequest):
             guest_input.personality(bad)
 
@@ -140,11 +140,14 @@ def test_config_drive(value: Any, expected: bool) -> None:
 
 def test_user_data_and_disk_config() -> None:
     assert guest_input.user_data(_b64(b"hi")) == _b64(b"hi")
+    # Wrapped base64 (as the base64 tool writes it) is base64 too.
+    wrapped = _b64(b"x" * 100)
+    assert guest_input.user_data(wrapped[:76] + "\n" + wrapped[76:]) is not None
     assert guest_input.user_data(None) is None
     assert (guest_input.disk_config("AUTO"), guest_input.disk_config("MANUAL")) == (True, False)
     assert guest_input.disk_config(None) is None
     for bad_call in (
-        lambda: guest_input.user_data("***"),
+        lambda: guest_input.user_data("abc"),
         lambda: guest_input.user_data("A" * 65536),
         lambda: guest_input.user_data(5),
         lambda: guest_input.disk_config("auto"),
