@@ -147,6 +147,7 @@ def _parser() -> argparse.ArgumentParser:
         compute.add_argument("--transport-url", help="the API-level bus (rabbit://...)")
         compute.add_argument("--placement-url", help="e.g. http://127.0.0.1:8778")
         compute.add_argument("--network-url", help="e.g. http://127.0.0.1:9696")
+        compute.add_argument("--image-url", help="e.g. http://127.0.0.1:8774/image")
         compute.add_argument("--auth", choices=get_args(config.AuthStrategy), dest="auth_strategy")
         if name == "compute-api":
             compute.add_argument("--host")
@@ -317,8 +318,8 @@ def _serve_compute(args: argparse.Namespace) -> int:
     from berth.compute import processes
 
     names = [
-        "api_database_url", "transport_url", "placement_url", "network_url", "host", "port",
-        "auth_strategy",
+        "api_database_url", "transport_url", "placement_url", "network_url", "image_url", "host",
+        "port", "auth_strategy",
     ]  # fmt: skip
     for name in names:
         value = getattr(args, name, None)

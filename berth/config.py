@@ -324,6 +324,11 @@ class ComputeSettings(BaseModel):
         description="The Networking API's endpoint for the compute services run apart "
         "(e.g. http://127.0.0.1:9696).",
     )
+    image_url: str | None = Field(
+        None,
+        description="The Image API's endpoint for the compute hosts run apart, which upload "
+        "snapshots to it (e.g. http://127.0.0.1:8774/image).",
+    )
     service_token: str = Field(
         "admin",
         description="X-Auth-Token the compute services send to Placement and network while "
@@ -390,6 +395,21 @@ class ComputeSettings(BaseModel):
         return audit_periods.check_spec(value)
 
 
+class ImageSettings(BaseModel):
+    """The Image API (served beside the Compute API, at /image) and its data store."""
+
+    data_dir: Path | None = Field(
+        None,
+        description="The directory of image data files (one per image); default: images/ in "
+        "data_dir.",
+    )
+    image_size_cap: int = Field(
+        1024**4,
+        ge=0,
+        description="The largest image data an upload may bring, in bytes (larger: 413).",
+    )
+
+
 class Settings(BaseSettings):
     """Berth's settings."""
 
@@ -402,6 +422,7 @@ class Settings(BaseSettings):
     placement: PlacementSettings = Field(default_factory=PlacementSettings)
     network: NetworkSettings = Field(default_factory=NetworkSettings)
     compute: ComputeSettings = Field(default_factory=ComputeSettings)
+    image: ImageSettings = Field(default_factory=ImageSettings)
     keystone_authtoken: KeystoneAuthtokenSettings = Field(default_factory=KeystoneAuthtokenSettings)
 
     @field_validator("data_dir")
@@ -428,6 +449,9 @@ class Settings(BaseSettings):
 
     def cell0_database_url(self) -> str:
         return self.compute.cell0_database_url or f"sqlite:///{self.data_dir / 'cell0.db'}"
+
+    def image_data_dir(self) -> Path:
+        return self.image.data_dir or self.data_dir / "images"
 
     def network_database_url(self) -> str:
         return self.network.database_url or f"sqlite:///{self.data_dir / 'network.db'}"

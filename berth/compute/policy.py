@@ -409,6 +409,12 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         f"POST {_S}/action (rebuild)",
     ),
     _api_rule(
+        "servers:create_image",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Snapshot a server to a new image.",
+        f"POST {_S}/action (createImage)",
+    ),
+    _api_rule(
         "os-pause-server:pause",
         PROJECT_MEMBER_OR_ADMIN,
         "Pause a server.",

@@ -32,7 +32,8 @@ from berth.common.timeutils import utcnow
 from berth.compute import soft_delete
 from berth.compute.api.app import build_app as build_compute_app
 from berth.compute.cells import COMPUTE_POOL_SIZE, Cell, CellRegistry
-from berth.compute.clients.http import ServiceUnavailable, http_client
+from berth.compute.clients.http import ServiceUnavailable, http_client, in_process_client
+from berth.compute.clients.image import ImageClient
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.conductor import recovery
@@ -52,6 +53,7 @@ from berth.config import Settings
 from berth.identity.service_user import service_auth
 from berth.identity.strategy import authenticator
 from berth.image.app import build_app as build_image_app
+from berth.image.data import FileStore
 from berth.network.sim_agent import SimulatedAgent
 
 LOG = logging.getLogger(__name__)
@@ -100,6 +102,12 @@ class _Common:
         if not url:
             raise NotConfigured("compute.placement_url is not set (--placement-url)")
         return PlacementClient(http_client(url, self.calls()))
+
+    def images(self) -> ImageClient:
+        url = self.settings.compute.image_url
+        if not url:
+            raise NotConfigured("compute.image_url is not set (--image-url)")
+        return ImageClient(http_client(url, self.calls()))
 
     def network(self) -> NetworkClient:
         url = self.settings.compute.network_url
@@ -174,17 +182,19 @@ def run_compute_api(settings: Settings) -> int:
     """The Compute API (with the image API beside it) on compute.host:compute.port."""
     compute = settings.compute
     with _common(settings) as common:
+        authenticate = authenticator(compute.auth_strategy, settings.keystone_authtoken)
+        image_app = build_image_app(
+            common.api_db, FileStore(settings.image_data_dir()), authenticate,
+            settings.image.image_size_cap,
+        )  # fmt: skip
+        images = ImageClient(in_process_client(image_app, common.calls(), "http://image"))
         service = ComputeService(
             compute, common.api_db, common.wiring.super_conductor(), common.wiring.cells(),
-            placement=common.placement(), network=common.network(),
+            placement=common.placement(), network=common.network(), images=images,
             scheduler=common.wiring.scheduler(),
         )  # fmt: skip
-        authenticate = authenticator(compute.auth_strategy, settings.keystone_authtoken)
         app = PrefixDispatcher(
-            {
-                "/compute": build_compute_app(service, authenticate),
-                "/image": build_image_app(common.api_db, authenticate),
-            }
+            {"/compute": build_compute_app(service, authenticate), "/image": image_app}
         )
         uvicorn.run(
             app, host=compute.host, port=compute.port, log_level=settings.log_level.lower(),
@@ -269,7 +279,7 @@ def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
     fleet = fleets.load(fleet_path, fleets.host_defaults(settings.compute))
     with _common(settings) as common:
         cells = {name: common.cell_named(name) for name in fleet.cells}
-        placement, network = common.placement(), common.network()
+        placement, network, images = common.placement(), common.network(), common.images()
         agents = {
             host.name: HostAgent(
                 host.name,
@@ -279,6 +289,7 @@ def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
                 network,
                 SimulatedDriver(host.name, host.spawn_seconds, host.failures),
                 common.wiring.cells().conductor(cells[host.cell]),
+                images,
             )
             for host in fleet.hosts
         }

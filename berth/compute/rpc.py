@@ -59,6 +59,8 @@ Version history (bump the minor for an added argument or method, the major for a
   restore_instance. Upgrade the hosts before the API.
 - compute host 1.4: the guest (rescue_instance, unrescue_instance, set_admin_password,
   get_console_output). Upgrade the hosts before the API.
+- compute host 1.5: snapshots (snapshot_instance; shelve_instance's image_id, which a 1.4 host
+  ignores: it shelves without uploading the image). Upgrade the hosts before the API.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ SCHEDULER = "scheduler"
 SUPER_CONDUCTOR_VERSION = Version(1, 1)
 SCHEDULER_VERSION = Version(1, 1)
 CELL_CONDUCTOR_VERSION = Version(1, 1)
-COMPUTE_HOST_VERSION = Version(1, 4)
+COMPUTE_HOST_VERSION = Version(1, 5)
 
 
 def cell_conductor_topic(cell_uuid: str) -> str:
@@ -342,8 +344,14 @@ class ComputeHostAPI(MoveHostAPI, EvacuateHostAPI, Protocol):
         when the port is not the server's."""
         ...
 
-    def shelve_instance(self, instance_uuid: str, offload: bool) -> None:
-        """Power the server off (SHELVED); with ``offload``, offload it at once."""
+    def shelve_instance(self, instance_uuid: str, offload: bool, image_id: str | None) -> None:
+        """Power the server off and upload its disk to ``image_id`` (SHELVED); with
+        ``offload``, offload it at once. ``image_id``: 1.3."""
+        ...
+
+    def snapshot_instance(self, instance_uuid: str, image_id: str) -> None:
+        """Upload the server's disk to the queued image ``image_id`` and end the
+        ``image_snapshot`` task. 1.3."""
         ...
 
     def shelve_offload_instance(self, instance_uuid: str) -> None:
@@ -699,10 +707,16 @@ class ComputeHostClient:
             raise refusal(int(refused["status"]), str(refused["message"]))
         return answer
 
-    def shelve_instance(self, instance_uuid: str, offload: bool) -> None:
+    def shelve_instance(self, instance_uuid: str, offload: bool, image_id: str | None) -> None:
         self._bus.cast(
             self._topic, "shelve_instance", version=str(COMPUTE_HOST_VERSION),
-            instance_uuid=instance_uuid, offload=offload,
+            instance_uuid=instance_uuid, offload=offload, image_id=image_id,
+        )  # fmt: skip
+
+    def snapshot_instance(self, instance_uuid: str, image_id: str) -> None:
+        self._bus.cast(
+            self._topic, "snapshot_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid, image_id=image_id,
         )  # fmt: skip
 
     def shelve_offload_instance(self, instance_uuid: str) -> None:
@@ -1080,10 +1094,21 @@ class ComputeHostEndpoint:
         return {}
 
     def shelve_instance(
-        self, version: str, instance_uuid: str, offload: bool = False, **newer: Any
+        self,
+        version: str,
+        instance_uuid: str,
+        offload: bool = False,
+        image_id: str | None = None,
+        **newer: Any,
     ) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
-        self._impl.shelve_instance(instance_uuid, offload)
+        self._impl.shelve_instance(instance_uuid, offload, image_id)
+
+    def snapshot_instance(
+        self, version: str, instance_uuid: str, image_id: str, **newer: Any
+    ) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.snapshot_instance(instance_uuid, image_id)
 
     def shelve_offload_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)

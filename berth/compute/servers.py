@@ -26,7 +26,15 @@ from sqlalchemy.engine import Connection, RowMapping
 from berth.bus import BusError
 from berth.common.context import RequestContext
 from berth.common.timeutils import utcnow
-from berth.compute import actions, exceptions, guest_input, quotas, server_tasks, soft_delete
+from berth.compute import (
+    actions,
+    exceptions,
+    guest_input,
+    quotas,
+    server_tasks,
+    snapshots,
+    soft_delete,
+)
 from berth.compute import server_views as views
 from berth.compute.cells import Cell, CellRegistry
 from berth.compute.cleanup import release_server
@@ -510,7 +518,7 @@ def delete_server(
         ports, mark it deleted here.
 
     In (b) and (c) the mapping is queued for delete and the group left too, since nothing in a
-    cell writes the API database. A delete of a server whose delete is under way does nothing
+    cell writes the API database, and a shelved server's image is deleted. A delete of a server whose delete is under way does nothing
     (as Nova, it answers 204 again: clients that delete twice, in a test's clean-up say, are
     not refused)."""
     for _ in range(2):
@@ -531,6 +539,8 @@ def delete_server(
         else:
             _delete_locally(service, cell, row)
         _forget_mapping(service, server_uuid)
+        if row["vm_state"] in ("shelved", "shelved_offloaded"):
+            snapshots.delete_shelved_image(service.images, server_uuid)
         return
     raise _not_found(server_uuid)
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from berth.common.db import Database
 from berth.compute.cells import CellRegistry
+from berth.compute.clients.image import ImageClient
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.policy import ComputePolicyEnforcer
@@ -25,6 +26,8 @@ class ComputeService:
     network: NetworkClient | None = None
     # Asked for what-ifs (``/os-berth-what-if``); None only in tests of the API alone.
     scheduler: SchedulerAPI | None = None
+    # The Image API: the /images proxy and snapshots (None in tests of the API alone).
+    images: ImageClient | None = None
     cells: CellRegistry = field(init=False)
     # Built from settings (policy_file and friends); a malformed policy file fails here.
     policy: ComputePolicyEnforcer = field(init=False)

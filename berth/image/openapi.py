@@ -1,5 +1,5 @@
-"""The Image API's OpenAPI description: its route table, a JSON patch for updates, and no
-image data (Berth keeps none)."""
+"""The Image API's OpenAPI description: its route table, a JSON patch for updates, and image
+data as a byte stream."""
 
 from __future__ import annotations
 
@@ -41,12 +41,8 @@ DESCRIPTION = ApiDescription(
     bodies={
         ("PATCH", "/v2/images/{image_id}"): Body(PATCH, PATCH_MEDIA_TYPE),
         ("PUT", "/v2/images/{image_id}/file"): Body(
-            {"type": "string", "maxLength": 0}, "application/octet-stream"
+            {"type": "string", "format": "binary"}, "application/octet-stream"
         ),
-    },
-    not_implemented={
-        ("PUT", "/v2/images/{image_id}/file"): "Berth keeps no image data: only an empty "
-        "upload succeeds, any data is refused.",
     },
     anonymous=frozenset({"/", "/versions"}),
 )

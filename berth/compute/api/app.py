@@ -18,6 +18,7 @@ from berth.compute.api import microversion
 from berth.compute.api.openapi import DESCRIPTION
 from berth.compute.api.request import JSON, ComputeRequest, dumps, error_document
 from berth.compute.api.routes import ROUTES, Handler
+from berth.compute.clients.image import credentials
 from berth.compute.service import ComputeService
 
 LOG = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ class ComputeApp:
                 version=version,
                 service=self.service,
                 base_url=str(request.base_url).rstrip("/"),
+                credentials=credentials(request.headers),
             )
             response = await self.threads.run(handler, req)
         except auth.Unauthenticated as exc:

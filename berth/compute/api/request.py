@@ -5,7 +5,7 @@ same shape): read the body or the query, call the domain, answer with ``respond`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import jsonschema
@@ -34,6 +34,8 @@ class ComputeRequest:
     version: Version
     service: ComputeService
     base_url: str = ""
+    # The caller's credential headers, to call the Image API as the caller (the /images proxy).
+    credentials: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def is_admin(self) -> bool:

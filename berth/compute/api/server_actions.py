@@ -14,6 +14,7 @@ from starlette.responses import Response
 
 from berth.compute import exceptions, servers
 from berth.compute.api import (
+    create_image,
     deferred_delete,
     evacuate,
     guest,
@@ -57,6 +58,7 @@ ACTIONS: Mapping[str, ActionHandler] = {
     "unrescue": guest.unrescue,
     "changePassword": guest.change_password,
     "os-getConsoleOutput": guest.console_output,
+    "createImage": create_image.create_image,
 }
 
 

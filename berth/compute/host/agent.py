@@ -21,6 +21,7 @@ from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.compute import actions, cleanup
 from berth.compute.audit_periods import Period
+from berth.compute.clients.image import ImageClient
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import NodeProvider, PlacementClient
 from berth.compute.db import instances, pci_devices, services
@@ -35,6 +36,7 @@ from berth.compute.host import (
     power,
     registration,
     shelving,
+    snapshots,
     soft_delete,
 )
 from berth.compute.host.driver import SimulatedDriver, SpawnFailed
@@ -75,6 +77,7 @@ class HostAgent:
         network: NetworkClient,
         driver: SimulatedDriver,
         cell_conductor: CellConductorAPI,
+        images: ImageClient | None = None,
     ) -> None:
         self.host = host
         self.resources = resources
@@ -83,6 +86,8 @@ class HostAgent:
         self.network = network
         self.driver = driver
         self.cell_conductor = cell_conductor
+        # Where snapshots are uploaded; a host without one cannot snapshot (tests of hosts alone).
+        self.images = images
         self.node_uuid = ""
         self.node_id = 0
         self.service_id = 0
@@ -317,8 +322,11 @@ class HostAgent:
 
     # -- shelving (``shelving``) -----------------------------------------------------------------
 
-    def shelve_instance(self, instance_uuid: str, offload: bool) -> None:
-        shelving.shelve(self, instance_uuid, offload)
+    def shelve_instance(self, instance_uuid: str, offload: bool, image_id: str | None) -> None:
+        shelving.shelve(self, instance_uuid, offload, image_id)
+
+    def snapshot_instance(self, instance_uuid: str, image_id: str) -> None:
+        snapshots.snapshot(self, instance_uuid, image_id)
 
     def shelve_offload_instance(self, instance_uuid: str) -> None:
         shelving.shelve_offload(self, instance_uuid)

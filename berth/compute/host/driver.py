@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -22,6 +23,9 @@ from berth.compute.host.guest import Guest, GuestNotRunning, Provisioning
 
 # Power states (the API's OS-EXT-STS:power_state numbers).
 _RUNNING, _PAUSED, _SHUTDOWN, _SUSPENDED = 1, 3, 4, 7
+# A simulated guest's disk as a snapshot copies it: a header that names it, then zeros.
+DISK_BYTES = 64 * 1024
+_DISK_CHUNKS = 4
 
 
 class SpawnFailed(Exception):
@@ -43,6 +47,9 @@ class SimulatedDriver:
     spawn_seconds: float = 0.0
     failures: FailurePlan = field(default_factory=FailurePlan)
     seed: int | None = None
+    # How long copying a guest's disk takes (a snapshot stays "saving" meanwhile, long enough
+    # for a client to see it, as on a real hypervisor).
+    snapshot_seconds: float = 0.5
     running: set[str] = field(default_factory=set)
     # Powered off but kept (stopped, or shelved and not offloaded).
     stopped: set[str] = field(default_factory=set)
@@ -81,6 +88,16 @@ class SimulatedDriver:
         if self.failures.probability and self._random.random() < self.failures.probability:
             return f"injected with probability {self.failures.probability}"
         return None
+
+    def disk_image(self, instance_uuid: str) -> Iterator[bytes]:
+        """The guest's disk as a snapshot reads it, in chunks, over ``snapshot_seconds``."""
+        header = f"berth simulated disk of server {instance_uuid} on {self.host}\n".encode()
+        disk = header + bytes(DISK_BYTES - len(header))
+        step = DISK_BYTES // _DISK_CHUNKS
+        for start in range(0, DISK_BYTES, step):
+            if self.snapshot_seconds:
+                time.sleep(self.snapshot_seconds / _DISK_CHUNKS)
+            yield disk[start : start + step]
 
     def destroy(self, instance_uuid: str) -> None:
         """Stop and forget the server; destroying one that is not there is fine."""

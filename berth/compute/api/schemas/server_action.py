@@ -66,6 +66,22 @@ ACTION: dict[str, Any] = {
             },
             "additionalProperties": False,
         },
+        # Nova's: a name, and image properties of 1 to 255 characters each way.
+        "createImage": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "minLength": 1, "maxLength": 255},
+                "metadata": {
+                    "type": "object",
+                    "patternProperties": {
+                        "^[a-zA-Z0-9-_:. /]{1,255}$": {"type": "string", "maxLength": 255}
+                    },
+                    "additionalProperties": False,
+                },
+            },
+            "required": ["name"],
+            "additionalProperties": False,
+        },
         **dict.fromkeys(_NO_ARGUMENT, _NOTHING),
     },
 }
