@@ -35,8 +35,9 @@ COMPUTE_FEATURES = {
     "rescue": True,
     # Stable device rescue needs 2.87 (above the microversions served) and snapshots.
     "stable_rescue": False,
-    # Shelving makes no snapshot image, and there is no createImage action.
-    "snapshot": False,
+    # createImage, createBackup, and shelving's <name>-shelved image (docs/compute.md, "Images
+    # and snapshots").
+    "snapshot": True,
     # OS-DCF:diskConfig is kept and shown; personality files, user data and the config drive
     # reach the simulated guest. No metadata service serves guests.
     "disk_config": True,
