@@ -212,5 +212,6 @@ def test_the_image_proxy_lists_filters_and_changes_metadata(start_stack: StackFa
     assert client.delete(f"{path}/a", headers=V2_1).status_code == 404
     assert w.ok(client.get(path, headers=V2_1)) == {"metadata": {"b": "3", "c": "4"}}
     assert client.get(f"/compute/v2.1/images/{uuid.uuid4()}", headers=V2_1).status_code == 404
+    assert client.delete("/compute/v2.1/images/", headers=V2_1).status_code == 404
     assert client.delete(f"/compute/v2.1/images/{snapshot}", headers=V2_1).status_code == 204
     assert _image(client, snapshot).status_code == 404

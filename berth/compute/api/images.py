@@ -66,7 +66,10 @@ def show(req: ComputeRequest) -> Response:
 
 
 def delete(req: ComputeRequest) -> Response:
+    """``DELETE /images/{id}``; ``DELETE /images/`` (no id) is a 404, as Nova answers."""
     image_id = _proxied(req)
+    if not image_id:
+        raise exceptions.NotFound("Image  could not be found.")
     _ask(lambda images: images.delete(image_id, req.credentials), req, image_id)
     return req.no_content(204)
 

@@ -172,7 +172,7 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/os-networks/{network_id}": {"GET": os_networks.show},
     "/v2.1/os-instance_usage_audit_log/{before_timestamp}": {"GET": usage_audit_log.show},
     # The image proxy (up to 2.35); "detail" before "{image_id}", which would take it.
-    "/v2.1/images": {"GET": images.index},
+    "/v2.1/images": {"GET": images.index, "DELETE": images.delete},
     "/v2.1/images/detail": {"GET": images.detail},
     "/v2.1/images/{image_id}": {"GET": images.show, "DELETE": images.delete},
     "/v2.1/images/{image_id}/metadata": {
