@@ -57,6 +57,7 @@ UNSHELVE_SCHEDULE = "conductor_unshelve_instance"
 UNSHELVE_STEP = "compute_unshelve_instance"
 # Snapshots (``berth.compute.snapshots``, ``host/snapshots``).
 CREATE_IMAGE = "createImage"
+CREATE_BACKUP = "createBackup"
 SNAPSHOT_STEP = "compute_snapshot_instance"
 # Rebuilding (``berth.compute.rebuild``, ``host/power``).
 REBUILD = "rebuild"

@@ -415,6 +415,12 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         f"POST {_S}/action (createImage)",
     ),
     _api_rule(
+        "os-create-backup",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Back up a server to a new image, keeping a rotation of backups.",
+        f"POST {_S}/action (createBackup)",
+    ),
+    _api_rule(
         "os-pause-server:pause",
         PROJECT_MEMBER_OR_ADMIN,
         "Pause a server.",

@@ -32,6 +32,7 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
                                                            rescue_instance, unrescue_instance (cast);
                                                            set_admin_password,
                                                            get_console_output (call)
+                                                           snapshot_instance (cast)
 
 Topics name their cell, so cells may share a broker's virtual host without crossing.
 
@@ -59,8 +60,9 @@ Version history (bump the minor for an added argument or method, the major for a
   restore_instance. Upgrade the hosts before the API.
 - compute host 1.4: the guest (rescue_instance, unrescue_instance, set_admin_password,
   get_console_output). Upgrade the hosts before the API.
-- compute host 1.5: snapshots (snapshot_instance; shelve_instance's image_id, which a 1.4 host
-  ignores: it shelves without uploading the image). Upgrade the hosts before the API.
+- compute host 1.5: snapshots and backups (snapshot_instance; shelve_instance's image_id,
+  which a 1.4 host ignores: it shelves without uploading the image). Upgrade the hosts before
+  the API.
 """
 
 from __future__ import annotations
@@ -349,9 +351,10 @@ class ComputeHostAPI(MoveHostAPI, EvacuateHostAPI, Protocol):
         ``offload``, offload it at once. ``image_id``: 1.3."""
         ...
 
-    def snapshot_instance(self, instance_uuid: str, image_id: str) -> None:
+    def snapshot_instance(self, instance_uuid: str, image_id: str, rotation: int | None) -> None:
         """Upload the server's disk to the queued image ``image_id`` and end the
-        ``image_snapshot`` task. 1.3."""
+        ``image_snapshot`` task; for a backup (``image_backup``), then keep only the newest
+        ``rotation`` backups of its type. 1.3."""
         ...
 
     def shelve_offload_instance(self, instance_uuid: str) -> None:
@@ -713,10 +716,10 @@ class ComputeHostClient:
             instance_uuid=instance_uuid, offload=offload, image_id=image_id,
         )  # fmt: skip
 
-    def snapshot_instance(self, instance_uuid: str, image_id: str) -> None:
+    def snapshot_instance(self, instance_uuid: str, image_id: str, rotation: int | None) -> None:
         self._bus.cast(
             self._topic, "snapshot_instance", version=str(COMPUTE_HOST_VERSION),
-            instance_uuid=instance_uuid, image_id=image_id,
+            instance_uuid=instance_uuid, image_id=image_id, rotation=rotation,
         )  # fmt: skip
 
     def shelve_offload_instance(self, instance_uuid: str) -> None:
@@ -1105,10 +1108,15 @@ class ComputeHostEndpoint:
         self._impl.shelve_instance(instance_uuid, offload, image_id)
 
     def snapshot_instance(
-        self, version: str, instance_uuid: str, image_id: str, **newer: Any
+        self,
+        version: str,
+        instance_uuid: str,
+        image_id: str,
+        rotation: int | None = None,
+        **newer: Any,
     ) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
-        self._impl.snapshot_instance(instance_uuid, image_id)
+        self._impl.snapshot_instance(instance_uuid, image_id, rotation)
 
     def shelve_offload_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)

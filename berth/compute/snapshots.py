@@ -7,6 +7,10 @@ server to its host with the image's id; the host uploads the guest's disk to it 
 active) and ends the task. While the task is ``image_snapshot`` (and the host's steps after it)
 every other task on the server is a 409, a second ``createImage`` included.
 
+``createBackup`` is a snapshot with ``image_type=backup`` and its ``backup_type``, under the task
+``image_backup``; once it is saved the host deletes the server's oldest backups of that type
+beyond the ``rotation`` asked.
+
 Shelving makes ``<server name>-shelved`` the same way (its property ``shelved_instance_uuid``
 names the server, so that unshelving, or deleting the shelved server, finds and deletes it).
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.engine import RowMapping
@@ -44,6 +49,15 @@ _NOT_INHERITED = frozenset(
 )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Backup:
+    """What makes a snapshot a backup: its kind (``daily``...) and how many of that kind the
+    server keeps (the oldest beyond are deleted once the new one is saved)."""
+
+    backup_type: str
+    rotation: int
+
+
 def create_image(
     service: ComputeService,
     context: RequestContext,
@@ -51,24 +65,30 @@ def create_image(
     may_see: Callable[[str], bool],
     name: str,
     metadata: Mapping[str, str],
+    backup: Backup | None = None,
 ) -> str:
-    """Start the snapshot of the server; the new image's id."""
+    """Start the snapshot (or the backup) of the server; the new image's id."""
     images = _images(service)
+    task_state = "image_snapshot" if backup is None else "image_backup"
     started = server_tasks.start(
         service, context, server_uuid, may_see,
-        action=actions.CREATE_IMAGE, task_state="image_snapshot", vm_states=SNAPSHOTTABLE,
-        check=_on_a_host,
+        action=actions.CREATE_IMAGE if backup is None else actions.CREATE_BACKUP,
+        task_state=task_state, vm_states=SNAPSHOTTABLE, check=_on_a_host,
     )  # fmt: skip
+    if backup is not None:
+        metadata = {
+            **metadata, "image_type": "backup", "backup_type": backup.backup_type,
+        }  # fmt: skip
     try:
         image_id = _make_image(service, images, started.instance, name, metadata)
     except BaseException:
-        server_tasks.undo(service, started, "image_snapshot")
+        server_tasks.undo(service, started, task_state)
         raise
     try:
         host = service.cell_rpc.host(started.cell, started.instance["host"])
-        host.snapshot_instance(server_uuid, image_id)
+        host.snapshot_instance(server_uuid, image_id, None if backup is None else backup.rotation)
     except BusError:
-        server_tasks.undo(service, started, "image_snapshot")
+        server_tasks.undo(service, started, task_state)
         images.delete(image_id)
         raise exceptions.ComputeError(
             f"The host of instance {server_uuid} could not be reached; no image was made."

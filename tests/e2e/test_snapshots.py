@@ -215,3 +215,38 @@ def test_the_image_proxy_lists_filters_and_changes_metadata(start_stack: StackFa
     assert client.delete("/compute/v2.1/images/", headers=V2_1).status_code == 404
     assert client.delete(f"/compute/v2.1/images/{snapshot}", headers=V2_1).status_code == 204
     assert _image(client, snapshot).status_code == 404
+
+
+def test_backups_keep_the_newest_of_their_type(start_stack: StackFactory) -> None:
+    _, client, server_id, _ = _booted(start_stack)
+
+    def backup(name: str, backup_type: str, rotation: int) -> httpx.Response:
+        body = {"createBackup": {"name": name, "backup_type": backup_type, "rotation": rotation}}
+        answer = _action(client, server_id, body, V2_45)
+        assert answer.status_code == 202, answer.text
+        _until_idle(client, server_id)
+        return answer
+
+    def kept(backup_type: str) -> list[str]:
+        params = {"instance_uuid": server_id, "image_type": "backup", "backup_type": backup_type,
+                  "sort_key": "name", "sort_dir": "asc"}  # fmt: skip
+        return [i["name"] for i in w.ok(client.get("/image/v2/images", params=params))["images"]]
+
+    first = backup("b1", "daily", 2).json()["image_id"]
+    assert w.ok(client.get(f"/image/v2/images/{first}"))["status"] == "active"
+    backup("b2", "daily", 2)
+    backup("w1", "weekly", 2)
+    assert kept("daily") == ["b1", "b2"]
+    backup("b3", "daily", 2)
+    assert kept("daily") == ["b2", "b3"]  # b1, the oldest, rotated out
+    assert kept("weekly") == ["w1"]
+    # Rotation 0 keeps none (the new one included) and answers no image.
+    assert backup("w2", "weekly", 0).content == b""
+    assert kept("weekly") == []
+    actions = w.ok(
+        client.get(f"/compute/v2.1/servers/{server_id}/os-instance-actions", headers=w.COMPUTE)
+    )["instanceActions"]
+    assert [a["action"] for a in actions].count("createBackup") == 5
+    for bad in ({"name": "n", "backup_type": "daily"}, {"name": "n", "backup_type": "daily",
+                                                         "rotation": -1}):  # fmt: skip
+        assert _action(client, server_id, {"createBackup": bad}, V2_45).status_code == 400

@@ -59,6 +59,7 @@ ACTIONS: Mapping[str, ActionHandler] = {
     "changePassword": guest.change_password,
     "os-getConsoleOutput": guest.console_output,
     "createImage": create_image.create_image,
+    "createBackup": create_image.create_backup,
 }
 
 

@@ -325,8 +325,8 @@ class HostAgent:
     def shelve_instance(self, instance_uuid: str, offload: bool, image_id: str | None) -> None:
         shelving.shelve(self, instance_uuid, offload, image_id)
 
-    def snapshot_instance(self, instance_uuid: str, image_id: str) -> None:
-        snapshots.snapshot(self, instance_uuid, image_id)
+    def snapshot_instance(self, instance_uuid: str, image_id: str, rotation: int | None) -> None:
+        snapshots.snapshot(self, instance_uuid, image_id, rotation)
 
     def shelve_offload_instance(self, instance_uuid: str) -> None:
         shelving.shelve_offload(self, instance_uuid)

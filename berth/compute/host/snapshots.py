@@ -1,5 +1,5 @@
-"""What a compute host does to snapshot a server (``HostAgent.snapshot_instance``) and to keep a
-shelved server's image (``upload``, called by ``host/shelving``).
+"""What a compute host does to snapshot or back up a server (``HostAgent.snapshot_instance``)
+and to keep a shelved server's image (``upload``, called by ``host/shelving``).
 
 The API made the image (queued) and set the task ``image_snapshot``; the host takes it through
 Nova's task states ``image_pending_upload`` and ``image_uploading`` while it copies the guest's
@@ -24,26 +24,47 @@ if TYPE_CHECKING:
 LOG = logging.getLogger(__name__)
 
 
-def snapshot(agent: HostAgent, instance_uuid: str, image_id: str) -> None:
+def snapshot(agent: HostAgent, instance_uuid: str, image_id: str, rotation: int | None) -> None:
+    """A snapshot; with a ``rotation``, a backup (the API set ``image_backup``)."""
     with agent.db.read() as conn:
         row = instances.get(conn, instance_uuid, include_deleted=False)
-    if row is None or row["task_state"] != "image_snapshot" or row["host"] != agent.host:
+    task_state = "image_snapshot" if rotation is None else "image_backup"
+    if row is None or row["task_state"] != task_state or row["host"] != agent.host:
         return
+    action = actions.CREATE_IMAGE if rotation is None else actions.CREATE_BACKUP
     with agent.db.write() as conn:
-        step = actions.step_started(
-            conn, instance_uuid, actions.CREATE_IMAGE, actions.SNAPSHOT_STEP, agent.host
-        )
-        instances.update(
-            conn, instance_uuid, {"task_state": "image_pending_upload"}, ["image_snapshot"]
-        )
+        step = actions.step_started(conn, instance_uuid, action, actions.SNAPSHOT_STEP, agent.host)
+        instances.update(conn, instance_uuid, {"task_state": "image_pending_upload"}, [task_state])
     with agent.db.write() as conn:
         uploading = instances.update(
             conn, instance_uuid, {"task_state": "image_uploading"}, ["image_pending_upload"]
         )
     failure = upload(agent, instance_uuid, image_id) if uploading else "the server changed"
+    if failure is None and rotation is not None:
+        failure = rotate(agent, instance_uuid, image_id, rotation)
     with agent.db.write() as conn:
         instances.update(conn, instance_uuid, {"task_state": None}, ["image_uploading"])
         actions.step_ended(conn, step, actions.ERROR if failure else actions.SUCCESS, failure)
+
+
+def rotate(agent: HostAgent, instance_uuid: str, image_id: str, rotation: int) -> str | None:
+    """Delete the server's backups of the new one's type beyond the newest ``rotation`` (the new
+    one first, whatever the times say: they are to the second; all of them for 0, as Nova);
+    why it failed, or None."""
+    assert agent.images is not None  # the upload needed it
+    try:
+        backup_type = agent.images.image(image_id)["backup_type"]
+        found = agent.images.images(
+            [("instance_uuid", instance_uuid), ("image_type", "backup"),
+             ("backup_type", backup_type), ("sort_key", "created_at"), ("sort_dir", "desc"),
+             ("limit", "1000")]
+        )["images"]  # fmt: skip
+        newest_first = [image_id, *(str(i["id"]) for i in found if i["id"] != image_id)]
+        for old in newest_first[rotation:]:
+            agent.images.delete(old)
+    except (ImageError, ServiceUnavailable) as exc:
+        return f"the backups of server {instance_uuid} were not rotated: {exc}"
+    return None
 
 
 def upload(agent: HostAgent, instance_uuid: str, image_id: str) -> str | None:

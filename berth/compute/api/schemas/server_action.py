@@ -18,6 +18,13 @@ _NO_ARGUMENT = (
 )  # fmt: skip
 _PASSWORD: dict[str, Any] = {"type": "string", "maxLength": 255}
 
+_IMAGE_NAME: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 255}
+_IMAGE_METADATA: dict[str, Any] = {
+    "type": "object",
+    "patternProperties": {"^[a-zA-Z0-9-_:. /]{1,255}$": {"type": "string", "maxLength": 255}},
+    "additionalProperties": False,
+}
+
 ACTION: dict[str, Any] = {
     "type": "object",
     "minProperties": 1,
@@ -69,17 +76,23 @@ ACTION: dict[str, Any] = {
         # Nova's: a name, and image properties of 1 to 255 characters each way.
         "createImage": {
             "type": "object",
-            "properties": {
-                "name": {"type": "string", "minLength": 1, "maxLength": 255},
-                "metadata": {
-                    "type": "object",
-                    "patternProperties": {
-                        "^[a-zA-Z0-9-_:. /]{1,255}$": {"type": "string", "maxLength": 255}
-                    },
-                    "additionalProperties": False,
-                },
-            },
+            "properties": {"name": _IMAGE_NAME, "metadata": _IMAGE_METADATA},
             "required": ["name"],
+            "additionalProperties": False,
+        },
+        "createBackup": {
+            "type": "object",
+            "properties": {
+                "name": _IMAGE_NAME,
+                "backup_type": {"type": "string"},
+                "rotation": {
+                    "type": ["integer", "string"],
+                    "pattern": "^[0-9]+$",
+                    "minimum": 0,
+                },
+                "metadata": _IMAGE_METADATA,
+            },
+            "required": ["name", "backup_type", "rotation"],
             "additionalProperties": False,
         },
         **dict.fromkeys(_NO_ARGUMENT, _NOTHING),
