@@ -225,6 +225,17 @@ class NetworkSettings(BaseModel):
         description="RBAC policies (grants of a network or QoS policy to other projects) a "
         "project may own unless its quota says (-1: no limit).",
     )
+    quota_security_group: int = Field(
+        10,
+        ge=-1,
+        description="Security groups a project may own unless its quota says (-1: no limit).",
+    )
+    quota_security_group_rule: int = Field(
+        100,
+        ge=-1,
+        description="Security group rules a project may own unless its quota says (-1: no "
+        "limit).",
+    )
     enforce_new_defaults: bool = _enforce_new_defaults()
     enforce_scope: bool = _enforce_scope()
 

@@ -41,11 +41,13 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
     ),
     "quota_details": ("Quota details extension", "Each quota's limit, use and reservation."),
     "rbac-policies": ("RBAC Policies", "Sharing QoS policies with chosen projects."),
+    "security-group": ("security-group", "Security groups, their rules, and those of ports."),
     "segment": ("Segment", "Segments of routed networks."),
     "sorting": ("Sorting support", "sort_key and sort_dir on lists."),
     "standard-attr-description": ("standard-attr-description", "Description on resources."),
     "standard-attr-revisions": ("Resource revision numbers", "revision_number on resources."),
     "standard-attr-timestamp": ("Resource timestamps", "created_at and updated_at."),
+    "stateful-security-group": ("Stateful security group", "The stateful flag of groups."),
 }
 
 

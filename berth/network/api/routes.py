@@ -15,6 +15,7 @@ from berth.network.api import (
     quotas,
     rbac,
     root,
+    security_groups,
     subnets,
 )
 from berth.network.api.request import NetworkRequest
@@ -105,6 +106,23 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
         "GET": rbac.show_entry,
         "PUT": rbac.update_entry,
         "DELETE": rbac.delete_entry,
+    },
+    "/v2.0/security-groups": {
+        "GET": security_groups.list_groups,
+        "POST": security_groups.create_group,
+    },
+    "/v2.0/security-groups/{security_group_id}": {
+        "GET": security_groups.show_group,
+        "PUT": security_groups.update_group,
+        "DELETE": security_groups.delete_group,
+    },
+    "/v2.0/security-group-rules": {
+        "GET": security_groups.list_rules,
+        "POST": security_groups.create_rule,
+    },
+    "/v2.0/security-group-rules/{security_group_rule_id}": {
+        "GET": security_groups.show_rule,
+        "DELETE": security_groups.delete_rule,
     },
     "/v2.0/quotas": {"GET": quotas.list_quotas},
     "/v2.0/quotas/{project_id}": {

@@ -15,11 +15,20 @@ from berth.network.store.schema import (
     networks,
     ports,
     rbac_policies,
+    security_group_rules,
+    security_groups,
     subnets,
 )
 
 # What each quota resource counts.
-_COUNTED = {"network": networks, "subnet": subnets, "port": ports, "rbac_policy": rbac_policies}
+_COUNTED = {
+    "network": networks,
+    "subnet": subnets,
+    "port": ports,
+    "rbac_policy": rbac_policies,
+    "security_group": security_groups,
+    "security_group_rule": security_group_rules,
+}
 
 
 def limits_of(conn: Connection, project_id: str) -> dict[str, int]:

@@ -16,7 +16,14 @@ from berth.config import NetworkSettings
 from berth.network.service import NetworkService
 from tests.conftest import network_client_for
 
-DEFAULTS = {"network": 100, "subnet": 100, "port": 500, "rbac_policy": 10}
+DEFAULTS = {
+    "network": 100,
+    "subnet": 100,
+    "port": 500,
+    "rbac_policy": 10,
+    "security_group": 10,
+    "security_group_rule": 100,
+}
 
 
 def _client(service: NetworkService, token: str, roles: str = "member,reader") -> httpx.Client:
@@ -149,6 +156,9 @@ def test_creates_over_quota_are_refused(admin: httpx.Client, alice: httpx.Client
         "subnet": 1,
         "port": 2,
         "rbac_policy": 1,
+        # The project's default security group, made with its first port, and its rules.
+        "security_group": 1,
+        "security_group_rule": 4,
     }
 
 
