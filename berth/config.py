@@ -233,8 +233,7 @@ class NetworkSettings(BaseModel):
     quota_security_group_rule: int = Field(
         100,
         ge=-1,
-        description="Security group rules a project may own unless its quota says (-1: no "
-        "limit).",
+        description="Security group rules a project may own unless its quota says (-1: no limit).",
     )
     enforce_new_defaults: bool = _enforce_new_defaults()
     enforce_scope: bool = _enforce_scope()
