@@ -195,6 +195,67 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         f"DELETE {_S}/os-interface/{{port_id}}",
         legacy=_LEGACY_ATTACH_INTERFACES,
     ),
+    # security groups: Nova's proxies (below 2.36) and a server's groups
+    *(
+        _api_rule(f"os-security-groups:{name}", check, description, *operations)
+        for name, check, description, operations in (
+            ("get", PROJECT_READER_OR_ADMIN, "List security groups.", ("GET /os-security-groups",)),
+            (
+                "show",
+                PROJECT_READER_OR_ADMIN,
+                "Show a security group.",
+                ("GET /os-security-groups/{security_group_id}",),
+            ),
+            (
+                "create",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Create a security group.",
+                ("POST /os-security-groups",),
+            ),
+            (
+                "update",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Update a security group.",
+                ("PUT /os-security-groups/{security_group_id}",),
+            ),
+            (
+                "delete",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Delete a security group.",
+                ("DELETE /os-security-groups/{security_group_id}",),
+            ),
+            (
+                "rule:create",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Create a security group rule.",
+                ("POST /os-security-group-rules",),
+            ),
+            (
+                "rule:delete",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Delete a security group rule.",
+                ("DELETE /os-security-group-rules/{security_group_rule_id}",),
+            ),
+            (
+                "list",
+                PROJECT_READER_OR_ADMIN,
+                "List a server's security groups.",
+                (f"GET {_S}/os-security-groups",),
+            ),
+            (
+                "add",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Add a server to a security group.",
+                (f"POST {_S}/action (addSecurityGroup)",),
+            ),
+            (
+                "remove",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Take a server out of a security group.",
+                (f"POST {_S}/action (removeSecurityGroup)",),
+            ),
+        )
+    ),
     # instance actions
     _api_rule(
         "os-instance-actions:list",

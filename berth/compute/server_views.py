@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,6 +97,8 @@ class Server:
     auto_disk_config: bool = False
     config_drive: str = ""
     user_data: str | None = None
+    # The names of the security groups of its ports (the API reads them from the network).
+    security_groups: tuple[str, ...] = ()
 
     @property
     def status(self) -> str:
@@ -244,9 +246,11 @@ def detail(server: Server, viewer: Viewer) -> dict[str, Any]:
         "OS-SRV-USG:launched_at": server.launched_at,
         "OS-SRV-USG:terminated_at": None,
         "os-extended-volumes:volumes_attached": [],
-        "security_groups": [{"name": "default"}],
         "links": links(viewer.base_url, "servers", server.uuid),
     }
+    # As Nova's: absent when the server's ports are in no group.
+    if server.security_groups:
+        view["security_groups"] = [{"name": name} for name in server.security_groups]
     if server.status in _PROGRESS_STATUSES:
         view["progress"] = 0
     if viewer.shows_locked:
@@ -377,14 +381,18 @@ def _fault(fault: RowMapping, is_admin: bool) -> dict[str, Any]:
 
 
 def created(
-    server_uuid: str, admin_pass: str, base_url: str, auto_disk_config: bool = False
+    server_uuid: str,
+    admin_pass: str,
+    base_url: str,
+    auto_disk_config: bool = False,
+    security_groups: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The answer to a create: ``{"id", "links", "OS-DCF:diskConfig", "security_groups",
-    "adminPass"}``."""
+    "adminPass"}``; the groups asked for (``default`` when none was)."""
     return {
         "id": server_uuid,
         "links": links(base_url, "servers", server_uuid),
         "OS-DCF:diskConfig": disk_config(auto_disk_config),
-        "security_groups": [{"name": "default"}],
+        "security_groups": [{"name": name} for name in security_groups or ("default",)],
         "adminPass": admin_pass,
     }

@@ -85,10 +85,13 @@ def create_servers(
     When the cast fails, the builds are taken back before the error goes up."""
     if service.network is not None:
         check_networks(service.network, context, request.networks)
+    groups = _security_group_ids(service, context, request.security_groups)
     quotas.prepare_project(service.api_db, context.project_id or "")
     reservation_id = new_reservation_id()
     with service.api_db.write() as conn:
-        uuids = store_build(conn, context, service.settings, request, service.cells, reservation_id)
+        uuids = store_build(
+            conn, context, service.settings, request, service.cells, reservation_id, groups
+        )
     try:
         service.conductor.build_instances(uuids, context.request_id)
     except BusError:
@@ -108,6 +111,7 @@ def store_build(
     request: ServerRequest,
     cells: CellRegistry,
     reservation_id: str,
+    security_group_ids: Sequence[str] = (),
 ) -> list[str]:
     """Check what the request names against the API database, admit as many servers as the
     project's quotas allow (``max_count`` at most, ``min_count`` at least), and write each
@@ -146,6 +150,7 @@ def store_build(
             "tags": list(request.tags),
             "key_name": request.key_name,
             "reservation_id": reservation_id,
+            "security_groups": list(security_group_ids),
             "description": request.description,
             "access_ip_v4": request.access_ip_v4,
             "access_ip_v6": request.access_ip_v6,
@@ -313,6 +318,29 @@ def requested_group(
         members=tuple(server_groups.members(conn, group_uuid)),
         max_server_per_host=int(rules.get("max_server_per_host") or 1),
     )
+
+
+def _security_group_ids(
+    service: ComputeService, context: RequestContext, names: Sequence[str]
+) -> list[str]:
+    """The ids of the security groups a create names (by name or id, in the caller's
+    project); one that is not there is a 400, a name several groups have a 409, as Nova's."""
+    if not names:
+        return []
+    if service.network is None:
+        raise exceptions.BadRequest(f"Security group {names[0]} not found.")
+    groups = service.network.security_groups(project_id=context.project_id or "")
+    found = []
+    for name in names:
+        matching = [g["id"] for g in groups if g["id"] == name] or [
+            g["id"] for g in groups if g["name"] == name
+        ]
+        if not matching:
+            raise exceptions.BadRequest(f"Security group {name} not found.")
+        if len(matching) > 1:
+            raise exceptions.Conflict(f"Multiple security groups named {name}; use its id.")
+        found.append(str(matching[0]))
+    return found
 
 
 def check_networks(

@@ -88,7 +88,8 @@ def parse(body: Mapping[str, Any]) -> Rule:
     protocol = _protocol(body.get("protocol"))
     low, high = _port(body, "port_range_min"), _port(body, "port_range_max")
     prefix = _prefix(body.get("remote_ip_prefix"), ethertype)
-    remote_group = validate.uuid_or_none(body, "remote_group_id")
+    # Any other string names no group: a 404 when it is looked up, as upstream answers.
+    remote_group = validate.string(body, "remote_group_id", None)
     if prefix is not None and remote_group is not None:
         raise exceptions.SecurityGroupRemoteGroupAndRemoteIpPrefix(
             "Only remote_ip_prefix or remote_group_id may be provided."

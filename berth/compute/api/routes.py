@@ -26,6 +26,7 @@ from berth.compute.api import (
     quota_classes,
     quota_sets,
     root,
+    security_groups,
     server_actions,
     server_diagnostics,
     server_external_events,
@@ -65,6 +66,18 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/servers/{server_id}/os-instance-actions": {"GET": instance_actions.index},
     "/v2.1/servers/{server_id}/os-instance-actions/{request_id}": {"GET": instance_actions.show},
     "/v2.1/servers/{server_id}/os-interface": {"GET": interfaces.index, "POST": interfaces.create},
+    "/v2.1/servers/{server_id}/os-security-groups": {"GET": security_groups.server_index},
+    # Nova's proxies of the network's security groups, below 2.36.
+    "/v2.1/os-security-groups": {"GET": security_groups.index, "POST": security_groups.create},
+    "/v2.1/os-security-groups/{security_group_id}": {
+        "GET": security_groups.show,
+        "PUT": security_groups.update,
+        "DELETE": security_groups.delete,
+    },
+    "/v2.1/os-security-group-rules": {"POST": security_groups.create_rule},
+    "/v2.1/os-security-group-rules/{security_group_rule_id}": {
+        "DELETE": security_groups.delete_rule
+    },
     "/v2.1/servers/{server_id}/os-interface/{port_id}": {
         "GET": interfaces.show,
         "DELETE": interfaces.delete,

@@ -22,6 +22,7 @@ from berth.compute.api import (
     moves,
     power,
     rebuild,
+    security_groups,
     shelve,
 )
 from berth.compute.api.request import ComputeRequest
@@ -60,6 +61,8 @@ ACTIONS: Mapping[str, ActionHandler] = {
     "os-getConsoleOutput": guest.console_output,
     "createImage": create_image.create_image,
     "createBackup": create_image.create_backup,
+    "addSecurityGroup": security_groups.add_to_server,
+    "removeSecurityGroup": security_groups.remove_from_server,
 }
 
 

@@ -43,6 +43,9 @@ def prepare(
             attributes: dict[str, Any] = {"device_id": instance["uuid"], "device_owner": owner}
             if request.get("fixed_ip"):
                 attributes["fixed_ips"] = [{"ip_address": request["fixed_ip"]}]
+            if instance.get("security_groups"):
+                # The groups the create named; without, the network gives the default group.
+                attributes["security_groups"] = instance["security_groups"]
             port = network.create_port(request["uuid"], instance["project_id"], **attributes)
             made.append(_entry(port, created=True))
         answered.append(port)
