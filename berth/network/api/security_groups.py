@@ -1,6 +1,7 @@
 """/v2.0/security-groups and /v2.0/security-group-rules (the security-group extension).
 
-Listing a project's groups first makes its ``default`` group if it has none, as upstream does.
+Listing groups first makes the ``default`` group of the project listed (the caller's, or the
+one ``project_id`` an admin filters on) if it has none, as upstream does.
 The domain is :mod:`berth.network.security_groups`.
 """
 
@@ -31,12 +32,21 @@ def _fields(req: NetworkRequest) -> list[str]:
 def list_groups(req: NetworkRequest) -> Response:
     query = listing.parse(req.query_items, GROUP_FILTERS, req.service.settings.pagination_max_limit)
     if policy.in_scope(req.context):
-        domain.ensure_default(req.service.db, req.project_id)
+        domain.ensure_default(req.service.db, _listed_project(req, query))
     with req.service.db.read() as conn:
         rows = store.list_groups(conn, req.visible_to) if policy.in_scope(req.context) else []
         found = domain.views(conn, rows)
     selected = listing.select(found, query)
     return req.respond(listing.page(selected, query, "security_groups", req.base_url, req.path))
+
+
+def _listed_project(req: NetworkRequest, query: listing.ListQuery) -> str:
+    """Whose default group a listing makes: the one project it filters on, as upstream (an
+    admin's, or the compute service's proxy, listing for a project), else the caller's."""
+    asked = query.filters.get("project_id", query.filters.get("tenant_id", []))
+    if len(asked) == 1 and (policy.is_privileged(req.context) or asked[0] == req.project_id):
+        return asked[0]
+    return req.project_id
 
 
 def show_group(req: NetworkRequest) -> Response:
