@@ -294,6 +294,8 @@ def test_create_stores_the_build_and_casts_it(world: World) -> None:
             "min_ram": 0,
         },
         "networks": networks,
+        # "default" only: the ports get the project's default group without being told.
+        "security_groups": [],
         "availability_zone": "zone-a",
         "metadata": {"role": "web"},
         "tags": [],
