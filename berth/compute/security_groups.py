@@ -158,9 +158,10 @@ def _cidr(value: Any) -> str:
     if value is None:
         return "0.0.0.0/0"
     try:
-        return str(ipaddress.ip_network(str(value), strict=False))
+        ipaddress.ip_network(str(value), strict=False)
     except ValueError:
         raise exceptions.BadRequest(f"Invalid CIDR {value!r}.") from None
+    return str(value)
 
 
 def _protocol_and_ports(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -61,13 +61,20 @@ class Rule:
             return None
         return int(self.protocol) if self.protocol.isdigit() else PROTOCOLS[self.protocol]
 
+    @property
+    def normalized_cidr(self) -> str | None:
+        """The remote prefix without host bits (``10.0.0.5/24``: ``10.0.0.0/24``)."""
+        if self.remote_ip_prefix is None:
+            return None
+        return str(ipaddress.ip_network(self.remote_ip_prefix, strict=False))
+
     def fingerprint(self) -> str:
         """What traffic the rule matches, as a key: equal for two rules that match the same."""
         number = self.protocol_number
         if number == 1 and self.ethertype == "IPv6":
             # "icmp" on an IPv6 rule means ICMPv6, as upstream takes it.
             number = 58
-        prefix = self.remote_ip_prefix
+        prefix = self.normalized_cidr
         if prefix is not None and ipaddress.ip_network(prefix).prefixlen == 0:
             prefix = None  # every address: the same as no prefix
         key = "|".join(
@@ -88,8 +95,7 @@ def parse(body: Mapping[str, Any]) -> Rule:
     protocol = _protocol(body.get("protocol"))
     low, high = _port(body, "port_range_min"), _port(body, "port_range_max")
     prefix = _prefix(body.get("remote_ip_prefix"), ethertype)
-    # Any other string names no group: a 404 when it is looked up, as upstream answers.
-    remote_group = validate.string(body, "remote_group_id", None)
+    remote_group = _remote_group(body.get("remote_group_id"))
     if prefix is not None and remote_group is not None:
         raise exceptions.SecurityGroupRemoteGroupAndRemoteIpPrefix(
             "Only remote_ip_prefix or remote_group_id may be provided."
@@ -98,6 +104,17 @@ def parse(body: Mapping[str, Any]) -> Rule:
     _check_ports(rule)
     _check_protocol_for_ethertype(rule)
     return rule
+
+
+def _remote_group(value: Any) -> str | None:
+    """A group id; any other string names no group, a 404 when it is looked up (upstream's)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise exceptions.InvalidInput(
+            f"Invalid input for remote_group_id. Reason: '{value}' is not a valid string."
+        )
+    return value
 
 
 def _protocol(value: Any) -> str | None:
@@ -145,7 +162,8 @@ def _prefix(value: Any, ethertype: str) -> str | None:
             f"Invalid input for operation: Conflicting value ethertype {ethertype} for CIDR "
             f"{value}."
         )
-    return str(network)
+    # Kept as given (host bits and all), as upstream keeps it; ``normalized_cidr`` shows the net.
+    return value
 
 
 def _check_ports(rule: Rule) -> None:

@@ -259,6 +259,9 @@ def rule_view(row: RowMapping) -> dict[str, Any]:
         "port_range_min": row["port_range_min"],
         "port_range_max": row["port_range_max"],
         "remote_ip_prefix": row["remote_ip_prefix"],
+        "normalized_cidr": rules.Rule(
+            row["direction"], remote_ip_prefix=row["remote_ip_prefix"]
+        ).normalized_cidr,
         "remote_group_id": row["remote_group_id"],
         "created_at": row["created_at"],
         "updated_at": row["updated_at"] or row["created_at"],

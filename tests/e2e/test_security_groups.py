@@ -90,6 +90,7 @@ def test_the_proxies_show_the_networks_groups_as_nova_did(start_stack: StackFact
         body = {"security_group": {"name": name, "description": "d"}}
         _status(client.post(GROUPS, json=body, headers=OLD), 400)
     _status(client.delete(f"{GROUPS}/{default['id']}", headers=OLD), 400)
+    _status(client.delete(f"{GROUPS}/", headers=OLD), 404)
     _status(client.delete(f"{RULES}/{made['security_group_rule']['id']}", headers=OLD), 202)
     _status(client.delete(f"{GROUPS}/{web['id']}", headers=OLD), 202)
     _status(client.get(f"{GROUPS}/{web['id']}", headers=OLD), 404)

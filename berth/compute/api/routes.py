@@ -68,7 +68,12 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/servers/{server_id}/os-interface": {"GET": interfaces.index, "POST": interfaces.create},
     "/v2.1/servers/{server_id}/os-security-groups": {"GET": security_groups.server_index},
     # Nova's proxies of the network's security groups, below 2.36.
-    "/v2.1/os-security-groups": {"GET": security_groups.index, "POST": security_groups.create},
+    "/v2.1/os-security-groups": {
+        "GET": security_groups.index,
+        "POST": security_groups.create,
+        # Reached by DELETE /os-security-groups/ (the router drops the trailing slash).
+        "DELETE": security_groups.delete_without_id,
+    },
     "/v2.1/os-security-groups/{security_group_id}": {
         "GET": security_groups.show,
         "PUT": security_groups.update,

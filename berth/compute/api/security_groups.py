@@ -42,6 +42,12 @@ def index(req: ComputeRequest) -> Response:
     return req.respond({"security_groups": [_transform_group(g, names) for g in found]})
 
 
+def delete_without_id(req: ComputeRequest) -> Response:
+    """``DELETE /os-security-groups/``: no group has an empty id (404, as Nova answers)."""
+    _proxy(req, "delete")
+    raise exceptions.NotFound("Security group  not found: no id given.")
+
+
 def show(req: ComputeRequest) -> Response:
     _proxy(req, "show")
     found = domain.get_group(req.service, req.context, req.param("security_group_id"))

@@ -42,6 +42,10 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
     "quota_details": ("Quota details extension", "Each quota's limit, use and reservation."),
     "rbac-policies": ("RBAC Policies", "Sharing QoS policies with chosen projects."),
     "security-group": ("security-group", "Security groups, their rules, and those of ports."),
+    "security-groups-normalized-cidr": (
+        "Normalized CIDR field for security group rules",
+        "normalized_cidr: a rule's remote prefix without host bits.",
+    ),
     "segment": ("Segment", "Segments of routed networks."),
     "sorting": ("Sorting support", "sort_key and sort_dir on lists."),
     "standard-attr-description": ("standard-attr-description", "Description on resources."),

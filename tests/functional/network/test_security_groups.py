@@ -207,7 +207,8 @@ def test_rules_as_given_and_their_duplicates(alice: httpx.Client) -> None:
     assert made[1]["protocol"] == "17" and made[1]["remote_group_id"] == other["id"]
     assert (made[2]["port_range_min"], made[2]["port_range_max"]) == (3, 2)
     assert made[3]["port_range_max"] is None and made[3]["remote_ip_prefix"] == "10.100.0.0/16"
-    assert made[4]["protocol"] is None and made[4]["remote_ip_prefix"] == "2001:db8::/64"
+    assert made[4]["protocol"] is None and made[4]["remote_ip_prefix"] == "2001:db8::1/64"
+    assert made[4]["normalized_cidr"] == "2001:db8::/64"
     assert made[0]["description"] == "why" and made[0]["project_id"] == "alice"
     # The same traffic again, however it is spelled, is a conflict naming the first rule.
     again = _rule(alice, group["id"], protocol="6", port_range_min=77, port_range_max=77)
