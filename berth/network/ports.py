@@ -114,7 +114,10 @@ def create_port(
         "none" if fixed == [] else ("deferred" if fixed is None and layout.routed else "immediate")
     )
     port_id = str(uuid.uuid4())
-    port_security = validate.boolean(body, "port_security_enabled", True)
+    # A port takes its network's port security unless it says.
+    port_security = validate.boolean(
+        body, "port_security_enabled", bool(network["port_security_enabled"])
+    )
     values = {
         "id": port_id,
         "network_id": network_id,

@@ -29,6 +29,7 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
         "Port Resource Request Groups",
         "resource_request as request groups with same_subtree.",
     ),
+    "port-security": ("Port Security", "port_security_enabled of networks and ports."),
     "project-id": ("project_id field enabled", "project_id beside tenant_id."),
     "provider": ("Provider Network", "The provider:* attributes of networks."),
     "qos": ("Quality of Service", "QoS policies and rules."),

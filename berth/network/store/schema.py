@@ -86,6 +86,10 @@ networks = sa.Table(
     # wildcard access_as_external one ``router:external: true``).
     sa.Column("mtu", sa.Integer, nullable=False),
     sa.Column("qos_policy_id", sa.String(_ID), sa.ForeignKey("qos_policies.id"), nullable=True),
+    # What its new ports' port_security_enabled is unless they say (the port-security extension).
+    sa.Column(
+        "port_security_enabled", sa.Boolean, nullable=False, default=True, server_default=sa.true()
+    ),
     *_standard(),
     **_MYSQL,
 )

@@ -321,3 +321,20 @@ def test_quotas_count_groups_and_rules(alice: httpx.Client, network_client: http
     details = alice.get("/v2.0/quotas/alice/details").json()["quota"]
     assert details["security_group"]["used"] == 2
     assert details["security_group_rule"]["used"] == 7
+
+
+def test_a_networks_port_security_is_its_new_ports(alice: httpx.Client) -> None:
+    answer = alice.post(
+        "/v2.0/networks", json={"network": {"name": "n", "port_security_enabled": False}}
+    )
+    network = answer.json()["network"]
+    assert network["port_security_enabled"] is False
+    port = _port(alice, network["id"]).json()["port"]
+    assert port["port_security_enabled"] is False and port["security_groups"] == []
+    path = f"/v2.0/networks/{network['id']}"
+    changed = alice.put(path, json={"network": {"port_security_enabled": True}}).json()["network"]
+    assert changed["port_security_enabled"] is True
+    port = _port(alice, network["id"]).json()["port"]
+    assert port["port_security_enabled"] is True and port["security_groups"] == [
+        _default(alice)["id"]
+    ]

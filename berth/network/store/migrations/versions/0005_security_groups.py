@@ -1,4 +1,5 @@
-"""Security groups, their rules, the groups of each port, and ports' port_security_enabled.
+"""Security groups, their rules, the groups of each port, and port_security_enabled of
+networks and ports.
 
 Revision ID: 0005
 Revises: 0004
@@ -112,15 +113,19 @@ def upgrade() -> None:
         "port_security_groups",
         ["security_group_id"],
     )
-    # Existing ports keep port security on, the default they always showed.
-    op.add_column(
-        "ports",
-        sa.Column("port_security_enabled", sa.Boolean(), nullable=False, server_default=sa.true()),
-    )
+    # Existing networks and ports keep port security on, the default they always showed.
+    for table in ("networks", "ports"):
+        op.add_column(
+            table,
+            sa.Column(
+                "port_security_enabled", sa.Boolean(), nullable=False, server_default=sa.true()
+            ),
+        )
 
 
 def downgrade() -> None:
     op.drop_column("ports", "port_security_enabled")
+    op.drop_column("networks", "port_security_enabled")
     op.drop_table("port_security_groups")
     op.drop_table("security_group_rules")
     op.drop_table("default_security_groups")
