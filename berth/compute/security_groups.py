@@ -125,7 +125,7 @@ def create_rule(
     else:
         cidr = _cidr(body.get("cidr"))
         attributes["remote_ip_prefix"] = cidr
-        attributes["ethertype"] = f"IPv{ipaddress.ip_network(cidr).version}"
+        attributes["ethertype"] = f"IPv{ipaddress.ip_network(cidr, strict=False).version}"
     attributes.update(_protocol_and_ports(body))
     get_group(service, context, parent)
     if remote is not None:

@@ -71,8 +71,13 @@ def test_the_proxies_show_the_networks_groups_as_nova_did(start_stack: StackFact
         answer["security_group_rule"]["from_port"],
         answer["security_group_rule"]["to_port"],
     ) == (-1, -1)
+    # A CIDR with host bits is kept as given; an IPv6 one makes an IPv6 rule.
+    for cidr in ("10.2.3.124/24", "2001:db8::5/64"):
+        body = {**rule, "cidr": cidr}
+        answer = _status(client.post(RULES, json={"security_group_rule": body}, headers=OLD), 200)
+        assert answer["security_group_rule"]["ip_range"] == {"cidr": cidr}
     shown = _status(client.get(f"{GROUPS}/{web['id']}", headers=OLD), 200)["security_group"]
-    assert len(shown["rules"]) == 2
+    assert len(shown["rules"]) == 4
 
     for bad in (
         {**rule, "from_port": 70000},
