@@ -231,15 +231,12 @@ def resolve(service: ComputeService, context: RequestContext, name: str) -> str:
     network = _network(service)
     project = context.project_id or ""
     mine = _asked(lambda: network.security_groups(project_id=project))
-    by_id = [group["id"] for group in mine if group["id"] == name]
-    by_name = [group["id"] for group in mine if group["name"] == name]
-    if by_id:
-        return str(by_id[0])
-    if len(by_name) > 1:
+    matching = servers.security_groups_called(mine, name)
+    if len(matching) > 1:
         raise exceptions.Conflict(f"Multiple security groups named {name}; use its id.")
-    if not by_name:
+    if not matching:
         raise exceptions.NotFound(f"Security group {name} not found for project {project}.")
-    return str(by_name[0])
+    return matching[0]
 
 
 def add_to_server(

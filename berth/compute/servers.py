@@ -336,15 +336,20 @@ def _security_group_ids(
     groups = service.network.security_groups(project_id=context.project_id or "")
     found = []
     for name in names:
-        matching = [g["id"] for g in groups if g["id"] == name] or [
-            g["id"] for g in groups if g["name"] == name
-        ]
+        matching = security_groups_called(groups, name)
         if not matching:
             raise exceptions.BadRequest(f"Security group {name} not found.")
         if len(matching) > 1:
             raise exceptions.Conflict(f"Multiple security groups named {name}; use its id.")
         found.append(str(matching[0]))
     return found
+
+
+def security_groups_called(groups: Sequence[Mapping[str, Any]], name: str) -> list[str]:
+    """The ids of the groups ``name`` means: the one with that id, else those with that name."""
+    return [str(g["id"]) for g in groups if g["id"] == name] or [
+        str(g["id"]) for g in groups if g["name"] == name
+    ]
 
 
 def check_networks(
