@@ -24,6 +24,9 @@ T = TypeVar("T")
 # The protocols Nova's proxy takes, and the ports a TCP or UDP rule may name.
 _PROTOCOLS = ("tcp", "udp", "icmp")
 _NOT_FOUND = ("SecurityGroupNotFound", "SecurityGroupRuleNotFound")
+# Ids per list request of the network service: a page of a thousand servers' ids in one query
+# string would pass what HTTP servers take in a request line.
+_IDS_PER_REQUEST = 100
 
 
 def _network(service: ComputeService) -> NetworkClient:
@@ -97,12 +100,19 @@ def _may_use(context: RequestContext, group: Mapping[str, Any]) -> bool:
 
 
 def groups_by_id(service: ComputeService, group_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """The groups of ``group_ids`` that exist, by id (one listing)."""
-    if not group_ids:
-        return {}
+    """The groups of ``group_ids`` that exist, by id (a listing per hundred ids)."""
     network = _network(service)
-    found = _asked(lambda: network.security_groups(id=sorted(set(group_ids))))
-    return {group["id"]: group for group in found}
+    found: dict[str, dict[str, Any]] = {}
+    for ids in _batches(sorted(set(group_ids))):
+        found.update(
+            (group["id"], group)
+            for group in _asked(lambda ids=ids: network.security_groups(id=ids))
+        )
+    return found
+
+
+def _batches(ids: Sequence[str]) -> list[list[str]]:
+    return [list(ids[at : at + _IDS_PER_REQUEST]) for at in range(0, len(ids), _IDS_PER_REQUEST)]
 
 
 # -- rules -------------------------------------------------------------------------------------
@@ -200,7 +210,7 @@ def of_servers(service: ComputeService, server_uuids: Sequence[str]) -> dict[str
     network = service.network
     if network is None or not server_uuids:
         return {}
-    ports = network.ports(device_id=list(server_uuids))
+    ports = [p for ids in _batches(server_uuids) for p in network.ports(device_id=ids)]
     groups = groups_by_id(service, [g for port in ports for g in port["security_groups"]])
     names: dict[str, set[str]] = {}
     for port in ports:

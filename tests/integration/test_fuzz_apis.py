@@ -112,6 +112,11 @@ def _resources(client: httpx.Client) -> dict[str, str]:
     rbac = made("POST", "/networking/v2.0/rbac-policies", {"rbac_policy": {
         "object_type": "network", "object_id": network["id"], "action": "access_as_shared",
         "target_tenant": "demo"}})["rbac_policy"]  # fmt: skip
+    secgroup = made("POST", "/networking/v2.0/security-groups",
+                    {"security_group": {"name": "fuzzed"}})["security_group"]  # fmt: skip
+    secrule = made("POST", "/networking/v2.0/security-group-rules", {"security_group_rule": {
+        "security_group_id": secgroup["id"], "direction": "ingress", "protocol": "tcp",
+        "port_range_min": 22, "port_range_max": 22}})["security_group_rule"]  # fmt: skip
     agent = made("GET", "/networking/v2.0/agents")["agents"][0]
     image = made("GET", "/image/v2/images")["images"][0]
     compute = {"openstack-api-version": "compute latest"}
@@ -140,6 +145,8 @@ def _resources(client: httpx.Client) -> dict[str, str]:
         "policy_id": policy["id"],
         "rule_id": rule["id"],
         "rbac_policy_id": rbac["id"],
+        "security_group_id": secgroup["id"],
+        "security_group_rule_id": secrule["id"],
         "agent_id": agent["id"],
         "project_id": "admin",
         "host": "cn1",
