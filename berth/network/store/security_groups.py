@@ -25,14 +25,20 @@ def get(conn: Connection, group_id: str) -> RowMapping | None:
 
 
 def list_groups(
-    conn: Connection, owner: str | None, ids: Collection[str] | None = None
+    conn: Connection,
+    owner: str | None,
+    ids: Collection[str] | None = None,
+    projects: Collection[str] | None = None,
 ) -> list[RowMapping]:
-    """Groups of a project (every project's when ``owner`` is None), or only ``ids`` of them."""
+    """Groups of a project (every project's when ``owner`` is None), narrowed to ``ids`` and
+    to ``projects`` when given."""
     query = sa.select(security_groups).order_by(security_groups.c.id)
     if owner is not None:
         query = query.where(security_groups.c.project_id == owner)
     if ids is not None:
         query = query.where(security_groups.c.id.in_(list(ids)))
+    if projects is not None:
+        query = query.where(security_groups.c.project_id.in_(list(projects)))
     return list(conn.execute(query).mappings())
 
 
