@@ -4,6 +4,7 @@ ports' security_groups and port_security_enabled, and the quotas."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -338,3 +339,31 @@ def test_a_networks_port_security_is_its_new_ports(alice: httpx.Client) -> None:
     assert port["port_security_enabled"] is True and port["security_groups"] == [
         _default(alice)["id"]
     ]
+
+
+def test_racing_first_needs_make_one_default_group(
+    network_service: NetworkService, network_client: httpx.Client
+) -> None:
+    """Listings and port creates of a new project at the same moment: one default group."""
+    answer = network_client.post("/v2.0/networks", json={"network": {"shared": True}})
+    network = answer.json()["network"]["id"]
+    start = threading.Barrier(6)
+    statuses: list[int] = []
+
+    def one(index: int) -> None:
+        with network_client_for(network_service, "carol", roles=MEMBER_ROLES) as client:
+            start.wait()
+            listed = index % 2
+            answer = client.get("/v2.0/security-groups") if listed else _port(client, network)
+            statuses.append(answer.status_code)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert sorted(statuses) == [200] * 3 + [201] * 3
+    with network_client_for(network_service, "carol", roles=MEMBER_ROLES) as carol:
+        (default,) = carol.get("/v2.0/security-groups").json()["security_groups"]
+        ports = carol.get("/v2.0/ports", params={"project_id": "carol"}).json()["ports"]
+    assert {tuple(p["security_groups"]) for p in ports} == {(default["id"],)}
