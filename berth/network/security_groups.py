@@ -189,6 +189,8 @@ def create_rule(conn: Connection, context: RequestContext, body: Mapping[str, An
     if rule.remote_group_id is not None:
         get_visible(conn, context, rule.remote_group_id)
     project = validate.project_of(body, group["project_id"])
+    if project != group["project_id"]:
+        policy.require_privileged(context, "a rule owned by another project than its group's")
     # Marks the group changed first, which takes its row lock: its rule changes serialise.
     store.update(conn, group_id, {})
     return _insert_rule(conn, group_id, project, rule, validate.string(body, "description", ""))
