@@ -67,6 +67,12 @@ class ImageRequest:
     base_url: str = ""
     # The body of an upload as it arrives (``body`` is then empty).
     chunks: Iterator[bytes] = field(default_factory=lambda: iter(()))
+    # The body as JSON once read (the schema check reads it before the handler does).
+    _parsed: Any = field(default=None, init=False, repr=False)
+
+    @property
+    def media_type(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0].strip()
 
     @property
     def caller(self) -> images.Caller:
@@ -77,12 +83,14 @@ class ImageRequest:
         return self.path_params[name]
 
     def json_body(self) -> Any:
-        if not self.body:
-            raise errors.BadRequest("The request has no body; a JSON document was expected.")
-        try:
-            return parse_json(self.body)
-        except MalformedBody as exc:
-            raise errors.BadRequest(f"Malformed JSON in request body: {exc}") from None
+        if self._parsed is None:
+            if not self.body:
+                raise errors.BadRequest("The request has no body; a JSON document was expected.")
+            try:
+                self._parsed = parse_json(self.body)
+            except MalformedBody as exc:
+                raise errors.BadRequest(f"Malformed JSON in request body: {exc}") from None
+        return self._parsed
 
     def respond(self, body: Any, status: int = 200) -> Response:
         return Response(dumps(body), status_code=status, media_type=JSON)
@@ -167,7 +175,7 @@ def show_image(req: ImageRequest) -> Response:
 
 
 def update_image(req: ImageRequest) -> Response:
-    media_type = req.headers.get("content-type", "").split(";")[0].strip()
+    media_type = req.media_type
     if media_type != PATCH_MEDIA_TYPE:
         raise errors.UnsupportedMediaType(
             f"Unsupported Content-Type {media_type or 'none'}: use {PATCH_MEDIA_TYPE}."

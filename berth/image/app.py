@@ -15,9 +15,11 @@ from berth.common import asgi, auth, routing
 from berth.common.body import BodyTooLarge, read_body
 from berth.common.db import UNAVAILABLE, Database, is_unavailable, is_unstorable
 from berth.common.openapi import DescriptionServer
+from berth.common.validation import guarded
 from berth.image import data, errors
 from berth.image.api import JSON, ROUTES, STREAMED, Handler, ImageRequest, dumps
 from berth.image.openapi import DESCRIPTION
+from berth.image.schemas import BODIES, check_body
 
 LOG = logging.getLogger(__name__)
 _ANONYMOUS = ("/", "/versions")
@@ -40,7 +42,7 @@ class ImageApp:
         self.store = store
         self.size_cap = size_cap
         self.authenticate = authenticate
-        self.router: routing.Router[Handler] = routing.Router(ROUTES)
+        self.router: routing.Router[Handler] = routing.Router(guarded(ROUTES, BODIES, check_body))
         self.threads = asgi.HandlerThreads("image-api")
         self.description = DescriptionServer(DESCRIPTION)
 

@@ -26,7 +26,6 @@ from berth.compute.api import (
     shelve,
 )
 from berth.compute.api.request import ComputeRequest
-from berth.compute.api.schemas import server_action
 
 # (request, server id, the action's argument) -> the answer.
 ActionHandler = Callable[[ComputeRequest, str, Any], Response]
@@ -67,7 +66,7 @@ ACTIONS: Mapping[str, ActionHandler] = {
 
 
 def act(req: ComputeRequest) -> Response:
-    ((name, argument),) = req.json_body(server_action.ACTION).items()
+    ((name, argument),) = req.json_body().items()
     handler = ACTIONS.get(name)
     if handler is None:
         servers.get_server(req.service, req.context, req.param("server_id"))

@@ -22,9 +22,8 @@ from berth.compute import (
     server_views,
     servers,
 )
-from berth.compute.api import microversion, paging, schemas
+from berth.compute.api import microversion, paging
 from berth.compute.api.request import ComputeRequest
-from berth.compute.api.schemas import server as server_schema
 
 # From 2.38 an unknown status in a list's filter is a 400 (before, it matches nothing).
 _UNKNOWN_STATUS_REFUSED = (2, 38)
@@ -35,7 +34,7 @@ def create_server(req: ComputeRequest) -> Response:
     if not req.context.project_id:
         raise exceptions.Forbidden("A server belongs to a project; this token has none.")
     request = server_input.parse_create(
-        req.json_body(schemas.pick(server_schema.CREATE_BY_VERSION, req.version)),
+        req.json_body(),
         networks_required=req.at_least(microversion.NETWORKS_AUTO_NONE),
     )
     made = servers.create_servers(req.service, req.context, request)

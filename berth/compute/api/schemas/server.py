@@ -73,3 +73,34 @@ CREATE_BY_VERSION = [
     (microversion.SERVER_DESCRIPTION, CREATE_V2_19),
     ((2, 1), CREATE_V2_1),
 ]
+
+# PUT /servers/{id}: 2.19 adds ``description``.
+UPDATE_V2_1: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "server": {
+            "type": "object",
+            "properties": {
+                "name": _NAME,
+                # Addresses are parsed by berth.compute.server_input.
+                "accessIPv4": {"type": ["string", "null"], "maxLength": 64},
+                "accessIPv6": {"type": ["string", "null"], "maxLength": 64},
+                "OS-DCF:diskConfig": _PARSED,
+            },
+            "additionalProperties": False,
+        }
+    },
+    "required": ["server"],
+    "additionalProperties": False,
+}
+
+UPDATE_V2_19 = copy.deepcopy(UPDATE_V2_1)
+UPDATE_V2_19["properties"]["server"]["properties"]["description"] = {
+    "type": ["string", "null"],
+    "maxLength": 255,
+}
+
+UPDATE_BY_VERSION = [
+    (microversion.SERVER_DESCRIPTION, UPDATE_V2_19),
+    ((2, 1), UPDATE_V2_1),
+]
