@@ -104,7 +104,7 @@ def check_body(req: NetworkRequest, schema: Mapping[str, Any]) -> None:
     invalid = first_error(req.json_body(), schema)
     if invalid is None:
         return
-    if len(invalid.path) < 2 or not isinstance(invalid.path[-1], str):
+    if not any(isinstance(key, str) for key in invalid.path[1:]):
         raise exceptions.BadRequest(f"Invalid resource body: {invalid.reason}.")
     raise exceptions.InvalidInput(
         f"Invalid input for {invalid.attribute}. Reason: {invalid.reason}."

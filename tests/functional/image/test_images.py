@@ -17,6 +17,7 @@ from berth.common.body import MAX_BODY_BYTES
 from berth.common.db import Database
 from berth.compute.db import api_schema, migrate
 from berth.compute.db import images as store
+from berth.image.api import PATCH_MEDIA_TYPE
 from berth.image.app import build_app
 from berth.image.data import FileStore
 from tests import dbs
@@ -452,3 +453,38 @@ def test_a_server_error_is_one_error_line_with_the_request_id(
 ) -> None:
     app = build_app(api_db, FileStore(tmp_path))
     check_failure_is_one_error_line(app, app.threads, "POST", "/v2/images", caplog)
+
+
+@pytest.mark.parametrize(
+    ("image", "field"),
+    [
+        ({"name": "n" * 256}, "name"),
+        ({"min_ram": 2**31}, "min_ram"),
+        ({"owner": "o" * 256}, "owner"),
+        ({"hw_architecture": "x" * 65536}, "hw_architecture"),
+        ({"p" * 256: "x"}, "body"),
+    ],
+)
+def test_values_past_their_columns_are_refused_by_the_schema(
+    alice: httpx.Client, image: dict[str, Any], field: str
+) -> None:
+    answer = alice.post("/v2/images", json=image)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["message"].startswith(f"Invalid value for {field}: ")
+
+
+def test_a_malformed_patch_is_refused_before_the_image_is_looked_up(alice: httpx.Client) -> None:
+    missing = "/v2/images/00000000-0000-4000-8000-00000000dead"
+    patch = {"content-type": PATCH_MEDIA_TYPE}
+    moved = alice.patch(missing, json=[{"op": "move", "path": "/name"}], headers=patch)
+    assert moved.status_code == 400, moved.text
+    assert moved.json()["message"].startswith("Invalid value for 0/op: ")
+    # The media type is judged first, as Glance does.
+    plain = alice.patch(
+        missing, json=[{"op": "move"}], headers={"content-type": "application/json"}
+    )
+    assert plain.status_code == 415, plain.text
+    fine = alice.patch(
+        missing, json=[{"op": "replace", "path": "/name", "value": "x"}], headers=patch
+    )
+    assert fine.status_code == 404, fine.text
