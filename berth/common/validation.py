@@ -33,12 +33,18 @@ SHOWN_CHARACTERS = 200
 MAX_INT = 2**31 - 1
 # An integer, or a string of one (Neutron, and clients of Nova, send both).
 INTEGER_TEXT = "^ *[-+]?[0-9]{1,19} *$"
-# true or false, or the strings of them in any case (Neutron's converter takes both).
+# true or false, or the strings of them in any case (Neutron's converter takes both). A
+# schema's "description" is what a refusal says the value is not (see ``_reason``).
 BOOLEAN: dict[str, Any] = {
+    "description": "a boolean",
     "anyOf": [
         {"type": "boolean"},
-        {"type": "string", "pattern": "^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])$"},
-    ]
+        {
+            "description": "a boolean",
+            "type": "string",
+            "pattern": "^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])$",
+        },
+    ],
 }
 
 
@@ -48,7 +54,11 @@ def integer(low: int, high: int, *, text: bool = True) -> dict[str, Any]:
     number = {"type": "integer", "minimum": low, "maximum": high}
     if not text:
         return number
-    return {"anyOf": [number, {"type": "string", "pattern": INTEGER_TEXT}]}
+    words = f"an integer from {low} to {high}"
+    return {
+        "description": words,
+        "anyOf": [number, {"description": words, "type": "string", "pattern": INTEGER_TEXT}],
+    }
 
 
 def string(most: int, least: int = 0, *, nullable: bool = False) -> dict[str, Any]:
@@ -98,12 +108,22 @@ def first_error(body: Any, schema: Schema) -> Invalid | None:
 
 
 def _reason(error: jsonschema.ValidationError) -> str:
-    """The library's words, without the whole value they quote when it is long."""
+    """The library's words, without the whole value they quote when it is long; for a value
+    that matches none of a schema's forms or not its pattern, what it should be, when the
+    schema says (its "description"), rather than the forms or the regular expression."""
+    words = error.schema.get("description") if isinstance(error.schema, Mapping) else None
+    if words and error.validator in ("anyOf", "pattern"):
+        return f"{_quoted(error.instance)} is not {words}"
     message = str(error.message)
     quoted = repr(error.instance)
     if len(quoted) > SHOWN_CHARACTERS and quoted in message:
         message = message.replace(quoted, "the value")
     return message
+
+
+def _quoted(value: Any) -> str:
+    quoted = repr(value)
+    return quoted if len(quoted) <= SHOWN_CHARACTERS else "the value"
 
 
 # By identity: the schemas are module constants, built once and never changed.

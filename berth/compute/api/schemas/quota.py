@@ -8,11 +8,13 @@ from typing import Any
 
 from berth.compute.quotas import MAX_LIMIT, UNLIMITED
 
+_WORDS = f"an integer from {UNLIMITED} (unlimited) to {MAX_LIMIT}"
 LIMIT: dict[str, Any] = {
+    "description": _WORDS,
     "anyOf": [
         {"type": "integer", "minimum": UNLIMITED, "maximum": MAX_LIMIT},
-        {"type": "string", "pattern": "^-?[0-9]+$"},
-    ]
+        {"description": _WORDS, "type": "string", "pattern": "^-?[0-9]+$"},
+    ],
 }
 
 

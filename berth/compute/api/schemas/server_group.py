@@ -48,10 +48,11 @@ _GROUP["properties"]["rules"] = {
     "type": "object",
     "properties": {
         "max_server_per_host": {
+            "description": "a positive integer",
             "anyOf": [
                 {"type": "integer", "minimum": 1, "maximum": MAX_INT},
-                {"type": "string", "pattern": "^[0-9]{1,10}$"},
-            ]
+                {"description": "a positive integer", "type": "string", "pattern": "^[0-9]+$"},
+            ],
         }
     },
     "additionalProperties": False,
