@@ -93,7 +93,7 @@ class Invalid:
     @property
     def shown(self) -> str:
         """The value as a message shows it, cut short."""
-        text = orjson.dumps(self.value, option=orjson.OPT_PASSTHROUGH_DATACLASS).decode()
+        text = orjson.dumps(self.value).decode()
         if len(text) <= SHOWN_CHARACTERS:
             return text
         return text[:SHOWN_CHARACTERS] + "..."
