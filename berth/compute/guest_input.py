@@ -99,7 +99,7 @@ def disk_config(value: Any) -> bool | None:
     """``"AUTO"`` (true) or ``"MANUAL"`` (false); None when not given."""
     if value is None:
         return None
-    if value not in _DISK_CONFIGS:
+    if not isinstance(value, str) or value not in _DISK_CONFIGS:
         raise exceptions.BadRequest(
             f"Invalid input for field 'OS-DCF:diskConfig': {value!r} is not AUTO or MANUAL."
         )

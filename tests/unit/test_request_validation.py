@@ -144,3 +144,10 @@ CASES: list[tuple[Mapping[str, Any], Any, bool]] = [
 @pytest.mark.parametrize(("schema", "body", "valid"), CASES)
 def test_boundaries(schema: Mapping[str, Any], body: Any, valid: bool) -> None:
     assert (first_error(body, schema) is None) == valid
+
+
+def test_a_disk_config_is_auto_or_manual() -> None:
+    # A list here reached a dictionary lookup and was a 500 (found by the fuzz test).
+    update = {"server": {"OS-DCF:diskConfig": [[1], 2]}}
+    assert first_error(update, server.UPDATE_V2_19) is not None
+    assert first_error({"server": {"OS-DCF:diskConfig": "AUTO"}}, server.UPDATE_V2_19) is None

@@ -17,7 +17,9 @@ _NAME: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 255}
 # Checked and parsed by berth.compute.server_input.
 _PARSED: dict[str, Any] = {}
 # What the guest is given: parsed by berth.compute.guest_input.
-_GUEST = ("user_data", "config_drive", "OS-DCF:diskConfig", "personality")
+_GUEST = ("user_data", "config_drive", "personality")
+# How the guest's disk is partitioned (null: the image's choice).
+DISK_CONFIG: dict[str, Any] = {"enum": ["AUTO", "MANUAL", None]}
 
 CREATE_V2_1: dict[str, Any] = {
     "type": "object",
@@ -41,6 +43,7 @@ CREATE_V2_1: dict[str, Any] = {
                 "security_groups": _PARSED,
                 "return_reservation_id": _PARSED,
                 **dict.fromkeys(_GUEST, _PARSED),
+                "OS-DCF:diskConfig": DISK_CONFIG,
             },
             "required": ["name"],
             "additionalProperties": False,
@@ -85,7 +88,7 @@ UPDATE_V2_1: dict[str, Any] = {
                 # Addresses are parsed by berth.compute.server_input.
                 "accessIPv4": {"type": ["string", "null"], "maxLength": 64},
                 "accessIPv6": {"type": ["string", "null"], "maxLength": 64},
-                "OS-DCF:diskConfig": _PARSED,
+                "OS-DCF:diskConfig": DISK_CONFIG,
             },
             "additionalProperties": False,
         }

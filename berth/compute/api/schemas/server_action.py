@@ -40,7 +40,7 @@ ACTION: dict[str, Any] = {
             "type": "object",
             "properties": {
                 "flavorRef": {"type": ["string", "integer"], "minLength": 1, "maxLength": 255},
-                "OS-DCF:diskConfig": {"type": "string"},
+                "OS-DCF:diskConfig": {"enum": ["AUTO", "MANUAL"]},
             },
             "required": ["flavorRef"],
             "additionalProperties": False,
