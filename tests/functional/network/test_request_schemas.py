@@ -114,3 +114,18 @@ def test_a_body_that_is_not_a_resource_is_a_bad_request(network_client: httpx.Cl
     answer = network_client.post("/v2.0/networks", json={"networks": [1]})
     assert answer.status_code == 400, answer.text
     assert answer.json()["NeutronError"]["type"] == "BadRequest"
+
+
+def test_ip_availabilities_page_by_network(
+    network_client: httpx.Client, network: dict[str, Any]
+) -> None:
+    # A limit (0 asks for the most) was a 500: the pages' links looked for an "id" these lack
+    # (found by tools.fuzz_apis).
+    path = "/v2.0/network-ip-availabilities"
+    for limit in (0, 1):
+        answer = network_client.get(path, params={"limit": limit})
+        assert answer.status_code == 200, answer.text
+    page = network_client.get(path, params={"limit": 1}).json()
+    assert page["network_ip_availabilities"][0]["network_id"] == network["id"]
+    marker = {"limit": 1, "marker": network["id"]}
+    assert network_client.get(path, params=marker).status_code == 200
