@@ -166,15 +166,20 @@ def delete_binding(req: NetworkRequest) -> Response:
     with req.service.db.write() as conn:
         row = _port_for_binding(req, conn, locked=True)
         bindings.delete_binding(conn, row, req.param("host"))
-    req.service.changed()
+        routed = ports.layout_of(conn, row["network_id"]).routed
+    if routed:
+        req.service.changed()
     return req.no_content()
 
 
 def _answer_binding(req: NetworkRequest, host: Any, status: int) -> Response:
-    req.service.changed()
     with req.service.db.read() as conn:
         row = _port_for_binding(req, conn)
         found = bindings.binding_views(row, store.inactive_bindings(conn, row["id"]))
+        routed = ports.layout_of(conn, row["network_id"]).routed
+    if routed:
+        # A binding on a routed network may take or give back an address of a segment.
+        req.service.changed()
     return req.respond({"binding": _one(found, row["id"], str(host))}, status)
 
 
