@@ -225,6 +225,14 @@ class NetworkSettings(BaseModel):
         description="RBAC policies (grants of a network or QoS policy to other projects) a "
         "project may own unless its quota says (-1: no limit).",
     )
+    quota_router: int = Field(
+        10, ge=-1, description="Routers a project may own unless its quota says (-1: no limit)."
+    )
+    quota_floatingip: int = Field(
+        50,
+        ge=-1,
+        description="Floating IPs a project may own unless its quota says (-1: no limit).",
+    )
     enforce_new_defaults: bool = _enforce_new_defaults()
     enforce_scope: bool = _enforce_scope()
 

@@ -11,7 +11,8 @@ COLLECTIONS = {
     "networks": "network", "segments": "segment", "subnets": "subnet", "ports": "port",
     "agents": "agent", "qos/policies": "policy",
     "network-ip-availabilities": "network_ip_availability", "extensions": "extension",
-    "quotas": "quota", "rbac-policies": "rbac_policy",
+    "quotas": "quota", "rbac-policies": "rbac_policy", "routers": "router",
+    "floatingips": "floatingip",
 }  # fmt: skip
 
 

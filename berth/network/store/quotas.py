@@ -10,16 +10,25 @@ from sqlalchemy.engine import Connection
 from berth.common import lock_rows
 from berth.common.db import Database
 from berth.network.store.schema import (
+    floatingips,
     network_quota_locks,
     network_quotas,
     networks,
     ports,
     rbac_policies,
+    routers,
     subnets,
 )
 
 # What each quota resource counts.
-_COUNTED = {"network": networks, "subnet": subnets, "port": ports, "rbac_policy": rbac_policies}
+_COUNTED = {
+    "network": networks,
+    "subnet": subnets,
+    "port": ports,
+    "rbac_policy": rbac_policies,
+    "router": routers,
+    "floatingip": floatingips,
+}
 
 
 def limits_of(conn: Connection, project_id: str) -> dict[str, int]:
@@ -63,7 +72,7 @@ def delete_limits(conn: Connection, project_id: str) -> None:
 
 
 def count(conn: Connection, project_id: str, resource: str) -> int:
-    """How many networks, subnets, ports or RBAC policies the project owns."""
+    """How many of the resource the project owns."""
     table = _COUNTED[resource]
     query = sa.select(sa.func.count()).where(table.c.project_id == project_id)
     return int(conn.execute(query).scalar_one())
