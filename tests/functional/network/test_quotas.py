@@ -16,7 +16,9 @@ from berth.config import NetworkSettings
 from berth.network.service import NetworkService
 from tests.conftest import network_client_for
 
-DEFAULTS = {"network": 100, "subnet": 100, "port": 500, "rbac_policy": 10}
+DEFAULTS = {
+    "network": 100, "subnet": 100, "port": 500, "rbac_policy": 10, "router": 10, "floatingip": 50,
+}  # fmt: skip
 
 
 def _client(service: NetworkService, token: str, roles: str = "member,reader") -> httpx.Client:
@@ -87,7 +89,7 @@ def test_an_admin_sets_lists_and_deletes(admin: httpx.Client, alice: httpx.Clien
 @pytest.mark.parametrize(
     "body",
     [
-        {"router": 5},
+        {"security_group": 5},
         {"port": -2},
         {"port": 2**31},
         {"port": "many"},
