@@ -151,6 +151,8 @@ def test_creates_over_quota_are_refused(admin: httpx.Client, alice: httpx.Client
         "subnet": 1,
         "port": 2,
         "rbac_policy": 1,
+        "router": 0,
+        "floatingip": 0,
     }
 
 
