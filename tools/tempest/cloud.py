@@ -25,6 +25,9 @@ import yaml
 # Names of what prepare() makes, so that a reader of the cloud can tell them from tempest's own.
 SHARED_NETWORK = "tempest-shared"
 SHARED_CIDR = "10.254.0.0/24"
+# The external network of routers' gateways and floating IPs.
+PUBLIC_NETWORK = "tempest-public"
+PUBLIC_CIDR = "172.24.4.0/24"
 ALT_IMAGE = "tempest-alt"
 # Small enough for cirros (min_ram 64, min_disk 1); the second is larger, for resize tests.
 FLAVORS = (("tempest.tiny", 128, 1, 1), ("tempest.small", 256, 1, 2))
@@ -58,6 +61,7 @@ class CloudFacts:
     flavor_ref_alt: str
     shared_network: str
     compute_hosts: int
+    public_network_id: str
 
     @property
     def identity_v3(self) -> str:
@@ -149,6 +153,7 @@ def prepare(up: BerthUp) -> CloudFacts:
         image_ref_alt = _create_image(client)
         flavor_ref, flavor_ref_alt = (_create_flavor(client, *flavor) for flavor in FLAVORS)
         _create_shared_network(client)
+        public_network_id = _create_public_network(client)
         hypervisors = _get(client, "/compute/v2.1/os-hypervisors").json()["hypervisors"]
     return CloudFacts(
         base_url=up.base_url,
@@ -163,6 +168,7 @@ def prepare(up: BerthUp) -> CloudFacts:
         flavor_ref_alt=flavor_ref_alt,
         shared_network=SHARED_NETWORK,
         compute_hosts=len(hypervisors),
+        public_network_id=public_network_id,
     )
 
 
@@ -231,6 +237,17 @@ def _create_shared_network(client: httpx.Client) -> None:
         "ip_version": 4, "cidr": SHARED_CIDR,
     }  # fmt: skip
     _post(client, "/networking/v2.0/subnets", {"subnet": subnet})
+
+
+def _create_public_network(client: httpx.Client) -> str:
+    body = {"network": {"name": PUBLIC_NETWORK, "router:external": True}}
+    network_id = str(_post(client, "/networking/v2.0/networks", body)["network"]["id"])
+    subnet = {
+        "network_id": network_id, "name": f"{PUBLIC_NETWORK}-subnet", "ip_version": 4,
+        "cidr": PUBLIC_CIDR,
+    }  # fmt: skip
+    _post(client, "/networking/v2.0/subnets", {"subnet": subnet})
+    return network_id
 
 
 def _free_port() -> int:
