@@ -314,3 +314,20 @@ def test_router_and_floating_ip_quotas(
     _error(alice.post("/v2.0/floatingips", json=body), 409, "OverQuota")
     details = alice.get("/v2.0/quotas/alice/details").json()["quota"]
     assert details["router"]["used"] == 1 and details["floatingip"]["used"] == 1
+
+
+def test_an_external_network_goes_with_its_unassociated_floating_ips(
+    network_client: httpx.Client, alice: httpx.Client, public: tuple[str, dict[str, Any]]
+) -> None:
+    router, _, port = _reachable(alice, public)
+    body = {"floating_network_id": public[0], "port_id": port["id"]}
+    associated = _post(alice, "/v2.0/floatingips", "floatingip", **body)
+    loose = _post(alice, "/v2.0/floatingips", "floatingip", floating_network_id=public[0])
+    # The router's gateway and the associated floating IP hold the network.
+    _error(network_client.delete(f"/v2.0/networks/{public[0]}"), 409, "NetworkInUse")
+    assert alice.get(f"/v2.0/floatingips/{loose['id']}").status_code == 200
+    assert alice.delete(f"/v2.0/floatingips/{associated['id']}").status_code == 204
+    gateway_off = {"router": {"external_gateway_info": None}}
+    assert alice.put(f"/v2.0/routers/{router['id']}", json=gateway_off).status_code == 200
+    assert network_client.delete(f"/v2.0/networks/{public[0]}").status_code == 204
+    _error(alice.get(f"/v2.0/floatingips/{loose['id']}"), 404, "FloatingIPNotFound")
