@@ -13,7 +13,16 @@ from typing import Any
 from starlette.responses import Response
 
 from berth.compute import exceptions, servers
-from berth.compute.api import deferred_delete, evacuate, lock, moves, power, rebuild, shelve
+from berth.compute.api import (
+    deferred_delete,
+    evacuate,
+    floating_ips,
+    lock,
+    moves,
+    power,
+    rebuild,
+    shelve,
+)
 from berth.compute.api.request import ComputeRequest
 from berth.compute.api.schemas import server_action
 
@@ -44,6 +53,8 @@ ACTIONS: Mapping[str, ActionHandler] = {
     "injectNetworkInfo": lock.inject_network_info,
     "restore": deferred_delete.restore,
     "forceDelete": deferred_delete.force_delete,
+    "addFloatingIp": floating_ips.add,
+    "removeFloatingIp": floating_ips.remove,
 }
 
 
