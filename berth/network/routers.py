@@ -189,15 +189,11 @@ def _set_gateway(
         ports.create_device_port(
             conn, settings, wanted.network_id, "", (router_id, store.GATEWAY), wanted.fixed_ips
         )
-    snat = row["enable_snat"] if wanted.enable_snat is None and same_network else True
-    store.update_router(
-        conn,
-        router_id,
-        {
-            "gw_network_id": wanted.network_id,
-            "enable_snat": snat if wanted.enable_snat is None else wanted.enable_snat,
-        },
-    )
+    # SNAT stays as it was on the same network, unless said; a new gateway starts with it on.
+    snat = wanted.enable_snat
+    if snat is None:
+        snat = row["enable_snat"] if same_network else True
+    store.update_router(conn, router_id, {"gw_network_id": wanted.network_id, "enable_snat": snat})
 
 
 def _check_external(conn: Connection, network_id: str, project_id: str) -> None:
@@ -275,7 +271,8 @@ def _interface_subnets(conn: Connection, router_id: str) -> list[RowMapping]:
     interfaces = store.router_ports(conn, [router_id], store.INTERFACE).get(router_id, [])
     held = port_store.fixed_ips_of(conn, [p["id"] for p in interfaces])
     subnet_ids = {ip["subnet_id"] for found in held.values() for ip in found}
-    return [row for row in map(lambda s: subnet_store.get(conn, s), sorted(subnet_ids)) if row]
+    found = (subnet_store.get(conn, subnet_id) for subnet_id in sorted(subnet_ids))
+    return [row for row in found if row is not None]
 
 
 def add_interface(
