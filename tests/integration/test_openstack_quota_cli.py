@@ -51,7 +51,7 @@ def test_quota_show_set_delete_limits_and_usage(tmp_path: Path) -> None:
     with running_berth_up(str(tmp_path / "data"), str(fleet), auth="keystone"):
         clouds = tmp_path / "data" / "clouds.yaml"
         # Compute's and the network's quotas in one table (the CLI shows None for the
-        # resources Berth does not have: routers, floating IPs, security groups...).
+        # resources Berth does not have: security groups...).
         shown = _limits(_cli(clouds, "quota", "show", "-f", "json"))
         assert {name: shown[name] for name in ("instances", "cores", "ram", "networks", "subnets",
                 "ports", "key-pairs", "server-groups")} == {
