@@ -1,7 +1,7 @@
 """Routers and floating IPs.
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-11-26
 """
 
@@ -9,9 +9,8 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006"
-# 0005 (security groups) is made on another branch at the same time: the merge chains this
-# one after it.
-down_revision = "0004"
+# 0005 (security groups) comes from the branch that adds them.
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 
