@@ -284,7 +284,7 @@ def add_interface(
 ) -> dict[str, Any]:
     """Plug the router into a subnet (its gateway address) or onto a port; the interface's
     ``{"id", "port_id", "subnet_id", "subnet_ids", "network_id", "project_id"}``."""
-    subnet_id, port_id = _interface_request(body)
+    subnet_id, port_id = interface_request(body)
     if subnet_id is not None and port_id is not None:
         raise exceptions.BadRequest("Cannot specify both subnet-id and port-id")
     router = _get_own(conn, context, router_id)
@@ -296,7 +296,8 @@ def add_interface(
     return _interface_info(conn, router, port)
 
 
-def _interface_request(body: Mapping[str, Any]) -> tuple[str | None, str | None]:
+def interface_request(body: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The ``(subnet_id, port_id)`` of an interface body, one of them at least (else 400)."""
     validate.known(body, {"subnet_id", "port_id"}, "router interface")
     subnet_id = validate.uuid_or_none(body, "subnet_id")
     port_id = validate.uuid_or_none(body, "port_id")
@@ -385,7 +386,7 @@ def remove_interface(
 ) -> dict[str, Any]:
     """Unplug by port (the port goes) or by subnet (its address goes, and the port with it
     when it holds no other); refused (409) while a floating IP or an extra route needs it."""
-    subnet_id, port_id = _interface_request(body)
+    subnet_id, port_id = interface_request(body)
     router = _get_own(conn, context, router_id)
     interfaces = store.router_ports(conn, [router_id], store.INTERFACE).get(router_id, [])
     held = port_store.fixed_ips_of(conn, [p["id"] for p in interfaces])

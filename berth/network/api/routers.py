@@ -1,4 +1,7 @@
-"""/v2.0/routers (the router, ext-gw-mode and extraroute extensions) and /v2.0/floatingips."""
+"""/v2.0/routers (the router, ext-gw-mode and extraroute extensions) and /v2.0/floatingips.
+
+Every write that takes or gives back addresses wakes the Placement reporter: on a routed
+network they are its segments' inventory."""
 
 from __future__ import annotations
 
@@ -52,6 +55,7 @@ def create_router(req: NetworkRequest) -> Response:
     with req.service.db.write() as conn:
         router_id = routers.create_router(conn, req.context, req.service.settings, body)
         quotas.enforce(conn, req.service.settings, project_id, quotas.ROUTER)
+    req.service.changed()
     return _answer_router(req, router_id, 201)
 
 
@@ -59,17 +63,20 @@ def update_router(req: NetworkRequest) -> Response:
     body = req.resource_body("router")
     with req.service.db.write() as conn:
         routers.update_router(conn, req.context, req.service.settings, req.param("router_id"), body)
+    req.service.changed()
     return _answer_router(req, req.param("router_id"), 200)
 
 
 def delete_router(req: NetworkRequest) -> Response:
     with req.service.db.write() as conn:
         routers.delete_router(conn, req.context, req.param("router_id"))
+    req.service.changed()
     return req.no_content()
 
 
 def add_router_interface(req: NetworkRequest) -> Response:
     body = _interface_body(req)
+    routers.interface_request(body)
     router_id = req.param("router_id")
     with req.service.db.read() as conn:
         project_id = routers.get_visible(conn, req.context, router_id)["project_id"]
@@ -78,6 +85,7 @@ def add_router_interface(req: NetworkRequest) -> Response:
     with req.service.db.write() as conn:
         info = routers.add_interface(conn, req.context, req.service.settings, router_id, body)
         quotas.enforce(conn, req.service.settings, project_id, quotas.PORT)
+    req.service.changed()
     return req.respond(info)
 
 
@@ -85,6 +93,7 @@ def remove_router_interface(req: NetworkRequest) -> Response:
     body = _interface_body(req)
     with req.service.db.write() as conn:
         info = routers.remove_interface(conn, req.context, req.param("router_id"), body)
+    req.service.changed()
     return req.respond(info)
 
 
@@ -132,6 +141,7 @@ def create_floatingip(req: NetworkRequest) -> Response:
     with req.service.db.write() as conn:
         fip_id = floatingips.create_floatingip(conn, req.context, req.service.settings, body)
         quotas.enforce(conn, req.service.settings, project_id, quotas.FLOATINGIP)
+    req.service.changed()
     return _answer_floatingip(req, fip_id, 201)
 
 
@@ -145,6 +155,7 @@ def update_floatingip(req: NetworkRequest) -> Response:
 def delete_floatingip(req: NetworkRequest) -> Response:
     with req.service.db.write() as conn:
         floatingips.delete_floatingip(conn, req.context, req.param("floatingip_id"))
+    req.service.changed()
     return req.no_content()
 
 

@@ -171,6 +171,10 @@ def test_an_interface_on_a_port_and_overlapping_subnets(alice: httpx.Client) -> 
     _error(_plug(alice, router["id"], port_id=other["id"]), 409, "PortInUse")
     _error(_unplug(alice, router["id"], port_id=other["id"]), 404, "RouterInterfaceNotFound")
     _error(_plug(alice, router["id"]), 400, "BadRequest")
+    # The body is judged before the router is looked up.
+    unknown = "00000000-0000-0000-0000-000000000001"
+    _error(_plug(alice, unknown, subnet_id="not-a-uuid"), 400, "InvalidInput")
+    _error(_plug(alice, unknown, subnet_id=subnet["id"]), 404, "RouterNotFound")
     assert _unplug(alice, router["id"], port_id=port["id"]).status_code == 200
     # Removing an interface deletes its port, as upstream.
     assert alice.get(f"/v2.0/ports/{port['id']}").status_code == 404
