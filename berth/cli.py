@@ -8,7 +8,8 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, get_args
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, get_args
 
 from berth import config
 from berth.common import logs
@@ -146,6 +147,7 @@ def _parser() -> argparse.ArgumentParser:
         compute.add_argument("--transport-url", help="the API-level bus (rabbit://...)")
         compute.add_argument("--placement-url", help="e.g. http://127.0.0.1:8778")
         compute.add_argument("--network-url", help="e.g. http://127.0.0.1:9696")
+        compute.add_argument("--image-url", help="e.g. http://127.0.0.1:8774/image")
         compute.add_argument("--auth", choices=get_args(config.AuthStrategy), dest="auth_strategy")
         if name == "compute-api":
             compute.add_argument("--host")
@@ -224,6 +226,27 @@ def _parser() -> argparse.ArgumentParser:
     diagnosis.add_argument("--json", action="store_true", help="print the document as JSON")
     diagnosis.set_defaults(run=_diagnosis)
 
+    what_if = commands.add_parser(
+        "what-if",
+        help="where a boot request would go and how many more fit, without booting",
+    )
+    what_if.add_argument("--compute-url", required=True, help="e.g. http://127.0.0.1:8000/compute")
+    what_if.add_argument("--token", default="admin", help="X-Auth-Token")
+    what_if.add_argument("--body", type=Path, help="a POST /servers body (JSON file)")
+    what_if.add_argument("--flavor", help="flavor id (without --body)")
+    what_if.add_argument("--image", help="image id (without --body)")
+    what_if.add_argument(
+        "--network", action="append", default=[], help="a network id (repeat for more)"
+    )
+    what_if.add_argument("--port", action="append", default=[], help="a port id (repeat)")
+    what_if.add_argument("--availability-zone")
+    what_if.add_argument(
+        "--hint", action="append", default=[], metavar="KEY=VALUE", help="a scheduler hint"
+    )
+    what_if.add_argument("--count", type=int, help="how many servers (default 1)")
+    what_if.add_argument("--json", action="store_true", help="print the document as JSON")
+    what_if.set_defaults(run=_what_if)
+
     cfg = commands.add_parser("config", help="settings")
     cfg_commands = cfg.add_subparsers(title="actions")
     sample = cfg_commands.add_parser("sample", help="print a documented sample config file")
@@ -295,8 +318,8 @@ def _serve_compute(args: argparse.Namespace) -> int:
     from berth.compute import processes
 
     names = [
-        "api_database_url", "transport_url", "placement_url", "network_url", "host", "port",
-        "auth_strategy",
+        "api_database_url", "transport_url", "placement_url", "network_url", "image_url", "host",
+        "port", "auth_strategy",
     ]  # fmt: skip
     for name in names:
         value = getattr(args, name, None)
@@ -472,6 +495,58 @@ def _diagnosis(args: argparse.Namespace) -> int:
     else:
         show(document, Console())
     return 0
+
+
+def _what_if(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from berth.compute.clients.http import http_client
+    from berth.compute.what_if_view import show
+    from berth.identity.service_user import StaticToken
+
+    body = _what_if_body(args)
+    if isinstance(body, str):
+        print(f"error: {body}", file=sys.stderr)
+        return 2
+    with http_client(args.compute_url, StaticToken(args.token)) as client:
+        answer = client.post(
+            "/v2.1/os-berth-what-if", json=body,
+            headers={"openstack-api-version": "compute 2.64"},
+        )  # fmt: skip
+    if not answer.is_success:
+        print(f"error: {answer.status_code} {answer.text}", file=sys.stderr)
+        return 1
+    document = answer.json()["what_if"]
+    if args.json:
+        print(json.dumps(document, indent=2))
+    else:
+        show(document, Console())
+    return 0
+
+
+def _what_if_body(args: argparse.Namespace) -> dict[str, Any] | str:
+    """The request body from ``--body`` or the options; a message when they do not make one."""
+    if args.body is not None:
+        body = json.loads(args.body.read_text())
+        if not isinstance(body, dict):
+            return f"{args.body} does not hold a JSON object"
+    else:
+        if not (args.flavor and args.image):
+            return "give --flavor and --image, or --body"
+        networks: Any = [{"uuid": n} for n in args.network] + [{"port": p} for p in args.port]
+        server = {
+            "name": "what-if", "flavorRef": args.flavor, "imageRef": args.image,
+            "networks": networks or "none",
+        }  # fmt: skip
+        if args.availability_zone:
+            server["availability_zone"] = args.availability_zone
+        body = {"server": server}
+        hints = dict(hint.partition("=")[::2] for hint in args.hint)
+        if hints:
+            body["os:scheduler_hints"] = hints
+    if args.count is not None:
+        body["count"] = args.count
+    return body
 
 
 def _uuid_argument(text: str) -> str:

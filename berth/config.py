@@ -225,6 +225,16 @@ class NetworkSettings(BaseModel):
         description="RBAC policies (grants of a network or QoS policy to other projects) a "
         "project may own unless its quota says (-1: no limit).",
     )
+    quota_security_group: int = Field(
+        10,
+        ge=-1,
+        description="Security groups a project may own unless its quota says (-1: no limit).",
+    )
+    quota_security_group_rule: int = Field(
+        100,
+        ge=-1,
+        description="Security group rules a project may own unless its quota says (-1: no limit).",
+    )
     quota_router: int = Field(
         10, ge=-1, description="Routers a project may own unless its quota says (-1: no limit)."
     )
@@ -332,6 +342,11 @@ class ComputeSettings(BaseModel):
         description="The Networking API's endpoint for the compute services run apart "
         "(e.g. http://127.0.0.1:9696).",
     )
+    image_url: str | None = Field(
+        None,
+        description="The Image API's endpoint for the compute hosts run apart, which upload "
+        "snapshots to it (e.g. http://127.0.0.1:8774/image).",
+    )
     service_token: str = Field(
         "admin",
         description="X-Auth-Token the compute services send to Placement and network while "
@@ -348,6 +363,13 @@ class ComputeSettings(BaseModel):
         gt=0,
         description="Seconds after which a build that nothing happened to is ended in ERROR "
         "(and gives back what it held) by the super-conductors' recovery.",
+    )
+    queue_retry_interval: float = Field(
+        5.0,
+        gt=0,
+        description="Seconds between the super-conductors' passes over the servers that wait "
+        "for room (a flavor's berth:queue_timeout or the queue_timeout hint): room freed by a "
+        "delete or a move is taken within one interval.",
     )
     shelved_offload_time: int = Field(
         0,
@@ -391,6 +413,21 @@ class ComputeSettings(BaseModel):
         return audit_periods.check_spec(value)
 
 
+class ImageSettings(BaseModel):
+    """The Image API (served beside the Compute API, at /image) and its data store."""
+
+    data_dir: Path | None = Field(
+        None,
+        description="The directory of image data files (one per image); default: images/ in "
+        "data_dir.",
+    )
+    image_size_cap: int = Field(
+        1024**4,
+        ge=0,
+        description="The largest image data an upload may bring, in bytes (larger: 413).",
+    )
+
+
 class Settings(BaseSettings):
     """Berth's settings."""
 
@@ -403,6 +440,7 @@ class Settings(BaseSettings):
     placement: PlacementSettings = Field(default_factory=PlacementSettings)
     network: NetworkSettings = Field(default_factory=NetworkSettings)
     compute: ComputeSettings = Field(default_factory=ComputeSettings)
+    image: ImageSettings = Field(default_factory=ImageSettings)
     keystone_authtoken: KeystoneAuthtokenSettings = Field(default_factory=KeystoneAuthtokenSettings)
 
     @field_validator("data_dir")
@@ -429,6 +467,9 @@ class Settings(BaseSettings):
 
     def cell0_database_url(self) -> str:
         return self.compute.cell0_database_url or f"sqlite:///{self.data_dir / 'cell0.db'}"
+
+    def image_data_dir(self) -> Path:
+        return self.image.data_dir or self.data_dir / "images"
 
     def network_database_url(self) -> str:
         return self.network.database_url or f"sqlite:///{self.data_dir / 'network.db'}"

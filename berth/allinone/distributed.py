@@ -150,6 +150,7 @@ def children(layout: Layout) -> list[Child]:
         "BERTH_COMPUTE__TRANSPORT_URL": layout.transport_url,
         "BERTH_COMPUTE__PLACEMENT_URL": f"{layout.url('placement')}",
         "BERTH_COMPUTE__NETWORK_URL": f"{layout.url('network')}",
+        "BERTH_COMPUTE__IMAGE_URL": f"{layout.url('compute')}/image",
     }
     serve = [sys.executable, "-m", "berth.cli", "serve"]
 

@@ -29,6 +29,7 @@ from berth.compute import soft_delete
 from berth.compute.api.app import build_app as build_compute_app
 from berth.compute.cells import Cell
 from berth.compute.clients.http import in_process_client
+from berth.compute.clients.image import ImageClient
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.conductor import recovery
@@ -50,6 +51,8 @@ from berth.dashboard.app import DashboardApp, PageConfig
 from berth.dashboard.sources import FleetReader, index_source
 from berth.identity.service_user import service_auth
 from berth.identity.strategy import authenticator
+from berth.image.app import build_app as build_image_app
+from berth.image.data import FileStore
 from berth.network import agents as network_agents
 from berth.network.app import build_app as build_network_app
 from berth.network.model import AGENT_BINARIES
@@ -119,6 +122,15 @@ class Stack:
         self.network_client = NetworkClient(
             in_process_client(self.network_app, self.compute_calls, "http://network")
         )
+        self.image_app = build_image_app(
+            self.api_db,
+            FileStore(settings.image_data_dir()),
+            authenticator(settings.compute.auth_strategy, keystone),
+            settings.image.image_size_cap,
+        )
+        self.image_client = ImageClient(
+            in_process_client(self.image_app, self.compute_calls, "http://image")
+        )
         self.runtime = BusRuntime()
         self.wiring = Wiring(
             self.runtime, settings.compute.transport_url, settings.compute.rpc_response_timeout
@@ -130,6 +142,8 @@ class Stack:
             cell_rpc=self.wiring.cells(),
             placement=self.placement_client,
             network=self.network_client,
+            scheduler=self.wiring.scheduler(),
+            images=self.image_client,
         )
         self.compute_authenticator = authenticator(settings.compute.auth_strategy, keystone)
         self.compute_app = build_compute_app(self.compute, self.compute_authenticator)
@@ -155,19 +169,13 @@ class Stack:
 
     def app_routes(self) -> dict[str, Any]:
         """Each API by its path prefix."""
-        apps: dict[str, Any] = {
+        return {
             PREFIXES["placement"]: self.placement_app,
             PREFIXES["network"]: self.network_app,
             PREFIXES["compute"]: self.compute_app,
             PREFIXES["dashboard"]: self.dashboard_app(),
+            IMAGE_PREFIX: self.image_app,
         }
-        try:
-            from berth.image.app import build_app as build_image_app
-
-            apps[IMAGE_PREFIX] = build_image_app(self.api_db, self.compute_authenticator)
-        except ImportError:
-            LOG.info("no image service in this build")
-        return apps
 
     def dashboard_app(self) -> DashboardApp:
         """The capacity view, reading this process's Placement index and compute databases,
@@ -236,6 +244,9 @@ class Stack:
         self._beat_once()
         self._heartbeat = threading.Thread(target=self._beat, name="heartbeats", daemon=True)
         self._heartbeat.start()
+        threading.Thread(
+            target=self._work_queue, args=(conductor,), name="build queue", daemon=True
+        ).start()
         LOG.info("berth up: %d host(s) in %d cell(s)", len(self.fleet.hosts), len(cells))
 
     def _ensure_cells(self) -> list[Cell]:
@@ -267,7 +278,7 @@ class Stack:
                 host.name, host.resources, self.compute.cells.database(cell), self.placement_client,
                 self.network_client,
                 SimulatedDriver(host.name, host.spawn_seconds, host.failures),
-                self.wiring.cells().conductor(cell),
+                self.wiring.cells().conductor(cell), self.image_client,
             )  # fmt: skip
         # Compute nodes first: the network service hangs its providers under them.
         with StepProgress("compute hosts registered", len(self.agents)) as progress:
@@ -295,6 +306,13 @@ class Stack:
     def _beat(self) -> None:
         while not self._stop.wait(self.heartbeat_seconds):
             self._beat_once()
+
+    def _work_queue(self, conductor: SuperConductor) -> None:
+        while not self._stop.wait(self.settings.compute.queue_retry_interval):
+            try:
+                conductor.retry_queued()
+            except Exception:
+                LOG.exception("a pass over the build queue failed; trying again")
 
     def _beat_once(self) -> None:
         now = utcnow()

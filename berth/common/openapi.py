@@ -1,10 +1,11 @@
 """Each API's OpenAPI 3.1 document, generated from its route table and its request schemas.
 
 The route table says which paths and methods exist; ``ApiDescription.bodies`` says what each
-write carries (a JSON schema where the API validates one, else any JSON object, or nothing);
-every operation may answer any 4xx in the API's own error document, and the few that refuse
-what Berth does not do answer 501 in it too. Success responses are
-described without a schema: most bodies still have no schema to describe them by.
+write carries (the JSON schema the API validates it with, else any JSON object, or nothing),
+``replies`` what the main operations answer on success (a status and the schema of its body),
+and ``queries`` the query parameters an operation reads. Every operation may answer any 4xx in
+the API's own error document, and the few that refuse what Berth does not do answer 501 in it
+too; a success without a declared reply is described by its status range only.
 
 ``DescriptionServer`` answers ``GET <prefix>/openapi.json`` for an API, without authentication,
 so a client (or a fuzzer) can learn the API before it has a token.
@@ -41,6 +42,15 @@ class Body:
 
 
 @dataclass(frozen=True)
+class Reply:
+    """What an operation answers on success: ``status`` with a JSON body valid against
+    ``schema``, or no body when ``schema`` is None."""
+
+    status: int
+    schema: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
 class ApiDescription:
     """What the generator needs to know about one API besides its route table."""
 
@@ -54,6 +64,10 @@ class ApiDescription:
     # (method, path template) of the operations that answer 501 for part of what they are
     # asked, with why: Berth does not do it, and says so rather than pretend.
     not_implemented: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    # (method, path template) to what the operation answers on success.
+    replies: Mapping[tuple[str, str], Reply] = field(default_factory=dict)
+    # (method, path template) to the query parameters it reads: name to schema.
+    queries: Mapping[tuple[str, str], Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
     # Paths answered without a token (version documents).
     anonymous: frozenset[str] = frozenset({"/"})
     description: str = ""
@@ -99,9 +113,16 @@ def _operation(api: ApiDescription, method: str, path: str) -> dict[str, Any]:
             "4XX": {"$ref": "#/components/responses/Error"},
         },
     }
+    reply = api.replies.get((method, path))
+    if reply is not None:
+        operation["responses"][str(reply.status)] = _reply(reply)
     parameters = [
         {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
         for name in _PARAM.findall(path)
+    ]
+    parameters += [
+        {"name": name, "in": "query", "required": False, "schema": dict(schema)}
+        for name, schema in api.queries.get((method, path), {}).items()
     ]
     if parameters:
         operation["parameters"] = parameters
@@ -120,6 +141,15 @@ def _operation(api: ApiDescription, method: str, path: str) -> dict[str, Any]:
     if path in api.anonymous:
         operation["security"] = []
     return operation
+
+
+def _reply(reply: Reply) -> dict[str, Any]:
+    if reply.schema is None:
+        return {"description": "Success, without a body."}
+    return {
+        "description": "Success.",
+        "content": {"application/json": {"schema": dict(reply.schema)}},
+    }
 
 
 def _description_operation() -> dict[str, Any]:

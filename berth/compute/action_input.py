@@ -11,16 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from berth.compute import exceptions, server_input, server_metadata
+from berth.compute import exceptions, guest_input, server_input, server_metadata
 
 _REBOOT_TYPES = {"SOFT": "reboot_soft", "HARD": "reboot_hard"}
 _RESET_STATES = ("active", "error")
-# Rebuild fields accepted for compatibility that change nothing here: Berth has no ephemeral
-# disks to preserve, no disk layouts, no file injection and keeps no user data.
-_REBUILD_IGNORED = frozenset(
-    {"preserve_ephemeral", "OS-DCF:diskConfig", "personality", "user_data"}
-)
-_UPDATE_IGNORED = frozenset({"OS-DCF:diskConfig"})
+# Accepted for compatibility and changing nothing: Berth's guests have no ephemeral disks.
+_REBUILD_IGNORED = frozenset({"preserve_ephemeral"})
 
 
 def no_argument(action: str, argument: Any) -> None:
@@ -60,14 +56,22 @@ class Rebuild:
     image_ref: str
     admin_pass: str
     changes: dict[str, Any] = field(default_factory=dict)
+    # Files the new guest gets (before 2.57).
+    personality: tuple[guest_input.InjectedFile, ...] = ()
 
 
-def rebuild(argument: Any, with_description: bool, with_key_name: bool) -> Rebuild:
-    """``{"imageRef": ..., "name", "metadata", "adminPass", "accessIPv4", "accessIPv6"}``,
-    ``description`` from 2.19, ``key_name`` (null removes it) from 2.54."""
+def rebuild(
+    argument: Any, with_description: bool, with_key_name: bool, with_user_data: bool = False
+) -> Rebuild:
+    """``{"imageRef": ..., "name", "metadata", "adminPass", "accessIPv4", "accessIPv6",
+    "OS-DCF:diskConfig"}``, ``description`` from 2.19, ``key_name`` (null removes it) from
+    2.54, ``personality`` before 2.57 and ``user_data`` (null removes it) from 2.57."""
     if not isinstance(argument, dict):
         raise exceptions.BadRequest("Invalid input for rebuild: an object is expected.")
-    known = {"imageRef", "name", "metadata", "adminPass", "accessIPv4", "accessIPv6"}
+    known = {
+        "imageRef", "name", "metadata", "adminPass", "accessIPv4", "accessIPv6",
+        "OS-DCF:diskConfig", "user_data" if with_user_data else "personality",
+    }  # fmt: skip
     if with_description:
         known.add("description")
     if with_key_name:
@@ -84,10 +88,13 @@ def rebuild(argument: Any, with_description: bool, with_key_name: bool) -> Rebui
     if "key_name" in argument:
         key = argument["key_name"]
         changes["key_name"] = None if key is None else server_input.server_name(key)
+    if "user_data" in argument:
+        changes["user_data"] = guest_input.user_data(argument["user_data"])
     return Rebuild(
         image_ref=image.rstrip("/").rsplit("/", 1)[-1],
         admin_pass=server_input.admin_pass(argument.get("adminPass")),
         changes=changes,
+        personality=guest_input.personality(argument.get("personality")),
     )
 
 
@@ -97,15 +104,23 @@ def update(body: Any, with_description: bool) -> dict[str, Any]:
     if not isinstance(body, dict) or not isinstance(body.get("server"), dict):
         raise exceptions.BadRequest("Invalid input: a JSON object under 'server' is required.")
     server: Mapping[str, Any] = body["server"]
-    known = {"name", "accessIPv4", "accessIPv6"} | ({"description"} if with_description else set())
-    unknown = sorted(set(server) - known - _UPDATE_IGNORED)
+    known = {"name", "accessIPv4", "accessIPv6", "OS-DCF:diskConfig"}
+    if with_description:
+        known.add("description")
+    unknown = sorted(set(server) - known)
     if unknown:
         raise exceptions.BadRequest(f"Invalid input: server has unsupported fields {unknown}.")
     return _user_fields(server)
 
 
+def disk_config_change(given: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"auto_disk_config": ...}`` when ``OS-DCF:diskConfig`` is given, else nothing."""
+    auto = guest_input.disk_config(given.get("OS-DCF:diskConfig"))
+    return {} if auto is None else {"auto_disk_config": auto}
+
+
 def _user_fields(given: Mapping[str, Any]) -> dict[str, Any]:
-    changes: dict[str, Any] = {}
+    changes: dict[str, Any] = disk_config_change(given)
     if "name" in given:
         changes["name"] = server_input.server_name(given["name"])
     if "description" in given:

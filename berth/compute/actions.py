@@ -55,6 +55,10 @@ SHELVE_STEP = "compute_shelve_instance"
 SHELVE_OFFLOAD_STEP = "compute_shelve_offload_instance"
 UNSHELVE_SCHEDULE = "conductor_unshelve_instance"
 UNSHELVE_STEP = "compute_unshelve_instance"
+# Snapshots (``berth.compute.snapshots``, ``host/snapshots``).
+CREATE_IMAGE = "createImage"
+CREATE_BACKUP = "createBackup"
+SNAPSHOT_STEP = "compute_snapshot_instance"
 # Rebuilding (``berth.compute.rebuild``, ``host/power``).
 REBUILD = "rebuild"
 REBUILD_STEP = "compute_rebuild_instance"

@@ -12,9 +12,9 @@ from rich.table import Table
 from berth.compute.objects.diagnosis import Diagnosis
 
 
-def show(document: Mapping[str, Any], console: Console) -> None:
+def show(document: Mapping[str, Any], console: Console, title: str | None = None) -> None:
     diagnosis = Diagnosis.from_json(document)
-    console.print(f"[bold]server {document.get('server_id', '?')}[/bold]")
+    console.print(f"[bold]{title or 'server ' + str(document.get('server_id', '?'))}[/bold]")
     console.print(document.get("fault_message") or diagnosis.render(), soft_wrap=True)
     console.print(
         f"{diagnosis.available}/{diagnosis.hosts} hosts available; "

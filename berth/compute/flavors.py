@@ -12,6 +12,7 @@ Extra specs are checked loosely, only where the scheduler reads them (see
     resources[<S>]:<RC>            a non-negative integer
     trait[<S>]:<TRAIT>             required | forbidden
     group_policy                   none | isolate
+    berth:queue_timeout            seconds a server may wait for room (berth.compute.queueing)
     aggregate_instance_extra_specs:<k>, hw:*, anything else: any string of up to 255 characters
 """
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from berth.compute import exceptions
+from berth.compute.queueing import QUEUE_TIMEOUT_SPEC, timeout_problem
 from berth.compute.scheduler.flavor_groups import GROUP_POLICIES, SUFFIX
 
 # What a database integer column holds.
@@ -189,6 +191,8 @@ def check_extra_spec(key: Any, value: Any) -> str:
 def _spec_problem(key: str, value: str) -> str | None:
     if key == "group_policy":
         return None if value in GROUP_POLICIES else "group_policy is 'none' or 'isolate'"
+    if key == QUEUE_TIMEOUT_SPEC:
+        return timeout_problem(value)
     prefix, colon, name = key.partition(":")
     if not colon:
         return None

@@ -106,9 +106,11 @@ def resize(
     may_see: Callable[[str], bool],
     flavor_ref: str,
     cross_cell: bool = False,
+    auto_disk_config: bool | None = None,
 ) -> None:
     """Move the server to a host that can give it the new flavor (its own host too, when
-    ``allow_resize_to_same_host`` is on)."""
+    ``allow_resize_to_same_host`` is on); ``auto_disk_config``, when given, is the disk
+    config it takes (OS-DCF:diskConfig)."""
     with service.api_db.read() as conn:
         flavor = servers.requested_flavor(conn, context, flavor_ref)
 
@@ -131,6 +133,7 @@ def resize(
     started = server_tasks.start(
         service, context, server_uuid, may_see,
         action=RESIZE, task_state=RESIZE_PREP, vm_states=MOVABLE, check=check,
+        values={} if auto_disk_config is None else {"auto_disk_config": auto_disk_config},
     )  # fmt: skip
     same_host = service.settings.allow_resize_to_same_host
     _hand_to_conductor(service, context, started, flavor, None, same_host, cross_cell)

@@ -196,6 +196,67 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         f"DELETE {_S}/os-interface/{{port_id}}",
         legacy=_LEGACY_ATTACH_INTERFACES,
     ),
+    # security groups: Nova's proxies (below 2.36) and a server's groups
+    *(
+        _api_rule(f"os-security-groups:{name}", check, description, *operations)
+        for name, check, description, operations in (
+            ("get", PROJECT_READER_OR_ADMIN, "List security groups.", ("GET /os-security-groups",)),
+            (
+                "show",
+                PROJECT_READER_OR_ADMIN,
+                "Show a security group.",
+                ("GET /os-security-groups/{security_group_id}",),
+            ),
+            (
+                "create",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Create a security group.",
+                ("POST /os-security-groups",),
+            ),
+            (
+                "update",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Update a security group.",
+                ("PUT /os-security-groups/{security_group_id}",),
+            ),
+            (
+                "delete",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Delete a security group.",
+                ("DELETE /os-security-groups/{security_group_id}",),
+            ),
+            (
+                "rule:create",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Create a security group rule.",
+                ("POST /os-security-group-rules",),
+            ),
+            (
+                "rule:delete",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Delete a security group rule.",
+                ("DELETE /os-security-group-rules/{security_group_rule_id}",),
+            ),
+            (
+                "list",
+                PROJECT_READER_OR_ADMIN,
+                "List a server's security groups.",
+                (f"GET {_S}/os-security-groups",),
+            ),
+            (
+                "add",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Add a server to a security group.",
+                (f"POST {_S}/action (addSecurityGroup)",),
+            ),
+            (
+                "remove",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Take a server out of a security group.",
+                (f"POST {_S}/action (removeSecurityGroup)",),
+            ),
+        )
+    ),
     # instance actions
     _api_rule(
         "os-instance-actions:list",
@@ -410,6 +471,18 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         f"POST {_S}/action (rebuild)",
     ),
     _api_rule(
+        "servers:create_image",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Snapshot a server to a new image.",
+        f"POST {_S}/action (createImage)",
+    ),
+    _api_rule(
+        "os-create-backup",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Back up a server to a new image, keeping a rotation of backups.",
+        f"POST {_S}/action (createBackup)",
+    ),
+    _api_rule(
         "os-pause-server:pause",
         PROJECT_MEMBER_OR_ADMIN,
         "Pause a server.",
@@ -510,6 +583,30 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         ADMIN,
         "Show the compute hosts' usage audits of the period before a time.",
         "GET /os-instance_usage_audit_log/{before_timestamp}",
+    ),
+    _api_rule(
+        "os-rescue",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Rescue a server.",
+        f"POST {_S}/action (rescue)",
+    ),
+    _api_rule(
+        "os-unrescue",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Unrescue a rescued server.",
+        f"POST {_S}/action (unrescue)",
+    ),
+    _api_rule(
+        "os-admin-password",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Change a server's admin password.",
+        f"POST {_S}/action (changePassword)",
+    ),
+    _api_rule(
+        "os-console-output",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Show a server's console output.",
+        f"POST {_S}/action (os-getConsoleOutput)",
     ),
     # flavors
     _api_rule("os-flavor-manage:create", ADMIN, "Create a flavor.", "POST /flavors"),
@@ -657,6 +754,20 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         ADMIN,
         "Show why the scheduler found no host for a server (Berth's extension).",
         "GET /os-berth-diagnosis/{server_id}",
+    ),
+    _api_rule(
+        "os-berth-what-if:create",
+        PROJECT_MEMBER_OR_ADMIN,
+        "Ask where a boot request would go and how many more of it fit, without booting "
+        "(Berth's extension): whether it fits, the room per availability zone.",
+        "POST /os-berth-what-if",
+    ),
+    _api_rule(
+        "os-berth-what-if:hosts",
+        ADMIN,
+        "See the hosts, cells, providers and diagnosis in a what-if's answer (Berth's "
+        "extension); others see only whether it fits and the room per availability zone.",
+        "POST /os-berth-what-if",
     ),
     # hypervisors
     _api_rule(

@@ -32,7 +32,8 @@ from berth.common.timeutils import utcnow
 from berth.compute import soft_delete
 from berth.compute.api.app import build_app as build_compute_app
 from berth.compute.cells import COMPUTE_POOL_SIZE, Cell, CellRegistry
-from berth.compute.clients.http import ServiceUnavailable, http_client
+from berth.compute.clients.http import ServiceUnavailable, http_client, in_process_client
+from berth.compute.clients.image import ImageClient
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.conductor import recovery
@@ -52,6 +53,7 @@ from berth.config import Settings
 from berth.identity.service_user import service_auth
 from berth.identity.strategy import authenticator
 from berth.image.app import build_app as build_image_app
+from berth.image.data import FileStore
 from berth.network.sim_agent import SimulatedAgent
 
 LOG = logging.getLogger(__name__)
@@ -101,6 +103,15 @@ class _Common:
             raise NotConfigured("compute.placement_url is not set (--placement-url)")
         return PlacementClient(http_client(url, self.calls()))
 
+    def images(self) -> ImageClient | None:
+        """The Image API for the hosts' snapshots; without ``compute.image_url`` the hosts run,
+        and every snapshot they are asked for fails (its instance action says why)."""
+        url = self.settings.compute.image_url
+        if not url:
+            LOG.warning("compute.image_url is not set (--image-url): these hosts cannot snapshot")
+            return None
+        return ImageClient(http_client(url, self.calls()))
+
     def network(self) -> NetworkClient:
         url = self.settings.compute.network_url
         if not url:
@@ -148,6 +159,19 @@ def _every_interval(common: _Common, name: str, *tasks: Callable[[], None]) -> N
         threading.Thread(target=repeat, args=(task,), name=f"{name} periodic", daemon=True).start()
 
 
+def _every(common: _Common, name: str, interval: float, task: Callable[[], object]) -> None:
+    """Run ``task`` every ``interval`` seconds in a thread of its own until the process stops."""
+
+    def repeat() -> None:
+        while not common.stopped.wait(interval):
+            try:
+                task()
+            except Exception:
+                LOG.exception("%s: periodic task failed; trying again in %g s", name, interval)
+
+    threading.Thread(target=repeat, name=f"{name} periodic", daemon=True).start()
+
+
 def _until_stopped(common: _Common, name: str) -> None:
     """Serve until SIGTERM/SIGINT, then stop gracefully."""
     LOG.info("%s is serving", name)
@@ -161,16 +185,19 @@ def run_compute_api(settings: Settings) -> int:
     """The Compute API (with the image API beside it) on compute.host:compute.port."""
     compute = settings.compute
     with _common(settings) as common:
+        authenticate = authenticator(compute.auth_strategy, settings.keystone_authtoken)
+        image_app = build_image_app(
+            common.api_db, FileStore(settings.image_data_dir()), authenticate,
+            settings.image.image_size_cap,
+        )  # fmt: skip
+        images = ImageClient(in_process_client(image_app, common.calls(), "http://image"))
         service = ComputeService(
             compute, common.api_db, common.wiring.super_conductor(), common.wiring.cells(),
-            placement=common.placement(), network=common.network(),
+            placement=common.placement(), network=common.network(), images=images,
+            scheduler=common.wiring.scheduler(),
         )  # fmt: skip
-        authenticate = authenticator(compute.auth_strategy, settings.keystone_authtoken)
         app = PrefixDispatcher(
-            {
-                "/compute": build_compute_app(service, authenticate),
-                "/image": build_image_app(common.api_db, authenticate),
-            }
+            {"/compute": build_compute_app(service, authenticate), "/image": image_app}
         )
         uvicorn.run(
             app, host=compute.host, port=compute.port, log_level=settings.log_level.lower(),
@@ -213,6 +240,7 @@ def run_super_conductor(settings: Settings) -> int:
         recover()
         common.wiring.serve_super_conductor(conductor)
         _every_interval(common, "super-conductor", recover)
+        _every(common, "build queue", settings.compute.queue_retry_interval, conductor.retry_queued)
         _until_stopped(common, "super-conductor")
     return 0
 
@@ -254,7 +282,7 @@ def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
     fleet = fleets.load(fleet_path, fleets.host_defaults(settings.compute))
     with _common(settings) as common:
         cells = {name: common.cell_named(name) for name in fleet.cells}
-        placement, network = common.placement(), common.network()
+        placement, network, images = common.placement(), common.network(), common.images()
         agents = {
             host.name: HostAgent(
                 host.name,
@@ -264,6 +292,7 @@ def run_compute_agent(settings: Settings, fleet_path: Path) -> int:
                 network,
                 SimulatedDriver(host.name, host.spawn_seconds, host.failures),
                 common.wiring.cells().conductor(cells[host.cell]),
+                images,
             )
             for host in fleet.hosts
         }

@@ -11,6 +11,7 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
                                                            unshelve_instance (cast)
                                                            evacuate_server (cast)
     scheduler         API        scheduler                  select_destinations (call)
+                                                           what_if (call)
     cell conductor    the cell   cell-conductor.<cell uuid> reschedule (cast)
                                                            reschedule_move, finish_revert_resize (cast)
                                                            unshelve_failed (cast)
@@ -28,6 +29,10 @@ the bus, and an endpoint that the bus serves and that decodes what arrives::
                                                            external_instance_event (cast)
                                                            soft_delete_instance,
                                                            restore_instance (cast)
+                                                           rescue_instance, unrescue_instance (cast);
+                                                           set_admin_password,
+                                                           get_console_output (call)
+                                                           snapshot_instance (cast)
 
 Topics name their cell, so cells may share a broker's virtual host without crossing.
 
@@ -47,10 +52,17 @@ Version history (bump the minor for an added argument or method, the major for a
   (unshelve_instance, unshelve_failed, shelve_instance, shelve_offload_instance) and interfaces
   (attach_interface, detach_interface). A 1.0 receiver has none of them: upgrade the cell
   conductors and hosts before the API and super-conductor start asking for them.
+- scheduler 1.1: what_if (a dry run of select_destinations, with the fleet's room for more).
+  Upgrade the schedulers before the API.
 - compute host 1.2: server actions (change_power for reboot, stop, start, pause, unpause,
   suspend and resume; rebuild_instance). Upgrade the hosts before the API.
 - compute host 1.3: get_diagnostics, external_instance_event, soft_delete_instance,
   restore_instance. Upgrade the hosts before the API.
+- compute host 1.4: the guest (rescue_instance, unrescue_instance, set_admin_password,
+  get_console_output). Upgrade the hosts before the API.
+- compute host 1.5: snapshots and backups (snapshot_instance; shelve_instance's image_id,
+  which a 1.4 host ignores: it shelves without uploading the image). Upgrade the hosts before
+  the API.
 """
 
 from __future__ import annotations
@@ -68,6 +80,7 @@ from berth.compute.objects.diagnosis import Diagnosis
 from berth.compute.objects.guest import GuestView
 from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.objects.selection import Selection
+from berth.compute.objects.what_if import WhatIf
 from berth.compute.objects.wire import Version
 
 LOG = logging.getLogger(__name__)
@@ -76,9 +89,9 @@ SUPER_CONDUCTOR = "super-conductor"
 SCHEDULER = "scheduler"
 
 SUPER_CONDUCTOR_VERSION = Version(1, 1)
-SCHEDULER_VERSION = Version(1, 0)
+SCHEDULER_VERSION = Version(1, 1)
 CELL_CONDUCTOR_VERSION = Version(1, 1)
-COMPUTE_HOST_VERSION = Version(1, 3)
+COMPUTE_HOST_VERSION = Version(1, 5)
 
 
 def cell_conductor_topic(cell_uuid: str) -> str:
@@ -117,6 +130,10 @@ class InterfaceRefused(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+class GuestRefused(InterfaceRefused):
+    """A host could not do what was asked of a server's guest (it is not running there)."""
 
 
 # -- the receivers' interfaces -------------------------------------------------------------------
@@ -180,6 +197,12 @@ class SchedulerAPI(Protocol):
 
         Raises ``NoValidHost`` when an instance fits nowhere, and ``Expired`` once the wall
         clock passes ``deadline`` (the caller gave up); nothing stays claimed then."""
+        ...
+
+    def what_if(self, spec: RequestSpec) -> WhatIf:
+        """(1.1) What ``select_destinations`` would answer now, claiming nothing, and how many
+        more instances of ``spec`` fit, host by host. An instance that fits nowhere is an
+        answer (``WhatIf.diagnosis``), not an error."""
         ...
 
 
@@ -323,8 +346,15 @@ class ComputeHostAPI(MoveHostAPI, EvacuateHostAPI, Protocol):
         when the port is not the server's."""
         ...
 
-    def shelve_instance(self, instance_uuid: str, offload: bool) -> None:
-        """Power the server off (SHELVED); with ``offload``, offload it at once."""
+    def shelve_instance(self, instance_uuid: str, offload: bool, image_id: str | None) -> None:
+        """Power the server off and upload its disk to ``image_id`` (SHELVED); with
+        ``offload``, offload it at once. ``image_id``: 1.3."""
+        ...
+
+    def snapshot_instance(self, instance_uuid: str, image_id: str, rotation: int | None) -> None:
+        """Upload the server's disk to the queued image ``image_id`` and end the
+        ``image_snapshot`` task; for a backup (``image_backup``), then keep only the newest
+        ``rotation`` backups of its type. 1.3."""
         ...
 
     def shelve_offload_instance(self, instance_uuid: str) -> None:
@@ -365,6 +395,24 @@ class ComputeHostAPI(MoveHostAPI, EvacuateHostAPI, Protocol):
 
     def restore_instance(self, instance_uuid: str) -> None:
         """Power a soft-deleted server on again, ACTIVE (the API set ``restoring``). 1.3."""
+        ...
+
+    def rescue_instance(self, instance_uuid: str, image_ref: str, admin_pass: str) -> None:
+        """Boot the guest from ``image_ref`` with ``admin_pass`` (the API set ``rescuing``).
+        1.4."""
+        ...
+
+    def unrescue_instance(self, instance_uuid: str) -> None:
+        """Boot the rescued guest from its own disk again (the API set ``unrescuing``). 1.4."""
+        ...
+
+    def set_admin_password(self, instance_uuid: str, admin_pass: str) -> None:
+        """The running guest takes ``admin_pass`` (the API set ``updating_password``);
+        ``GuestRefused`` when it cannot. 1.4."""
+        ...
+
+    def get_console_output(self, instance_uuid: str) -> str:
+        """The guest's console log. 1.4."""
         ...
 
 
@@ -465,6 +513,20 @@ class SchedulerClient:
                 refused["message"], None if diagnosis is None else Diagnosis.from_json(diagnosis)
             )
         return [[Selection.from_json(s) for s in chosen] for chosen in answer["selections"]]
+
+    def what_if(self, spec: RequestSpec) -> WhatIf:
+        try:
+            answer = self._bus.call(
+                SCHEDULER, "what_if", timeout=self.timeout,
+                version=str(SCHEDULER_VERSION), spec=spec.to_json(),
+            )  # fmt: skip
+        except CallTimeout:
+            raise ServiceUnreachable(
+                f"The scheduler did not answer within {self.timeout:g} s."
+            ) from None
+        except NoServer:
+            raise ServiceUnreachable("No scheduler is running.") from None
+        return WhatIf.from_json(answer["what_if"])
 
 
 class CellConductorClient:
@@ -623,8 +685,13 @@ class ComputeHostClient:
     def detach_interface(self, instance_uuid: str, port_id: str) -> None:
         self._call("detach_interface", instance_uuid=instance_uuid, port_id=port_id)
 
-    def _call(self, method: str, **arguments: Any) -> dict[str, Any]:
-        """A call whose refusal comes back as an answer (``InterfaceRefused``)."""
+    def _call(
+        self,
+        method: str,
+        refusal: type[InterfaceRefused] = InterfaceRefused,
+        **arguments: Any,
+    ) -> dict[str, Any]:
+        """A call whose refusal comes back as an answer (raised as ``refusal``)."""
         try:
             answer: dict[str, Any] = self._bus.call(
                 self._topic, method, timeout=self.timeout,
@@ -640,13 +707,19 @@ class ComputeHostClient:
             ) from None
         refused = answer.get("refused")
         if refused is not None:
-            raise InterfaceRefused(int(refused["status"]), str(refused["message"]))
+            raise refusal(int(refused["status"]), str(refused["message"]))
         return answer
 
-    def shelve_instance(self, instance_uuid: str, offload: bool) -> None:
+    def shelve_instance(self, instance_uuid: str, offload: bool, image_id: str | None) -> None:
         self._bus.cast(
             self._topic, "shelve_instance", version=str(COMPUTE_HOST_VERSION),
-            instance_uuid=instance_uuid, offload=offload,
+            instance_uuid=instance_uuid, offload=offload, image_id=image_id,
+        )  # fmt: skip
+
+    def snapshot_instance(self, instance_uuid: str, image_id: str, rotation: int | None) -> None:
+        self._bus.cast(
+            self._topic, "snapshot_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid, image_id=image_id, rotation=rotation,
         )  # fmt: skip
 
     def shelve_offload_instance(self, instance_uuid: str) -> None:
@@ -710,6 +783,27 @@ class ComputeHostClient:
             self._topic, "restore_instance", version=str(COMPUTE_HOST_VERSION),
             instance_uuid=instance_uuid,
         )  # fmt: skip
+
+    def rescue_instance(self, instance_uuid: str, image_ref: str, admin_pass: str) -> None:
+        self._bus.cast(
+            self._topic, "rescue_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid, image_ref=image_ref, admin_pass=admin_pass,
+        )  # fmt: skip
+
+    def unrescue_instance(self, instance_uuid: str) -> None:
+        self._bus.cast(
+            self._topic, "unrescue_instance", version=str(COMPUTE_HOST_VERSION),
+            instance_uuid=instance_uuid,
+        )  # fmt: skip
+
+    def set_admin_password(self, instance_uuid: str, admin_pass: str) -> None:
+        self._call(
+            "set_admin_password", GuestRefused, instance_uuid=instance_uuid,
+            admin_pass=admin_pass,
+        )  # fmt: skip
+
+    def get_console_output(self, instance_uuid: str) -> str:
+        return str(self._call("get_console_output", instance_uuid=instance_uuid)["output"])
 
 
 class BusCellRPC:
@@ -831,6 +925,10 @@ class SchedulerEndpoint:
         except Expired:
             return {"expired": True}
         return {"selections": [[s.to_json() for s in per_instance] for per_instance in chosen]}
+
+    def what_if(self, version: str, spec: dict[str, Any], **newer: Any) -> dict[str, Any]:
+        _accept(SCHEDULER, SCHEDULER_VERSION, version, newer)
+        return {"what_if": self._impl.what_if(RequestSpec.from_json(spec)).to_json()}
 
 
 class CellConductorEndpoint:
@@ -999,10 +1097,26 @@ class ComputeHostEndpoint:
         return {}
 
     def shelve_instance(
-        self, version: str, instance_uuid: str, offload: bool = False, **newer: Any
+        self,
+        version: str,
+        instance_uuid: str,
+        offload: bool = False,
+        image_id: str | None = None,
+        **newer: Any,
     ) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
-        self._impl.shelve_instance(instance_uuid, offload)
+        self._impl.shelve_instance(instance_uuid, offload, image_id)
+
+    def snapshot_instance(
+        self,
+        version: str,
+        instance_uuid: str,
+        image_id: str,
+        rotation: int | None = None,
+        **newer: Any,
+    ) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.snapshot_instance(instance_uuid, image_id, rotation)
 
     def shelve_offload_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
@@ -1059,3 +1173,27 @@ class ComputeHostEndpoint:
     def restore_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
         _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
         self._impl.restore_instance(instance_uuid)
+
+    def rescue_instance(
+        self, version: str, instance_uuid: str, image_ref: str, admin_pass: str, **newer: Any
+    ) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.rescue_instance(instance_uuid, image_ref, admin_pass)
+
+    def unrescue_instance(self, version: str, instance_uuid: str, **newer: Any) -> None:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        self._impl.unrescue_instance(instance_uuid)
+
+    def set_admin_password(
+        self, version: str, instance_uuid: str, admin_pass: str, **newer: Any
+    ) -> dict[str, Any]:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        try:
+            self._impl.set_admin_password(instance_uuid, admin_pass)
+        except InterfaceRefused as exc:
+            return {"refused": {"status": exc.status, "message": exc.message}}
+        return {}
+
+    def get_console_output(self, version: str, instance_uuid: str, **newer: Any) -> dict[str, Any]:
+        _accept("compute host", COMPUTE_HOST_VERSION, version, newer)
+        return {"output": self._impl.get_console_output(instance_uuid)}

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from berth.compute import exceptions, server_metadata, server_tags
+from berth.compute import exceptions, guest_input, queueing, server_metadata, server_tags
 from berth.compute.objects.request_spec import SchedulerHints
 
 # What one request may create at most, whatever room its project's quotas leave.
@@ -57,8 +57,17 @@ class ServerRequest:
     access_ip_v4: str | None = None
     access_ip_v6: str | None = None
     tags: tuple[str, ...] = ()
+    # The security groups (names or ids) of the ports made for the servers; none named: the
+    # project's default group, which the network service gives a new port.
+    security_groups: tuple[str, ...] = ()
     # Answer the reservation id the servers share instead of the first server.
     return_reservation_id: bool = False
+    # What the guest is given (``guest_input``): files, user data, a config drive, and whether
+    # it grows its root partition to the disk (OS-DCF:diskConfig AUTO).
+    personality: tuple[guest_input.InjectedFile, ...] = ()
+    user_data: str | None = None
+    config_drive: bool = False
+    auto_disk_config: bool = False
 
     def names(self) -> list[str]:
         """One display name per server: ``name-1``, ``name-2``... when several are made."""
@@ -77,7 +86,6 @@ def parse_create(body: Mapping[str, Any], networks_required: bool) -> ServerRequ
     max_count = _count(server, "max_count", min_count)
     if min_count > max_count:
         raise exceptions.BadRequest("Invalid input: min_count must be <= max_count.")
-    _check_security_groups(server.get("security_groups"))
     image_ref = _image_of_block_devices(server.get("block_device_mapping_v2"))
     return ServerRequest(
         name=server_name(server["name"]),
@@ -95,9 +103,14 @@ def parse_create(body: Mapping[str, Any], networks_required: bool) -> ServerRequ
         access_ip_v4=access_ip(server.get("accessIPv4"), 4),
         access_ip_v6=access_ip(server.get("accessIPv6"), 6),
         tags=tuple(server_tags.parse_tags(server.get("tags", []))),
+        security_groups=_security_groups(server.get("security_groups")),
         return_reservation_id=_boolean(
             server.get("return_reservation_id", False), "return_reservation_id"
         ),
+        personality=guest_input.personality(server.get("personality")),
+        user_data=guest_input.user_data(server.get("user_data")),
+        config_drive=guest_input.config_drive(server.get("config_drive")),
+        auto_disk_config=bool(guest_input.disk_config(server.get("OS-DCF:diskConfig"))),
     )
 
 
@@ -132,21 +145,17 @@ def access_ip(value: Any, version: int) -> str | None:
     return str(address)
 
 
-def _check_security_groups(groups: Any) -> None:
-    """``[{"name": "default"}]`` or nothing: the network service has no security groups, so
-    the only one a server can be in is the default every server shows; another is not found
-    (400), as Nova answers for a group Neutron does not have."""
+def _security_groups(groups: Any) -> tuple[str, ...]:
+    """``[{"name": "web"}, ...]``: the names (or ids), each once."""
     if groups is None:
-        return
+        return ()
     if not isinstance(groups, list) or not all(
         isinstance(group, dict) and isinstance(group.get("name"), str) for group in groups
     ):
         raise exceptions.BadRequest(
             "Invalid input for field 'security_groups': a list of {\"name\": ...} objects."
         )
-    for group in groups:
-        if group["name"] != "default":
-            raise exceptions.BadRequest(f"Security group {group['name']} not found.")
+    return tuple(dict.fromkeys(group["name"] for group in groups))
 
 
 def _image_of_block_devices(mappings: Any) -> str | None:
@@ -297,13 +306,14 @@ def _scheduler_hints(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _hints(hints: Mapping[str, Any]) -> SchedulerHints:
-    """``group``, ``same_host`` and ``different_host``; other hints are for filters Berth does
-    not have, and are ignored."""
+    """``group``, ``same_host``, ``different_host`` and Berth's ``queue_timeout``; other hints
+    are for filters Berth does not have, and are ignored."""
     group = hints.get("group")
     return SchedulerHints(
         group=None if group is None else _uuid(group, "os:scheduler_hints/group"),
         same_host=_uuids(hints.get("same_host"), "os:scheduler_hints/same_host"),
         different_host=_uuids(hints.get("different_host"), "os:scheduler_hints/different_host"),
+        queue_timeout=queueing.parse_hint(hints.get(queueing.QUEUE_TIMEOUT_HINT)),
     )
 
 

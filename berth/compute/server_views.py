@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,6 +94,11 @@ class Server:
     access_ip_v4: str | None = None
     access_ip_v6: str | None = None
     reservation_id: str | None = None
+    auto_disk_config: bool = False
+    config_drive: str = ""
+    user_data: str | None = None
+    # The names of the security groups of its ports (the API reads them from the network).
+    security_groups: tuple[str, ...] = ()
 
     @property
     def status(self) -> str:
@@ -135,6 +140,9 @@ def from_build_request(row: RowMapping, order: int) -> Server:
         access_ip_v4=instance.get("access_ip_v4"),
         access_ip_v6=instance.get("access_ip_v6"),
         reservation_id=instance.get("reservation_id"),
+        auto_disk_config=bool(instance.get("auto_disk_config")),
+        config_drive="True" if instance.get("config_drive") else "",
+        user_data=instance.get("user_data"),
     )
 
 
@@ -170,6 +178,9 @@ def from_instance(
         access_ip_v4=row["access_ip_v4"],
         access_ip_v6=row["access_ip_v6"],
         reservation_id=row["reservation_id"],
+        auto_disk_config=row["auto_disk_config"],
+        config_drive=row["config_drive"] or "",
+        user_data=row["user_data"],
     )
 
 
@@ -226,8 +237,8 @@ def detail(server: Server, viewer: Viewer) -> dict[str, Any]:
         "hostId": host_id(server.project_id, server.host),
         "accessIPv4": server.access_ip_v4 or "",
         "accessIPv6": server.access_ip_v6 or "",
-        "config_drive": "",
-        "OS-DCF:diskConfig": "MANUAL",
+        "config_drive": server.config_drive,
+        "OS-DCF:diskConfig": disk_config(server.auto_disk_config),
         "OS-EXT-AZ:availability_zone": server.availability_zone or "",
         "OS-EXT-STS:vm_state": server.vm_state,
         "OS-EXT-STS:task_state": server.task_state,
@@ -235,9 +246,11 @@ def detail(server: Server, viewer: Viewer) -> dict[str, Any]:
         "OS-SRV-USG:launched_at": server.launched_at,
         "OS-SRV-USG:terminated_at": None,
         "os-extended-volumes:volumes_attached": [],
-        "security_groups": [{"name": "default"}],
         "links": links(viewer.base_url, "servers", server.uuid),
     }
+    # As Nova's: absent when the server's ports are in no group.
+    if server.security_groups:
+        view["security_groups"] = [{"name": name} for name in server.security_groups]
     if server.status in _PROGRESS_STATUSES:
         view["progress"] = 0
     if viewer.shows_locked:
@@ -254,6 +267,7 @@ def detail(server: Server, viewer: Viewer) -> dict[str, Any]:
         )
         if viewer.shows_reservation:
             view["OS-EXT-SRV-ATTR:reservation_id"] = server.reservation_id
+            view["OS-EXT-SRV-ATTR:user_data"] = server.user_data
     if viewer.shows_tags:
         view["tags"] = list(server.tags)
     if server.fault is not None and server.status in ("ERROR", "DELETED"):
@@ -285,14 +299,19 @@ def rebuilt(
     user_data: bool = False,
 ) -> dict[str, Any]:
     """The answer to a rebuild: :func:`changed`, the new ``adminPass``, from 2.54 ``key_name``
-    and from 2.57 ``user_data`` (Berth keeps none: null)."""
+    and from 2.57 ``user_data``."""
     view = changed(server, viewer)
     view["adminPass"] = admin_pass
     if key_name:
         view["key_name"] = server.key_name
     if user_data:
-        view["user_data"] = None
+        view["user_data"] = server.user_data
     return view
+
+
+def disk_config(auto: bool) -> str:
+    """OS-DCF:diskConfig: AUTO when the guest grows its root partition to the disk."""
+    return "AUTO" if auto else "MANUAL"
 
 
 def _flavor(flavor: Mapping[str, Any], viewer: Viewer) -> dict[str, Any]:
@@ -361,13 +380,19 @@ def _fault(fault: RowMapping, is_admin: bool) -> dict[str, Any]:
     return view
 
 
-def created(server_uuid: str, admin_pass: str, base_url: str) -> dict[str, Any]:
+def created(
+    server_uuid: str,
+    admin_pass: str,
+    base_url: str,
+    auto_disk_config: bool = False,
+    security_groups: Sequence[str] = (),
+) -> dict[str, Any]:
     """The answer to a create: ``{"id", "links", "OS-DCF:diskConfig", "security_groups",
-    "adminPass"}``."""
+    "adminPass"}``; the groups asked for (``default`` when none was)."""
     return {
         "id": server_uuid,
         "links": links(base_url, "servers", server_uuid),
-        "OS-DCF:diskConfig": "MANUAL",
-        "security_groups": [{"name": "default"}],
+        "OS-DCF:diskConfig": disk_config(auto_disk_config),
+        "security_groups": [{"name": name} for name in security_groups or ("default",)],
         "adminPass": admin_pass,
     }

@@ -17,7 +17,7 @@ import logging
 import secrets
 import string
 import uuid as uuidlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -26,7 +26,15 @@ from sqlalchemy.engine import Connection, RowMapping
 from berth.bus import BusError
 from berth.common.context import RequestContext
 from berth.common.timeutils import utcnow
-from berth.compute import actions, exceptions, quotas, server_tasks, soft_delete
+from berth.compute import (
+    actions,
+    exceptions,
+    guest_input,
+    quotas,
+    server_tasks,
+    snapshots,
+    soft_delete,
+)
 from berth.compute import server_views as views
 from berth.compute.cells import Cell, CellRegistry
 from berth.compute.cleanup import release_server
@@ -77,10 +85,13 @@ def create_servers(
     When the cast fails, the builds are taken back before the error goes up."""
     if service.network is not None:
         check_networks(service.network, context, request.networks)
+    groups = _security_group_ids(service, context, request.security_groups)
     quotas.prepare_project(service.api_db, context.project_id or "")
     reservation_id = new_reservation_id()
     with service.api_db.write() as conn:
-        uuids = store_build(conn, context, service.settings, request, service.cells, reservation_id)
+        uuids = store_build(
+            conn, context, service.settings, request, service.cells, reservation_id, groups
+        )
     try:
         service.conductor.build_instances(uuids, context.request_id)
     except BusError:
@@ -100,6 +111,7 @@ def store_build(
     request: ServerRequest,
     cells: CellRegistry,
     reservation_id: str,
+    security_group_ids: Sequence[str] = (),
 ) -> list[str]:
     """Check what the request names against the API database, admit as many servers as the
     project's quotas allow (``max_count`` at most, ``min_count`` at least), and write each
@@ -108,9 +120,10 @@ def store_build(
     flavor = requested_flavor(conn, context, request.flavor_ref)
     image, size = requested_image(conn, context, request.image_ref)
     check_fits(image, size, flavor)
-    _check_zone(conn, settings, request.availability_zone)
+    check_zone(conn, settings, request.availability_zone)
     check_key_name(conn, user_id, request.key_name)
-    group = _group(conn, context, request.hints.group)
+    group = requested_group(conn, context, request.hints.group)
+    guest_input.check_personality(quotas.project_limits(conn, project_id), request.personality)
     count = quotas.admit_servers(
         conn,
         cells,
@@ -137,9 +150,14 @@ def store_build(
             "tags": list(request.tags),
             "key_name": request.key_name,
             "reservation_id": reservation_id,
+            "security_groups": list(security_group_ids),
             "description": request.description,
             "access_ip_v4": request.access_ip_v4,
             "access_ip_v6": request.access_ip_v6,
+            "user_data": request.user_data,
+            "config_drive": request.config_drive,
+            "auto_disk_config": request.auto_disk_config,
+            "injected": injected(request.admin_pass, request.personality),
             "scheduler_hints": {
                 "group": request.hints.group,
                 "same_host": list(request.hints.same_host),
@@ -168,6 +186,11 @@ def store_build(
     if group is not None:
         server_groups.add_members(conn, group.uuid, uuids)
     return uuids
+
+
+def injected(admin_pass: str, files: Sequence[guest_input.InjectedFile]) -> dict[str, Any]:
+    """What the next spawn puts into the guest (an Instance's ``injected``)."""
+    return {"admin_pass": admin_pass, "files": [f.to_json() for f in files]}
 
 
 def forget_build(conn: Connection, uuids: list[str]) -> None:
@@ -260,7 +283,7 @@ def check_fits(image: Mapping[str, Any], size: int | None, flavor: Mapping[str, 
         )
 
 
-def _check_zone(conn: Connection, settings: ComputeSettings, zone: str | None) -> None:
+def check_zone(conn: Connection, settings: ComputeSettings, zone: str | None) -> None:
     if zone is None or zone == settings.default_availability_zone:
         return
     known = {aggregate.availability_zone for aggregate in aggregates.list_aggregates(conn)}
@@ -276,7 +299,7 @@ def check_key_name(conn: Connection, user_id: str, key_name: str | None) -> None
         raise exceptions.BadRequest("Invalid key_name provided.")
 
 
-def _group(
+def requested_group(
     conn: Connection, context: RequestContext, group_uuid: str | None
 ) -> rs.ServerGroup | None:
     """The hinted group as the scheduler sees it: its members before this request (the new
@@ -295,6 +318,38 @@ def _group(
         members=tuple(server_groups.members(conn, group_uuid)),
         max_server_per_host=int(rules.get("max_server_per_host") or 1),
     )
+
+
+def _security_group_ids(
+    service: ComputeService, context: RequestContext, names: Sequence[str]
+) -> list[str]:
+    """The ids of the security groups a create names (by name or id, in the caller's
+    project); one that is not there is a 400, a name several groups have a 409, as Nova's."""
+    if not names:
+        return []
+    if service.network is None:
+        # The API alone (tests): only the default group, which every new port gets, is known.
+        unknown = [name for name in names if name != "default"]
+        if unknown:
+            raise exceptions.BadRequest(f"Security group {unknown[0]} not found.")
+        return []
+    groups = service.network.security_groups(project_id=context.project_id or "")
+    found = []
+    for name in names:
+        matching = security_groups_called(groups, name)
+        if not matching:
+            raise exceptions.BadRequest(f"Security group {name} not found.")
+        if len(matching) > 1:
+            raise exceptions.Conflict(f"Multiple security groups named {name}; use its id.")
+        found.append(str(matching[0]))
+    return found
+
+
+def security_groups_called(groups: Sequence[Mapping[str, Any]], name: str) -> list[str]:
+    """The ids of the groups ``name`` means: the one with that id, else those with that name."""
+    return [str(g["id"]) for g in groups if g["id"] == name] or [
+        str(g["id"]) for g in groups if g["name"] == name
+    ]
 
 
 def check_networks(
@@ -500,7 +555,9 @@ def delete_server(
         ports, mark it deleted here.
 
     In (b) and (c) the mapping is queued for delete and the group left too, since nothing in a
-    cell writes the API database. Conflict while a delete is under way (b)."""
+    cell writes the API database, and a shelved server's image is deleted. A delete of a server whose delete is under way does nothing
+    (as Nova, it answers 204 again: clients that delete twice, in a test's clean-up say, are
+    not refused)."""
     for _ in range(2):
         mapping, _building = _lookup(service, context, server_uuid, may_see)
         if mapping["cell_uuid"] is None:
@@ -512,11 +569,15 @@ def delete_server(
         if deferred and soft_delete.start(service, context, cell, server_uuid):
             return
         row = _start_delete(service, context, cell, server_uuid)
+        if row is None:
+            return
         if row["host"]:
             _terminate(service, cell, row)
         else:
             _delete_locally(service, cell, row)
         _forget_mapping(service, server_uuid)
+        if row["vm_state"] in ("shelved", "shelved_offloaded"):
+            snapshots.delete_shelved_image(service.images, server_uuid)
         return
     raise _not_found(server_uuid)
 
@@ -532,15 +593,15 @@ def _delete_build(service: ComputeService, server_uuid: str) -> bool:
 
 def _start_delete(
     service: ComputeService, context: RequestContext, cell: Cell, server_uuid: str
-) -> RowMapping:
+) -> RowMapping | None:
     """The live instance, marked ``deleting`` when it is on a host, with its ``delete`` action
-    (which the host's terminate adds its event to)."""
+    (which the host's terminate adds its event to); None when its delete is under way."""
     with service.cells.database(cell).write() as conn:
         row = instances.get(conn, server_uuid, include_deleted=False)
         if row is None:
             raise _not_found(server_uuid)
         if row["task_state"] == "deleting":
-            raise exceptions.Conflict(f"Instance {server_uuid} is being deleted.")
+            return None
         server_tasks.refuse_if_locked(context, row)
         if row["host"] and not instances.update(
             conn, server_uuid, {"task_state": "deleting"}, [row["task_state"]]

@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 
 from berth.common.db import Database
 from berth.compute.cells import CellRegistry
+from berth.compute.clients.image import ImageClient
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.policy import ComputePolicyEnforcer
-from berth.compute.rpc import CellRPC, SuperConductorAPI
+from berth.compute.rpc import CellRPC, SchedulerAPI, SuperConductorAPI
 from berth.config import ComputeSettings
 
 
@@ -23,6 +24,10 @@ class ComputeService:
     # Placement and the network service: None only in tests of the API alone.
     placement: PlacementClient | None = None
     network: NetworkClient | None = None
+    # Asked for what-ifs (``/os-berth-what-if``); None only in tests of the API alone.
+    scheduler: SchedulerAPI | None = None
+    # The Image API: the /images proxy and snapshots (None in tests of the API alone).
+    images: ImageClient | None = None
     cells: CellRegistry = field(init=False)
     # Built from settings (policy_file and friends); a malformed policy file fails here.
     policy: ComputePolicyEnforcer = field(init=False)

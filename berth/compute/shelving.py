@@ -7,8 +7,11 @@ instance action) and hands it over with one cast:
     shelveOffload   SHELVED                             task shelving_offloading -> its host
     unshelve        SHELVED, SHELVED_OFFLOADED          task unshelving          -> super-conductor
 
-The host powers a shelved server off and, when ``shelved_offload_time`` is 0, offloads it at
-once (``host/shelving``); the conductors place an offloaded one again (``conductor/unshelve``).
+Shelving makes the image ``<name>-shelved`` (``snapshots``), which the host uploads the guest's
+disk to; the host powers a shelved server off and, when ``shelved_offload_time`` is 0, offloads
+it at once (``host/shelving``); the conductors place an offloaded one again
+(``conductor/unshelve``), and the host that unshelves it deletes the image, as does a delete of
+the shelved server.
 Any other state is a 409, as Nova answers.
 """
 
@@ -20,7 +23,7 @@ from sqlalchemy.engine import RowMapping
 
 from berth.bus import BusError
 from berth.common.context import RequestContext
-from berth.compute import actions, exceptions, server_tasks
+from berth.compute import actions, exceptions, server_tasks, snapshots
 from berth.compute.cells import Cell
 from berth.compute.service import ComputeService
 
@@ -40,12 +43,25 @@ def shelve(
         action=actions.SHELVE, task_state="shelving", vm_states=SHELVABLE, check=_on_a_host,
     )  # fmt: skip
     offload = service.settings.shelved_offload_time == 0
-    _cast(
-        service, started, "shelving",
-        lambda: service.cell_rpc.host(started.cell, started.instance["host"]).shelve_instance(
-            server_uuid, offload
-        ),
-    )  # fmt: skip
+    # The image the server is shelved to (without an image service, as in tests of the API
+    # alone, there is none).
+    image_id = None
+    if service.images is not None:
+        try:
+            image_id = snapshots.shelved_image(service, started.instance)
+        except BaseException:
+            server_tasks.undo(service, started, "shelving")
+            raise
+    try:
+        _cast(
+            service, started, "shelving",
+            lambda: service.cell_rpc.host(started.cell, started.instance["host"]).shelve_instance(
+                server_uuid, offload, image_id
+            ),
+        )  # fmt: skip
+    except exceptions.ComputeError:
+        snapshots.delete_shelved_image(service.images, server_uuid)
+        raise
 
 
 def shelve_offload(

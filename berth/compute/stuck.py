@@ -23,7 +23,7 @@ from berth.common.timeutils import utcnow
 from berth.compute.cells import Cell, CellRegistry
 from berth.compute.clients.network import NetworkClient, created_by_compute
 from berth.compute.clients.placement import PlacementClient
-from berth.compute.db import build_requests, instances
+from berth.compute.db import build_queue, build_requests, instances
 
 # A build that nothing has happened to for this long is stuck (a simulated host spawns in
 # seconds; a real one in a minute or two).
@@ -67,8 +67,12 @@ def find(
             found[row["uuid"]] = StuckBuild(row["uuid"], since, None, cell, row)
     with api_db.read() as conn:
         requests = build_requests.list_build_requests(conn, created_before=cutoff)
+        # Waiting for room by request, not stuck: the queue ends them at their deadline.
+        queued = {row["instance_uuid"] for row in build_queue.list_queued(conn)}
     for request in requests:
         uuid = request["instance_uuid"]
+        if uuid in queued:
+            continue
         known = found.get(uuid)
         cell, row = (known.cell, known.instance) if known else _building(cells, every_cell, uuid)
         found[uuid] = StuckBuild(uuid, request["created_at"], request, cell, row)

@@ -3,33 +3,37 @@
 GET    /, /versions                 the version document (``/`` answers 300, as Glance does)
 GET    /v2/images                   name, status, visibility and property filters;
                                     sort_key/sort_dir; limit/marker with "first" and "next"
-POST   /v2/images                   201 with the image (active: there is no data to wait for)
+POST   /v2/images                   201 with the image, queued until its data arrives
 GET    /v2/images/{image_id}
 PATCH  /v2/images/{image_id}        application/openstack-images-v2.1-json-patch
-DELETE /v2/images/{image_id}        204
-PUT    /v2/images/{image_id}/file   501: Berth keeps no image data (an empty upload: 204)
-GET    /v2/images/{image_id}/file   204: there is none to give
+DELETE /v2/images/{image_id}        204, its data with it
+PUT    /v2/images/{image_id}/file   application/octet-stream, streamed to the data store: 204
+GET    /v2/images/{image_id}/file   the data (a Range of it: 206); 204 for an image without
+POST   /v2/images/{image_id}/actions/deactivate, .../reactivate   204
+GET    /v2/images/{image_id}/tasks  {"tasks": []}: Berth runs no import tasks
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
 import orjson
 from sqlalchemy.engine import Connection, RowMapping
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from berth.common.body import MalformedBody, parse_json
 from berth.common.context import RequestContext
 from berth.common.db import Database
 from berth.compute.db import images as store
 from berth.compute.db.errors import Duplicate
-from berth.image import errors, images
+from berth.image import data, errors, images
 
 JSON = "application/json"
+OCTET_STREAM = "application/octet-stream"
 PATCH_MEDIA_TYPE = "application/openstack-images-v2.1-json-patch"
 # A page's length when the request gives none, and at most (Glance's defaults).
 DEFAULT_LIMIT = 25
@@ -56,8 +60,19 @@ class ImageRequest:
     body: bytes
     context: RequestContext
     db: Database
+    store: data.DataStore
+    # The largest image data an upload may bring (Glance's image_size_cap).
+    size_cap: int
     # The URL of the API's root ("http://host:9292" or "http://host/image").
     base_url: str = ""
+    # The body of an upload as it arrives (``body`` is then empty).
+    chunks: Iterator[bytes] = field(default_factory=lambda: iter(()))
+    # The body as JSON once read (the schema check reads it before the handler does).
+    _parsed: Any = field(default=None, init=False, repr=False)
+
+    @property
+    def media_type(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0].strip()
 
     @property
     def caller(self) -> images.Caller:
@@ -68,12 +83,14 @@ class ImageRequest:
         return self.path_params[name]
 
     def json_body(self) -> Any:
-        if not self.body:
-            raise errors.BadRequest("The request has no body; a JSON document was expected.")
-        try:
-            return parse_json(self.body)
-        except MalformedBody as exc:
-            raise errors.BadRequest(f"Malformed JSON in request body: {exc}") from None
+        if self._parsed is None:
+            if not self.body:
+                raise errors.BadRequest("The request has no body; a JSON document was expected.")
+            try:
+                self._parsed = parse_json(self.body)
+            except MalformedBody as exc:
+                raise errors.BadRequest(f"Malformed JSON in request body: {exc}") from None
+        return self._parsed
 
     def respond(self, body: Any, status: int = 200) -> Response:
         return Response(dumps(body), status_code=status, media_type=JSON)
@@ -158,7 +175,7 @@ def show_image(req: ImageRequest) -> Response:
 
 
 def update_image(req: ImageRequest) -> Response:
-    media_type = req.headers.get("content-type", "").split(";")[0].strip()
+    media_type = req.media_type
     if media_type != PATCH_MEDIA_TYPE:
         raise errors.UnsupportedMediaType(
             f"Unsupported Content-Type {media_type or 'none'}: use {PATCH_MEDIA_TYPE}."
@@ -178,29 +195,125 @@ def delete_image(req: ImageRequest) -> Response:
     with req.db.write() as conn:
         _changeable(req, _image(conn, image_id))
         store.delete(conn, image_id)
+    # After the row: an upload still under way finds the image gone and forgets what it wrote.
+    req.store.delete(image_id)
     return Response(status_code=204)
+
+
+# Data
 
 
 def upload_data(req: ImageRequest) -> Response:
-    """Nothing to keep: an empty upload (what a client sends from an empty stdin) is a 204,
-    any data a 501."""
-    with req.db.read() as conn:
-        _changeable(req, _image(conn, req.param("image_id")))
-    if not req.body:
-        return Response(status_code=204)
-    raise errors.NotImplementedHere(
-        "Berth keeps no image data: an image here is its metadata only (it is active from "
-        "creation), so uploading data is not supported."
-    )
-
-
-def download_data(req: ImageRequest) -> Response:
-    with req.db.read() as conn:
-        _visible(req, _image(conn, req.param("image_id")))
+    """The body, streamed to the data store: ``queued`` -> ``saving`` -> ``active`` with its
+    size and digests; back to ``queued`` when the upload fails (413 past the size cap)."""
+    media_type = req.headers.get("content-type", "").split(";")[0].strip()
+    if media_type != OCTET_STREAM:
+        raise errors.UnsupportedMediaType(
+            f"Unsupported Content-Type {media_type or 'none'}: image data is {OCTET_STREAM}."
+        )
+    image_id = req.param("image_id")
+    with req.db.write() as conn:
+        image = _changeable(req, _image(conn, image_id))
+        images.check_upload(image)
+        if not store.update_if(conn, image_id, ("queued",), {"status": "saving"}):
+            raise errors.Conflict(f"Image {image_id} is being uploaded by another request.")
+    try:
+        written = req.store.write(image_id, req.chunks, req.size_cap)
+    except BaseException:
+        with req.db.write() as conn:
+            store.update_if(conn, image_id, ("saving",), {"status": "queued"})
+        raise
+    properties = {
+        **(image["properties"] or {}),
+        "checksum": written.checksum,
+        "os_hash_algo": data.HASH_ALGO,
+        "os_hash_value": written.os_hash_value,
+    }
+    with req.db.write() as conn:
+        kept = store.update_if(
+            conn,
+            image_id,
+            ("saving",),
+            {"status": "active", "size": written.size, "properties": properties},
+        )
+    if not kept:
+        req.store.delete(image_id)
+        raise errors.Gone(f"Image {image_id} was deleted while its data was being uploaded.")
     return Response(status_code=204)
 
 
+def download_data(req: ImageRequest) -> Response:
+    """The data with its length and md5 (``Content-MD5``, hex as Glance sends it); one range of
+    it for ``Range: bytes=first-last`` (206). An image without data: 204."""
+    with req.db.read() as conn:
+        image = _visible(req, _image(conn, req.param("image_id")))
+    images.check_download(image, req.caller)
+    size = image["size"]
+    if image["status"] not in ("active", "deactivated") or size is None:
+        return Response(status_code=204)
+    first, last = _range(req.headers.get("range"), size)
+    try:
+        chunks = req.store.read(image["id"], first, last + 1)
+    except FileNotFoundError:
+        # Registered with a size but no data (an image made by metadata alone).
+        return Response(status_code=204)
+    headers = {"content-length": str(last + 1 - first)}
+    checksum = images.digests(image)["checksum"]
+    if checksum:
+        headers["content-md5"] = checksum
+    if req.headers.get("range") is None:
+        return StreamingResponse(chunks, 200, headers, OCTET_STREAM)
+    headers["content-range"] = f"bytes {first}-{last}/{size}"
+    return StreamingResponse(chunks, 206, headers, OCTET_STREAM)
+
+
+def deactivate(req: ImageRequest) -> Response:
+    return _set_status(req, images.deactivated)
+
+
+def reactivate(req: ImageRequest) -> Response:
+    return _set_status(req, images.reactivated)
+
+
+def image_tasks(req: ImageRequest) -> Response:
+    """Glance lists the import tasks run on an image; Berth runs none."""
+    with req.db.read() as conn:
+        _visible(req, _image(conn, req.param("image_id")))
+    return req.respond({"tasks": []})
+
+
 # Helpers
+
+
+def _set_status(req: ImageRequest, status_after: Callable[[Mapping[str, Any]], str]) -> Response:
+    image_id = req.param("image_id")
+    with req.db.write() as conn:
+        image = _changeable(req, _image(conn, image_id))
+        store.update(conn, image_id, {"status": status_after(image)})
+    return Response(status_code=204)
+
+
+_RANGE = re.compile(r"bytes=(\d*)-(\d*)")
+
+
+def _range(header: str | None, size: int) -> tuple[int, int]:
+    """The first and last byte a Range header asks for (all of them without one); 416 for a
+    range past the end, or of several parts."""
+    if header is None:
+        return 0, size - 1
+    match = _RANGE.fullmatch(header.strip())
+    if match is None or match.groups() == ("", ""):
+        raise errors.RangeNotSatisfiable(f"Invalid Range header {header!r}: bytes=first-last.")
+    first, last = match.groups()
+    if first == "":
+        start, end = max(size - int(last), 0), size - 1
+    else:
+        start, end = int(first), size - 1 if last == "" else min(int(last), size - 1)
+    if start > end or start >= size:
+        raise errors.RangeNotSatisfiable(
+            f"Range {header!r} is not within the image's {size} bytes."
+        )
+    return start, end
 
 
 def _image(conn: Connection, image_id: str) -> RowMapping | None:
@@ -258,7 +371,7 @@ def _transform_image(image: Mapping[str, Any]) -> dict[str, Any]:
     "protected": false, "os_hidden": false, "self", "file", "schema", ...properties}``"""
     image_id = image["id"]
     return {
-        **(image["properties"] or {}),
+        **images.user_properties(image),
         "id": image_id,
         "name": image["name"] or None,
         "status": image["status"],
@@ -270,9 +383,7 @@ def _transform_image(image: Mapping[str, Any]) -> dict[str, Any]:
         "container_format": image["container_format"],
         "size": image["size"],
         "virtual_size": None,
-        "checksum": None,
-        "os_hash_algo": None,
-        "os_hash_value": None,
+        **images.digests(image),
         "created_at": image["created_at"],
         "updated_at": image["updated_at"] or image["created_at"],
         **images.FIXED,
@@ -290,4 +401,9 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2/images": {"GET": list_images, "POST": create_image},
     "/v2/images/{image_id}": {"GET": show_image, "PATCH": update_image, "DELETE": delete_image},
     "/v2/images/{image_id}/file": {"GET": download_data, "PUT": upload_data},
+    "/v2/images/{image_id}/actions/deactivate": {"POST": deactivate},
+    "/v2/images/{image_id}/actions/reactivate": {"POST": reactivate},
+    "/v2/images/{image_id}/tasks": {"GET": image_tasks},
 }
+# Handlers that read the body as it arrives (``ImageRequest.chunks``).
+STREAMED: frozenset[Handler] = frozenset({upload_data})

@@ -60,8 +60,11 @@ class UnsupportedMediaType(ImageError):
     title = "Unsupported Media Type"
 
 
-class NotImplementedHere(ImageError):
-    """What the Image API offers and Berth does not (image data above all)."""
+class Gone(ImageError):
+    status = 410
+    title = "Gone"
 
-    status = 501
-    title = "Not Implemented"
+
+class RangeNotSatisfiable(ImageError):
+    status = 416
+    title = "Requested Range Not Satisfiable"

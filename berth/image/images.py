@@ -2,8 +2,15 @@
 
 An image is its metadata: a few attributes (``name``, ``visibility``, ``min_ram``, ``min_disk``,
 ``disk_format``, ``container_format``, ``owner``) and free properties, string to string, which
-the scheduler reads (``hw_architecture``, ``img_hv_type``, ``trait:CUSTOM_X`` = required...).
-It never holds data, so it is ``active`` from the start.
+the scheduler reads (``hw_architecture``, ``img_hv_type``, ``trait:CUSTOM_X`` = required...),
+and its data, kept apart (``berth.image.data``). Its status follows Glance's lifecycle::
+
+    queued --upload starts--> saving --data kept--> active <--deactivate/reactivate--> deactivated
+       ^                        |
+       +--upload fails----------+
+
+The digests of its data (``checksum``, ``os_hash_algo``, ``os_hash_value``) are kept among its
+properties under those names, which no client may set.
 
 Who sees an image: everyone sees public and community images, a project its own, an admin all.
 Only its owner's project or an admin changes or deletes one, and only an admin makes one public.
@@ -35,6 +42,8 @@ RESERVED: Final = frozenset({"deleted", "deleted_at", "location"})
 COLUMNS: Final = ("name", "visibility", "min_ram", "min_disk", "disk_format", "container_format")
 # Attributes the Image API has and Berth keeps at their defaults.
 FIXED: Final = {"protected": False, "os_hidden": False, "tags": []}
+# Kept among the properties once data arrives; read-only, shown as attributes.
+DATA_DIGESTS: Final = ("checksum", "os_hash_algo", "os_hash_value")
 _MAX_INT: Final = 2**31 - 1
 _PATCH_OPS: Final = ("add", "replace", "remove")
 
@@ -88,7 +97,7 @@ def new_image(body: Any, caller: Caller) -> tuple[str, dict[str, Any]]:
         raise errors.BadRequest(f"Invalid id {image_id!r}: an image id is a UUID.")
     values: dict[str, Any] = {
         "name": "",
-        "status": "active",
+        "status": "queued",
         "visibility": "shared",
         "owner": caller.project_id,
         "properties": {},
@@ -99,6 +108,49 @@ def new_image(body: Any, caller: Caller) -> tuple[str, dict[str, Any]]:
         _refuse_read_only(name)
         _set(values, name, value, caller)
     return image_id, values
+
+
+def user_properties(image: Mapping[str, Any]) -> dict[str, str]:
+    """The properties a client set (the data's digests left out)."""
+    properties = image["properties"] or {}
+    return {name: value for name, value in properties.items() if name not in DATA_DIGESTS}
+
+
+def digests(image: Mapping[str, Any]) -> dict[str, str | None]:
+    properties = image["properties"] or {}
+    return {name: properties.get(name) for name in DATA_DIGESTS}
+
+
+# Data and status
+
+
+def check_upload(image: Mapping[str, Any]) -> None:
+    """Data goes to a queued image only (once, as Glance: an image's data never changes)."""
+    if image["status"] != "queued":
+        raise errors.Conflict(
+            f"Image status transition from {image['status']} to saving is not allowed: data is "
+            "uploaded once, to a queued image."
+        )
+
+
+def check_download(image: Mapping[str, Any], caller: Caller) -> None:
+    if image["status"] == "deactivated" and not caller.is_admin:
+        raise errors.Forbidden(
+            "The requested image has been deactivated. Image data download is forbidden."
+        )
+
+
+def deactivated(image: Mapping[str, Any]) -> str:
+    """The status after deactivating; only an active image (or a deactivated one) may be."""
+    if image["status"] not in ("active", "deactivated"):
+        raise errors.Conflict(f"Not allowed to deactivate image in status '{image['status']}'")
+    return "deactivated"
+
+
+def reactivated(image: Mapping[str, Any]) -> str:
+    if image["status"] not in ("active", "deactivated"):
+        raise errors.Conflict(f"Not allowed to reactivate image in status '{image['status']}'")
+    return "active"
 
 
 # Changing with a JSON patch (application/openstack-images-v2.1-json-patch)

@@ -1,12 +1,13 @@
-"""The Image API's OpenAPI description: its route table, a JSON patch for updates, and no
-image data (Berth keeps none)."""
+"""The Image API's OpenAPI description: its route table, its request schemas (a JSON patch for
+updates), what its main operations answer, and image data as a byte stream."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from berth.common.openapi import ApiDescription, Body
-from berth.image.api import PATCH_MEDIA_TYPE, ROUTES
+from berth.image.api import ROUTES
+from berth.image.schemas import BODIES, QUERIES, REPLIES
 
 # {"message": "No image found with ID ...", "code": "404 Not Found", "title": "Not Found"}
 ERROR: dict[str, Any] = {
@@ -19,34 +20,18 @@ ERROR: dict[str, Any] = {
     "required": ["message", "code", "title"],
 }
 
-# An image update: a list of JSON patch operations on its properties.
-PATCH: dict[str, Any] = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "properties": {
-            "op": {"enum": ["add", "replace", "remove"]},
-            "path": {"type": "string"},
-            "value": {},
-        },
-        "required": ["op", "path"],
-    },
-}
-
 DESCRIPTION = ApiDescription(
     title="Image",
     version="2",
     routes=ROUTES,
     error=ERROR,
+    replies=REPLIES,
+    queries=QUERIES,
     bodies={
-        ("PATCH", "/v2/images/{image_id}"): Body(PATCH, PATCH_MEDIA_TYPE),
+        **BODIES,
         ("PUT", "/v2/images/{image_id}/file"): Body(
-            {"type": "string", "maxLength": 0}, "application/octet-stream"
+            {"type": "string", "format": "binary"}, "application/octet-stream"
         ),
-    },
-    not_implemented={
-        ("PUT", "/v2/images/{image_id}/file"): "Berth keeps no image data: only an empty "
-        "upload succeeds, any data is refused.",
     },
     anonymous=frozenset({"/", "/versions"}),
 )

@@ -12,11 +12,13 @@ from starlette.types import Receive, Scope, Send
 from berth.common import asgi, auth, routing
 from berth.common.body import read_body
 from berth.common.openapi import DescriptionServer
+from berth.common.validation import guarded
 from berth.network import exceptions
 from berth.network.api import faults
 from berth.network.api.openapi import DESCRIPTION
-from berth.network.api.request import NetworkRequest
+from berth.network.api.request import NetworkRequest, check_body
 from berth.network.api.routes import ROUTES, Handler
+from berth.network.api.schemas.bodies import BODIES
 from berth.network.service import NetworkService
 
 LOG = logging.getLogger(__name__)
@@ -30,7 +32,7 @@ class NetworkApp:
     ) -> None:
         self.service = service
         self.authenticate = authenticate
-        self.router: routing.Router[Handler] = routing.Router(ROUTES)
+        self.router: routing.Router[Handler] = routing.Router(guarded(ROUTES, BODIES, check_body))
         self.threads = asgi.HandlerThreads("network-api")
         self.description = DescriptionServer(DESCRIPTION)
 

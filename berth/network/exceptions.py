@@ -218,3 +218,77 @@ class QoSPolicyDefaultAlreadyExists(Conflict):
 
 class OverQuota(Conflict):
     """A create took its project over a quota limit."""
+
+
+class SecurityGroupNotFound(NotFound):
+    def __init__(self, group_id: str) -> None:
+        super().__init__(f"Security group {group_id} does not exist")
+
+
+class SecurityGroupRuleNotFound(NotFound):
+    def __init__(self, rule_id: str) -> None:
+        super().__init__(f"Security group rule {rule_id} does not exist")
+
+
+class SecurityGroupInUse(Conflict):
+    pass
+
+
+class SecurityGroupCannotRemoveDefault(Conflict):
+    pass
+
+
+class SecurityGroupCannotUpdateDefault(Conflict):
+    pass
+
+
+class SecurityGroupDefaultAlreadyExists(Conflict):
+    pass
+
+
+class SecurityGroupRuleExists(Conflict):
+    pass
+
+
+class SecurityGroupRuleInvalidProtocol(BadRequest):
+    pass
+
+
+class SecurityGroupRemoteGroupAndRemoteIpPrefix(BadRequest):
+    pass
+
+
+class SecurityGroupProtocolRequiredWithPorts(BadRequest):
+    pass
+
+
+class SecurityGroupInvalidPortValue(BadRequest):
+    pass
+
+
+class SecurityGroupInvalidPortRange(BadRequest):
+    pass
+
+
+class SecurityGroupInvalidIcmpValue(BadRequest):
+    pass
+
+
+class SecurityGroupMissingIcmpType(BadRequest):
+    pass
+
+
+class SecurityGroupInvalidProtocolForPortRange(BadRequest):
+    pass
+
+
+class SecurityGroupEthertypeConflictWithProtocol(BadRequest):
+    pass
+
+
+class PortSecurityAndIPRequiredForSecurityGroups(BadRequest):
+    pass
+
+
+class PortSecurityPortHasSecurityGroup(Conflict):
+    pass

@@ -113,6 +113,7 @@ def create_network(
         "status": "ACTIVE",
         "mtu": mtu,
         "qos_policy_id": qos_policy_id,
+        "port_security_enabled": validate.boolean(body, "port_security_enabled", True),
     })  # fmt: skip
     if shared:
         rbac.share_with_all(conn, rbac.NETWORK, network_id, project)
@@ -262,8 +263,9 @@ def update_network(
         values["name"] = validate.string(body, "name")
     if "description" in body:
         values["description"] = validate.string(body, "description")
-    if "admin_state_up" in body:
-        values["admin_state_up"] = validate.boolean(body, "admin_state_up", True)
+    for flag in ("admin_state_up", "port_security_enabled"):
+        if flag in body:
+            values[flag] = validate.boolean(body, flag, True)
     if "shared" in body:
         if validate.boolean(body, "shared", False):
             rbac.share_with_all(conn, rbac.NETWORK, network_id, found["project_id"])
@@ -354,7 +356,7 @@ def _view(
         "router:external": external,
         "qos_policy_id": row["qos_policy_id"],
         "is_default": False,
-        "port_security_enabled": True,
+        "port_security_enabled": row["port_security_enabled"],
         "availability_zone_hints": [],
         "availability_zones": [],
         "ipv4_address_scope": None,

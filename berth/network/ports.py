@@ -22,13 +22,22 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common.context import RequestContext
 from berth.config import NetworkSettings
-from berth.network import exceptions, ipam, networks, policy, subnets, validate
+from berth.network import (
+    exceptions,
+    ipam,
+    networks,
+    policy,
+    security_groups,
+    subnets,
+    validate,
+)
 from berth.network.model import FixedIp, QosRule, ResourceRequest, Segment, Subnet, qos_rule
 from berth.network.resource_request import resource_request, rules_in_effect
 from berth.network.store import networks as network_store
 from berth.network.store import ports as store
 from berth.network.store import qos as qos_store
 from berth.network.store import routers as router_store
+from berth.network.store import security_groups as group_store
 from berth.network.store import subnets as subnet_store
 
 VNIC_TYPES = (
@@ -106,6 +115,10 @@ def create_port(
         "none" if fixed == [] else ("deferred" if fixed is None and layout.routed else "immediate")
     )
     port_id = str(uuid.uuid4())
+    # A port takes its network's port security unless it says.
+    port_security = validate.boolean(
+        body, "port_security_enabled", bool(network["port_security_enabled"])
+    )
     values = {
         "id": port_id,
         "network_id": network_id,
@@ -121,8 +134,13 @@ def create_port(
         "binding_vnic_type": vnic_type,
         "binding_profile": {},
         "binding_vif_details": {},
+        "port_security_enabled": port_security,
     }
     mac = _insert_with_mac(conn, values, body.get("mac_address"), settings.base_mac)
+    groups = security_groups.groups_for_port(
+        conn, context, project, body.get("security_groups"), port_security, values["device_owner"]
+    )
+    group_store.set_groups_of_port(conn, port_id, groups)
     if fixed:
         assign_addresses(conn, port_id, network_id, layout.subnets, requested_ips(fixed), mac)
     elif allocation == "immediate":
@@ -384,6 +402,7 @@ def views(
         network_store.list_networks(conn, None, {r["network_id"] for r in rows}) if rows else []
     )
     network_policy = {n["id"]: n["qos_policy_id"] for n in network_rows}
+    groups = group_store.groups_of_ports(conn, ids)
     return [
         policy.visible(
             context,
@@ -392,6 +411,7 @@ def views(
                 addresses.get(row["id"], []),
                 requests[row["id"]],
                 network_policy.get(row["network_id"]),
+                groups.get(row["id"], []),
             ),
         )
         for row in rows
@@ -403,6 +423,7 @@ def _view(
     addresses: list[dict[str, str]],
     request: ResourceRequest | None,
     network_policy: str | None,
+    groups: list[str],
 ) -> dict[str, Any]:
     return {
         "id": row["id"],
@@ -426,8 +447,8 @@ def _view(
         "binding:profile": row["binding_profile"],
         "binding:vif_type": row["binding_vif_type"],
         "binding:vif_details": row["binding_vif_details"],
-        "port_security_enabled": True,
-        "security_groups": [],
+        "port_security_enabled": row["port_security_enabled"],
+        "security_groups": groups,
         "allowed_address_pairs": [],
         "extra_dhcp_opts": [],
         "dns_name": "",
@@ -482,13 +503,38 @@ def update_port(
         values["qos_policy_id"] = networks.qos_policy_of(conn, context, body)
         if values["qos_policy_id"] != row["qos_policy_id"]:
             networks.check_qos_detach(conn, context, row["qos_policy_id"])
+    if "port_security_enabled" in body:
+        values["port_security_enabled"] = validate.boolean(body, "port_security_enabled", True)
+    if "port_security_enabled" in body or "security_groups" in body:
+        _regroup(conn, context, row, body, values.get("port_security_enabled"))
     if "fixed_ips" in body:
         _replace_addresses(conn, row, body["fixed_ips"])
     if values.get("mac_address", row["mac_address"]) != row["mac_address"]:
         _move_eui64_addresses(conn, row, values["mac_address"])
-    if values or "fixed_ips" in body:
+    if values or "fixed_ips" in body or "security_groups" in body:
         store.update(conn, port_id, values)
     return row
+
+
+def _regroup(
+    conn: Connection,
+    context: RequestContext,
+    row: RowMapping,
+    body: Mapping[str, Any],
+    port_security: bool | None,
+) -> None:
+    """A new set of security groups, or port security turned on or off: a port without port
+    security is in no group, so turning it off takes clearing its groups too (409)."""
+    secured = row["port_security_enabled"] if port_security is None else port_security
+    if "security_groups" in body:
+        asked = body["security_groups"] if body["security_groups"] is not None else []
+        groups = security_groups.checked_groups(conn, context, row["project_id"], asked, secured)
+        group_store.set_groups_of_port(conn, row["id"], groups)
+    elif not secured and group_store.groups_of_ports(conn, [row["id"]]):
+        raise exceptions.PortSecurityPortHasSecurityGroup(
+            "Port has security group associated. Cannot disable port security or ip address "
+            "until security group is removed."
+        )
 
 
 def following_network_policy(conn: Connection, network_id: str) -> list[str]:

@@ -15,10 +15,12 @@ from berth import config
 from berth.allinone.stack import PREFIXES, Stack
 from berth.common.inprocess import InProcessTransport
 from berth.compute.api.routes import ROUTES as COMPUTE_ROUTES
-from berth.compute.api.schemas import flavor, server_action
+from berth.compute.api.schemas import flavor, keypair, server_action
 from berth.compute.host import fleet as fleets
+from berth.image import schemas as image_schemas
 from berth.image.api import ROUTES as IMAGE_ROUTES
 from berth.network.api.routes import ROUTES as NETWORK_ROUTES
+from berth.network.api.schemas import networks as network_schemas
 from berth.placement.api.routes import ROUTES as PLACEMENT_ROUTES
 from berth.placement.api.schemas import resource_provider
 from tests.e2e.conftest import StackFactory
@@ -93,8 +95,31 @@ def test_compute_bodies_are_its_newest_schemas(documents: dict[str, dict[str, An
 
     assert body("/v2.1/flavors") == flavor.CREATE_V2_55
     assert body("/v2.1/servers/{server_id}/action") == server_action.ACTION
-    # Without a schema yet: any JSON object.
-    assert body("/v2.1/os-keypairs") == {"type": "object"}
+    assert body("/v2.1/os-keypairs") == keypair.CREATE_V2_10
+
+
+def test_networking_and_image_bodies_are_their_schemas(
+    documents: dict[str, dict[str, Any]],
+) -> None:
+    create = documents["/networking"]["paths"]["/v2.0/networks"]["post"]
+    assert create["requestBody"]["content"]["application/json"]["schema"] == network_schemas.CREATE
+    image = documents["/image"]["paths"]["/v2/images"]["post"]
+    assert image["requestBody"]["content"]["application/json"]["schema"] == image_schemas.CREATE
+
+
+def test_main_operations_describe_their_answers_and_queries(
+    documents: dict[str, dict[str, Any]],
+) -> None:
+    listing = documents["/networking"]["paths"]["/v2.0/ports"]["get"]
+    assert (
+        "ports"
+        in listing["responses"]["200"]["content"]["application/json"]["schema"]["properties"]
+    )
+    queries = {p["name"] for p in listing["parameters"] if p["in"] == "query"}
+    assert {"network_id", "device_id", "limit", "marker", "fields"} <= queries
+    created = documents["/compute"]["paths"]["/v2.1/servers"]["post"]["responses"]
+    assert created["202"]["content"]["application/json"]["schema"]["required"] == ["server"]
+    assert "204" in documents["/image"]["paths"]["/v2/images/{image_id}"]["delete"]["responses"]
 
 
 def test_each_error_schema_describes_a_real_refusal(

@@ -12,7 +12,15 @@ import pytest
 from starlette.types import ASGIApp, Message
 
 
-def call(app: ASGIApp, method: str, path: str, chunks: list[bytes], *, hang_up: bool) -> Message:
+def call(
+    app: ASGIApp,
+    method: str,
+    path: str,
+    chunks: list[bytes],
+    *,
+    hang_up: bool,
+    content_type: bytes = b"application/json",
+) -> Message:
     """Call ``app`` with a body sent in ``chunks``; with ``hang_up`` the client disconnects
     after the chunks instead of ending the body. The first message the app sent back."""
     messages: list[Message] = [
@@ -40,7 +48,7 @@ def call(app: ASGIApp, method: str, path: str, chunks: list[bytes], *, hang_up: 
         "root_path": "",
         "headers": [
             (b"x-auth-token", b"admin"),
-            (b"content-type", b"application/json"),
+            (b"content-type", content_type),
             (b"accept", b"application/json"),
         ],
         "client": ("127.0.0.1", 50000),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,6 +16,7 @@ from berth.compute.api.app import build_app as build_compute_app
 from berth.compute.service import ComputeService
 from berth.config import ComputeSettings, NetworkSettings, PlacementSettings
 from berth.image.app import build_app as build_image_app
+from berth.image.data import FileStore
 from berth.network.app import build_app as build_network_app
 from berth.network.service import NetworkService
 from berth.placement.app import build_app as build_placement_app
@@ -39,7 +41,7 @@ def _compute() -> Any:
 
 
 def _image() -> Any:
-    return build_image_app(Database(GONE))
+    return build_image_app(Database(GONE), FileStore(Path("/nonexistent/images")))
 
 
 @pytest.mark.parametrize(

@@ -229,10 +229,25 @@ def test_routed_network_qos_port_resource_request_agents_and_binding(tmp_path: P
         availability = _cli(url, "ip", "availability", "show", "net1", "-f", "json")
         assert (availability["total_ips"], availability["used_ips"]) == (253, 1)
 
+        # Security groups: a group with a rule, a port put in it, and the group kept while used.
+        group = _cli(url, "security", "group", "create", "web", "-f", "json")
+        _cli(url, "security", "group", "rule", "create", "--protocol", "tcp", "--dst-port",
+             "80:81", "--remote-ip", "10.0.0.0/8", "web", "-f", "json")  # fmt: skip
+        rules = _cli(url, "security", "group", "rule", "list", "web", "-f", "json")
+        assert sorted((r["Ethertype"], r["IP Protocol"] or "", r["Port Range"]) for r in rules) == [
+            ("IPv4", "", ""),
+            ("IPv4", "tcp", "80:81"),
+            ("IPv6", "", ""),
+        ]
+        _cli(url, "port", "set", "--security-group", "web", "p2")
+        assert group["id"] in _cli(url, "port", "show", "p2", "-f", "json")["security_group_ids"]
+        assert "409" in _cli_refused(url, "security", "group", "delete", "web")
+
         # A policy in use, a segment with a subnet: refused until what holds them is gone.
         assert "409" in _cli_refused(url, "network", "qos", "policy", "delete", "bw")
         assert "409" in _cli_refused(url, "network", "segment", "delete", "seg2")
         _cli(url, "port", "delete", "p1", "p2")
+        _cli(url, "security", "group", "delete", "web")
         _cli(url, "network", "qos", "policy", "delete", "bw")
         assert _cli(url, "network", "qos", "policy", "list", "-f", "json") == []
         _cli(url, "subnet", "delete", "sub2")

@@ -30,6 +30,8 @@ PUBLIC_NETWORK = "tempest-public"
 PUBLIC_CIDR = "172.24.4.0/24"
 ROUTER = "tempest-router"
 ALT_IMAGE = "tempest-alt"
+# Its data: what a raw disk holds does not matter to simulated hosts.
+ALT_IMAGE_DATA = b"tempest-alt raw disk\n" + bytes(4096)
 # Small enough for cirros (min_ram 64, min_disk 1); the second is larger, for resize tests.
 FLAVORS = (("tempest.tiny", 128, 1, 1), ("tempest.small", 256, 1, 2))
 START_TIMEOUT = 300.0
@@ -217,11 +219,20 @@ def _public_image(client: httpx.Client) -> str:
 
 
 def _create_image(client: httpx.Client) -> str:
+    """A public raw image with a little data (an image is queued, unbootable, until it has)."""
     body = {
         "name": ALT_IMAGE, "visibility": "public", "disk_format": "raw",
         "container_format": "bare", "min_ram": 64, "min_disk": 1,
     }  # fmt: skip
-    return str(_post(client, "/image/v2/images", body)["id"])
+    image_id = str(_post(client, "/image/v2/images", body)["id"])
+    upload = client.put(
+        f"/image/v2/images/{image_id}/file",
+        content=ALT_IMAGE_DATA,
+        headers={"content-type": "application/octet-stream"},
+    )
+    if upload.status_code >= 400:
+        raise RuntimeError(f"uploading {ALT_IMAGE}: {upload.status_code} {upload.text}")
+    return image_id
 
 
 def _create_flavor(client: httpx.Client, name: str, ram: int, vcpus: int, disk: int) -> str:

@@ -29,17 +29,20 @@ COMPUTE_FEATURES = {
     "interface_attach": True,
     "pause": True,
     "suspend": True,
-    "change_password": False,
-    "console_output": False,
-    "rescue": False,
+    # The simulated guests keep an admin password, a console log and a rescue image.
+    "change_password": True,
+    "console_output": True,
+    "rescue": True,
+    # Stable device rescue needs 2.87 (above the microversions served) and snapshots.
     "stable_rescue": False,
-    # Shelving makes no snapshot image, and there is no createImage action.
-    "snapshot": False,
-    # OS-DCF:diskConfig, personality files, config drive and the metadata service are hypervisor
-    # and guest features the simulated hosts do not have.
-    "disk_config": False,
-    "personality": False,
-    "config_drive": False,
+    # createImage, createBackup, and shelving's <name>-shelved image (docs/compute.md, "Images
+    # and snapshots").
+    "snapshot": True,
+    # OS-DCF:diskConfig is kept and shown; personality files, user data and the config drive
+    # reach the simulated guest. No metadata service serves guests.
+    "disk_config": True,
+    "personality": True,
+    "config_drive": True,
     "metadata_service": False,
     # A create answers an adminPass (Nova's enable_instance_password = true); tempest's
     # response schema refuses one when this is off.

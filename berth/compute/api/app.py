@@ -13,11 +13,14 @@ from berth.common import asgi, auth, routing
 from berth.common.body import BodyTooLarge, read_body
 from berth.common.db import UNAVAILABLE, is_unavailable, is_unstorable
 from berth.common.openapi import DescriptionServer
+from berth.common.validation import guarded
 from berth.compute import exceptions
 from berth.compute.api import microversion
 from berth.compute.api.openapi import DESCRIPTION
-from berth.compute.api.request import JSON, ComputeRequest, dumps, error_document
+from berth.compute.api.request import JSON, ComputeRequest, check_body, dumps, error_document
 from berth.compute.api.routes import ROUTES, Handler
+from berth.compute.api.schemas.bodies import BODIES
+from berth.compute.clients.image import credentials
 from berth.compute.service import ComputeService
 
 LOG = logging.getLogger(__name__)
@@ -32,7 +35,7 @@ class ComputeApp:
     ) -> None:
         self.service = service
         self.authenticate = authenticate
-        self.router: routing.Router[Handler] = routing.Router(ROUTES)
+        self.router: routing.Router[Handler] = routing.Router(guarded(ROUTES, BODIES, check_body))
         self.threads = asgi.HandlerThreads("compute-api")
         self.description = DescriptionServer(DESCRIPTION)
 
@@ -70,6 +73,7 @@ class ComputeApp:
                 version=version,
                 service=self.service,
                 base_url=str(request.base_url).rstrip("/"),
+                credentials=credentials(request.headers),
             )
             response = await self.threads.run(handler, req)
         except auth.Unauthenticated as exc:

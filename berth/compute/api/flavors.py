@@ -20,9 +20,8 @@ from starlette.responses import Response
 
 from berth.compute import exceptions
 from berth.compute import flavors as rules
-from berth.compute.api import paging, schemas
+from berth.compute.api import paging
 from berth.compute.api.request import ComputeRequest
-from berth.compute.api.schemas import flavor as flavor_schemas
 from berth.compute.db import flavors as store
 from berth.compute.db.errors import Duplicate
 
@@ -56,7 +55,7 @@ def show(req: ComputeRequest) -> Response:
 
 def create(req: ComputeRequest) -> Response:
     req.authorize("os_compute_api:os-flavor-manage:create")
-    body = req.json_body(schemas.pick(flavor_schemas.CREATE_BY_VERSION, req.version))
+    body = req.json_body()
     new = rules.parse_new(body["flavor"])
     with req.service.api_db.write() as conn:
         try:

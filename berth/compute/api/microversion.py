@@ -32,6 +32,7 @@ ACTION_EVENTS_FOR_ALL = (2, 51)  # an action's events show to whoever may see it
 REBUILD_KEY_NAME = (2, 54)  # a rebuild may set key_name; its answer shows it
 MIGRATE_TO_HOST = (2, 56)  # a cold migration may name its host
 REBUILD_USER_DATA = (2, 57)  # a rebuild's answer shows user_data; personality is gone
+PERSONALITY_GONE = (2, 57)  # create and rebuild take no personality; rebuild takes user_data
 ACTIONS_PAGED = (2, 58)  # actions show updated_at; limit, marker and changes-since
 MIGRATIONS_PAGED = (2, 59)  # migrations show uuid; limit, marker and changes-since
 EVENT_HOSTS = (2, 62)  # events show hostId (and host to whom the events rule allows)

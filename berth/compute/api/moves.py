@@ -12,7 +12,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from berth.compute import exceptions, moves
+from berth.compute import exceptions, guest_input, moves
 from berth.compute.api import microversion
 from berth.compute.api.request import ComputeRequest
 
@@ -51,8 +51,9 @@ def resize(req: ComputeRequest, server_id: str, argument: Any) -> Response:
     if not flavor_ref:
         raise exceptions.BadRequest("Invalid input for resize: flavorRef is empty.")
     moves.resize(
-        req.service, req.context, server_id, _may_see(req, rule), flavor_ref, _cross_cell(req)
-    )
+        req.service, req.context, server_id, _may_see(req, rule), flavor_ref, _cross_cell(req),
+        guest_input.disk_config(argument.get("OS-DCF:diskConfig")),
+    )  # fmt: skip
     return req.no_content(202)
 
 

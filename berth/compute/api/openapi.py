@@ -1,14 +1,15 @@
 """The Compute API's OpenAPI description: its route table and the request schemas of the newest
-microversion; the other request bodies are any JSON object until their schemas are declared."""
+microversion that has each route, and what its main operations answer at that microversion."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from berth.common.openapi import ApiDescription, Body
-from berth.compute.api import microversion
+from berth.compute.api import berth_what_if, microversion
 from berth.compute.api.routes import ROUTES
-from berth.compute.api.schemas import flavor, server, server_action
+from berth.compute.api.schemas.bodies import BODIES, newest
+from berth.compute.api.schemas.replies import QUERIES, REPLIES
 
 # {"itemNotFound": {"code": 404, "message": "..."}}: one key, which names the kind of refusal.
 ERROR: dict[str, Any] = {
@@ -27,10 +28,15 @@ DESCRIPTION = ApiDescription(
     version=f"{microversion.MIN} to {microversion.MAX}",
     routes=ROUTES,
     error=ERROR,
+    replies=REPLIES,
+    queries=QUERIES,
     bodies={
-        ("POST", "/v2.1/servers"): Body(server.CREATE_BY_VERSION[0][1]),
-        ("POST", "/v2.1/flavors"): Body(flavor.CREATE_BY_VERSION[0][1]),
-        ("POST", "/v2.1/servers/{server_id}/action"): Body(server_action.ACTION),
+        **{
+            route: Body(schema)
+            for route, versioned in BODIES.items()
+            if (schema := newest(versioned)) is not None
+        },
+        ("POST", "/v2.1/os-berth-what-if"): Body(berth_what_if.BODY),
         # The tag is in the path.
         ("PUT", "/v2.1/servers/{server_id}/tags/{tag}"): None,
     },

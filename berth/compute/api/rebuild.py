@@ -1,5 +1,6 @@
 """The server action ``rebuild``: a new image (and name, metadata, password, description,
-access addresses, from 2.54 key pair) for the server, on the host it is on.
+access addresses, disk config, personality files before 2.57, from 2.54 key pair, from 2.57
+user data) for the server, on the host it is on.
 
 Answers 202 with the server as an update shows it, now in REBUILD, with its ``adminPass``
 (from 2.54 its ``key_name``, from 2.57 ``user_data``). The domain is
@@ -25,6 +26,7 @@ def rebuild_server(req: ComputeRequest, server_id: str, argument: Any) -> Respon
         argument,
         with_description=req.at_least(microversion.SERVER_DESCRIPTION),
         with_key_name=req.at_least(microversion.REBUILD_KEY_NAME),
+        with_user_data=req.at_least(microversion.PERSONALITY_GONE),
     )
 
     def may_see(project_id: str) -> bool:

@@ -5,16 +5,17 @@ same shape): read the body or the query, call the domain, answer with ``respond`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import orjson
 from starlette.responses import Response
 
 from berth.common.body import MalformedBody, parse_json
 from berth.common.context import RequestContext
+from berth.common.validation import first_error
 from berth.compute import exceptions
+from berth.compute.api import schemas
 from berth.compute.api.microversion import Version
 
 if TYPE_CHECKING:
@@ -34,6 +35,10 @@ class ComputeRequest:
     version: Version
     service: ComputeService
     base_url: str = ""
+    # The caller's credential headers, to call the Image API as the caller (the /images proxy).
+    credentials: Mapping[str, str] = field(default_factory=dict)
+    # The body as JSON once read (the schema check reads it before the handler does).
+    _parsed: Any = field(default=None, init=False, repr=False)
 
     @property
     def is_admin(self) -> bool:
@@ -60,16 +65,20 @@ class ComputeRequest:
         return self.version.matches(version)
 
     def json_body(self, schema: Mapping[str, Any] | None = None) -> Any:
-        """The body as JSON, valid against ``schema`` when one is given; BadRequest otherwise."""
-        if not self.body:
-            raise exceptions.BadRequest("The request has no body; a JSON document was expected.")
-        try:
-            body = parse_json(self.body)
-        except MalformedBody as exc:
-            raise exceptions.BadRequest(f"Malformed request body: {exc}") from None
+        """The body as JSON, valid against ``schema`` when one is given (a write without an entry
+        in ``schemas.bodies.BODIES``); BadRequest when there is none or it is not JSON."""
+        if self._parsed is None:
+            if not self.body:
+                raise exceptions.BadRequest(
+                    "The request has no body; a JSON document was expected."
+                )
+            try:
+                self._parsed = parse_json(self.body)
+            except MalformedBody as exc:
+                raise exceptions.BadRequest(f"Malformed request body: {exc}") from None
         if schema is not None:
-            validate(body, schema)
-        return body
+            validate(self._parsed, schema)
+        return self._parsed
 
     def resource_body(self, key: str) -> dict[str, Any]:
         body = self.json_body()
@@ -95,21 +104,19 @@ def error_document(error: exceptions.ComputeError) -> dict[str, Any]:
     return {error.key: {"code": error.status, "message": str(error)}}
 
 
+def check_body(req: ComputeRequest, by_version: schemas.ByVersion) -> None:
+    """The request's body held to its microversion's schema, before the handler runs."""
+    schema = schemas.pick(by_version, req.version)
+    if schema is not None:
+        validate(req.json_body(), schema)
+
+
 def validate(body: Any, schema: Mapping[str, Any]) -> None:
     """BadRequest naming the field and what is wrong with it, as Nova words it, unless ``body``
     is valid against ``schema``."""
-    validator = jsonschema.Draft202012Validator(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(body))
-    if error is None:
-        return
-    field = "/".join(str(part) for part in error.absolute_path) or "body"
-    raise exceptions.BadRequest(
-        f"Invalid input for field/attribute {field}. Value: {_shown(error.instance)}. "
-        f"{error.message}"
-    )
-
-
-def _shown(value: Any) -> str:
-    """A value as the message shows it: cut short, as a hostile body may be long."""
-    text = orjson.dumps(value).decode()
-    return text if len(text) <= 200 else text[:200] + "..."
+    invalid = first_error(body, schema)
+    if invalid is not None:
+        raise exceptions.BadRequest(
+            f"Invalid input for field/attribute {invalid.field}. Value: {invalid.shown}. "
+            f"{invalid.reason}"
+        )

@@ -10,10 +10,12 @@ from berth.compute.api import (
     aggregates,
     availability_zones,
     berth_diagnosis,
+    berth_what_if,
     extensions,
     flavors,
     floating_ips,
     hypervisors,
+    images,
     instance_actions,
     interfaces,
     ips,
@@ -25,6 +27,7 @@ from berth.compute.api import (
     quota_classes,
     quota_sets,
     root,
+    security_groups,
     server_actions,
     server_diagnostics,
     server_external_events,
@@ -64,6 +67,23 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/servers/{server_id}/os-instance-actions": {"GET": instance_actions.index},
     "/v2.1/servers/{server_id}/os-instance-actions/{request_id}": {"GET": instance_actions.show},
     "/v2.1/servers/{server_id}/os-interface": {"GET": interfaces.index, "POST": interfaces.create},
+    "/v2.1/servers/{server_id}/os-security-groups": {"GET": security_groups.server_index},
+    # Nova's proxies of the network's security groups, below 2.36.
+    "/v2.1/os-security-groups": {
+        "GET": security_groups.index,
+        "POST": security_groups.create,
+        # Reached by DELETE /os-security-groups/ (the router drops the trailing slash).
+        "DELETE": security_groups.delete_without_id,
+    },
+    "/v2.1/os-security-groups/{security_group_id}": {
+        "GET": security_groups.show,
+        "PUT": security_groups.update,
+        "DELETE": security_groups.delete,
+    },
+    "/v2.1/os-security-group-rules": {"POST": security_groups.create_rule},
+    "/v2.1/os-security-group-rules/{security_group_rule_id}": {
+        "DELETE": security_groups.delete_rule
+    },
     "/v2.1/servers/{server_id}/os-interface/{port_id}": {
         "GET": interfaces.show,
         "DELETE": interfaces.delete,
@@ -142,6 +162,8 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/os-services/{service_id}": {"PUT": services.update},
     # Berth's own: why the scheduler found no host for a server (admins).
     "/v2.1/os-berth-diagnosis/{server_id}": {"GET": berth_diagnosis.show},
+    # Berth's own: where a boot request would go, how many more fit (nothing is claimed).
+    "/v2.1/os-berth-what-if": {"POST": berth_what_if.create},
     "/v2.1/os-hypervisors/detail": {"GET": hypervisors.detail},
     "/v2.1/os-hypervisors/statistics": {"GET": hypervisors.statistics},
     "/v2.1/os-hypervisors": {"GET": hypervisors.index},
@@ -173,4 +195,18 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     "/v2.1/os-networks": {"GET": os_networks.index},
     "/v2.1/os-networks/{network_id}": {"GET": os_networks.show},
     "/v2.1/os-instance_usage_audit_log/{before_timestamp}": {"GET": usage_audit_log.show},
+    # The image proxy (up to 2.35); "detail" before "{image_id}", which would take it.
+    "/v2.1/images": {"GET": images.index, "DELETE": images.delete},
+    "/v2.1/images/detail": {"GET": images.detail},
+    "/v2.1/images/{image_id}": {"GET": images.show, "DELETE": images.delete},
+    "/v2.1/images/{image_id}/metadata": {
+        "GET": images.list_metadata,
+        "PUT": images.replace_metadata,
+        "POST": images.update_metadata,
+    },
+    "/v2.1/images/{image_id}/metadata/{key}": {
+        "GET": images.show_metadata_item,
+        "PUT": images.set_metadata_item,
+        "DELETE": images.delete_metadata_item,
+    },
 }

@@ -14,17 +14,19 @@ from starlette.responses import Response
 
 from berth.compute import exceptions, servers
 from berth.compute.api import (
+    create_image,
     deferred_delete,
     evacuate,
     floating_ips,
+    guest,
     lock,
     moves,
     power,
     rebuild,
+    security_groups,
     shelve,
 )
 from berth.compute.api.request import ComputeRequest
-from berth.compute.api.schemas import server_action
 
 # (request, server id, the action's argument) -> the answer.
 ActionHandler = Callable[[ComputeRequest, str, Any], Response]
@@ -55,11 +57,19 @@ ACTIONS: Mapping[str, ActionHandler] = {
     "forceDelete": deferred_delete.force_delete,
     "addFloatingIp": floating_ips.add,
     "removeFloatingIp": floating_ips.remove,
+    "rescue": guest.rescue,
+    "unrescue": guest.unrescue,
+    "changePassword": guest.change_password,
+    "os-getConsoleOutput": guest.console_output,
+    "createImage": create_image.create_image,
+    "createBackup": create_image.create_backup,
+    "addSecurityGroup": security_groups.add_to_server,
+    "removeSecurityGroup": security_groups.remove_from_server,
 }
 
 
 def act(req: ComputeRequest) -> Response:
-    ((name, argument),) = req.json_body(server_action.ACTION).items()
+    ((name, argument),) = req.json_body().items()
     handler = ACTIONS.get(name)
     if handler is None:
         servers.get_server(req.service, req.context, req.param("server_id"))

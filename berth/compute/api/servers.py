@@ -7,6 +7,7 @@ share: the super-conductor builds them after the answer. The domain is :mod:`ber
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from urllib.parse import urlencode
 
@@ -15,14 +16,14 @@ from starlette.responses import Response
 from berth.compute import (
     action_input,
     exceptions,
+    security_groups,
     server_input,
     server_update,
     server_views,
     servers,
 )
-from berth.compute.api import microversion, paging, schemas
+from berth.compute.api import microversion, paging
 from berth.compute.api.request import ComputeRequest
-from berth.compute.api.schemas import server as server_schema
 
 # From 2.38 an unknown status in a list's filter is a 400 (before, it matches nothing).
 _UNKNOWN_STATUS_REFUSED = (2, 38)
@@ -33,13 +34,19 @@ def create_server(req: ComputeRequest) -> Response:
     if not req.context.project_id:
         raise exceptions.Forbidden("A server belongs to a project; this token has none.")
     request = server_input.parse_create(
-        req.json_body(schemas.pick(server_schema.CREATE_BY_VERSION, req.version)),
+        req.json_body(),
         networks_required=req.at_least(microversion.NETWORKS_AUTO_NONE),
     )
     made = servers.create_servers(req.service, req.context, request)
     if request.return_reservation_id:
         return req.respond({"reservation_id": made.id}, 202)
-    view = server_views.created(made.server_uuids[0], request.admin_pass, req.base_url)
+    view = server_views.created(
+        made.server_uuids[0],
+        request.admin_pass,
+        req.base_url,
+        request.auto_disk_config,
+        request.security_groups,
+    )
     return req.respond({"server": view}, 202, headers={"location": view["links"][0]["href"]})
 
 
@@ -57,6 +64,7 @@ def show_server(req: ComputeRequest) -> Response:
     server = servers.get_server(
         req.service, req.context, req.param("server_id"), _may_see(req, rule)
     )
+    (server,) = _with_security_groups(req, [server])
     return req.respond({"server": server_views.detail(server, viewer(req))})
 
 
@@ -95,6 +103,8 @@ def _list(req: ComputeRequest, detail: bool) -> Response:
         changes_since=paging.changes_since(req),
     )
     found = servers.list_servers(req.service, query, detail)
+    if detail:
+        found = _with_security_groups(req, found)
     shown_to = viewer(req)
     show = server_views.detail if detail else server_views.summary
     body: dict[str, object] = {"servers": [show(server, shown_to) for server in found]}
@@ -102,6 +112,17 @@ def _list(req: ComputeRequest, detail: bool) -> Response:
         following = urlencode([*query.echo, ("marker", found[-1].uuid)])
         body["servers_links"] = [{"rel": "next", "href": f"{req.base_url}{req.path}?{following}"}]
     return req.respond(body)
+
+
+def _with_security_groups(
+    req: ComputeRequest, found: list[server_views.Server]
+) -> list[server_views.Server]:
+    """The servers with the names of their ports' security groups, read from the network."""
+    groups = security_groups.of_servers(req.service, [server.uuid for server in found])
+    return [
+        dataclasses.replace(server, security_groups=tuple(groups.get(server.uuid, ())))
+        for server in found
+    ]
 
 
 def _may_see(req: ComputeRequest, rule: str) -> Callable[[str], bool]:

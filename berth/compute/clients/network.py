@@ -65,10 +65,16 @@ class NetworkClient:
         answer = call(self.client, "GET", f"/v2.0/network-ip-availabilities/{network_id}")
         return self._answer(answer, "network_ip_availability")  # type: ignore[no-any-return]
 
+    def segments(self, **filters: str) -> list[dict[str, Any]]:
+        return self._answer(call(self.client, "GET", "/v2.0/segments", params=filters), "segments")  # type: ignore[no-any-return]
+
+    def qos_policy(self, policy_id: str) -> dict[str, Any]:
+        return self._answer(call(self.client, "GET", f"/v2.0/qos/policies/{policy_id}"), "policy")  # type: ignore[no-any-return]
+
     def port(self, port_id: str) -> dict[str, Any]:
         return self._answer(call(self.client, "GET", f"/v2.0/ports/{port_id}"), "port")  # type: ignore[no-any-return]
 
-    def ports(self, **filters: str) -> list[dict[str, Any]]:
+    def ports(self, **filters: str | list[str]) -> list[dict[str, Any]]:
         return self._answer(call(self.client, "GET", "/v2.0/ports", params=filters), "ports")  # type: ignore[no-any-return]
 
     def create_port(self, network_id: str, project_id: str, **attributes: Any) -> dict[str, Any]:
@@ -161,3 +167,39 @@ class NetworkClient:
         answer = call(self.client, "DELETE", f"/v2.0/ports/{port_id}")
         if answer.status_code != 404:
             self._answer(answer, None)
+
+    # -- security groups (the os-security-groups proxies and a server's groups) ----------------
+
+    def security_groups(self, **filters: str | list[str]) -> list[dict[str, Any]]:
+        answer = call(self.client, "GET", "/v2.0/security-groups", params=filters)
+        return self._answer(answer, "security_groups")  # type: ignore[no-any-return]
+
+    def security_group(self, group_id: str) -> dict[str, Any]:
+        answer = call(self.client, "GET", f"/v2.0/security-groups/{group_id}")
+        return self._answer(answer, "security_group")  # type: ignore[no-any-return]
+
+    def create_security_group(self, **attributes: Any) -> dict[str, Any]:
+        body = {"security_group": attributes}
+        answer = call(self.client, "POST", "/v2.0/security-groups", json=body)
+        return self._answer(answer, "security_group")  # type: ignore[no-any-return]
+
+    def update_security_group(self, group_id: str, **attributes: Any) -> dict[str, Any]:
+        body = {"security_group": attributes}
+        answer = call(self.client, "PUT", f"/v2.0/security-groups/{group_id}", json=body)
+        return self._answer(answer, "security_group")  # type: ignore[no-any-return]
+
+    def delete_security_group(self, group_id: str) -> None:
+        self._answer(call(self.client, "DELETE", f"/v2.0/security-groups/{group_id}"), None)
+
+    def security_group_rule(self, rule_id: str) -> dict[str, Any]:
+        answer = call(self.client, "GET", f"/v2.0/security-group-rules/{rule_id}")
+        return self._answer(answer, "security_group_rule")  # type: ignore[no-any-return]
+
+    def create_security_group_rule(self, **attributes: Any) -> dict[str, Any]:
+        body = {"security_group_rule": attributes}
+        answer = call(self.client, "POST", "/v2.0/security-group-rules", json=body)
+        return self._answer(answer, "security_group_rule")  # type: ignore[no-any-return]
+
+    def delete_security_group_rule(self, rule_id: str) -> None:
+        answer = call(self.client, "DELETE", f"/v2.0/security-group-rules/{rule_id}")
+        self._answer(answer, None)

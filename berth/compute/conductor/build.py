@@ -22,12 +22,13 @@ from sqlalchemy.engine import Connection
 
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
-from berth.compute import actions, cleanup
+from berth.compute import actions, cleanup, queueing
 from berth.compute.cells import CellRegistry
 from berth.compute.clients.network import NetworkClient, NetworkError
 from berth.compute.clients.placement import PlacementClient
-from berth.compute.conductor import claims, cross_cell, evacuate, moves, ports, unshelve
+from berth.compute.conductor import claims, cross_cell, evacuate, moves, ports, queue, unshelve
 from berth.compute.db import (
+    build_queue,
     build_requests,
     group_placements,
     instances,
@@ -88,6 +89,8 @@ class SuperConductor:
             # A scheduler that timed out may still claim later: release by consumer in _bury.
             diagnosis = exc.diagnosis if isinstance(exc, NoValidHost) else None
             for build in builds:
+                if isinstance(exc, NoValidHost) and self._hold(build, exc):
+                    continue
                 self._bury(build.uuid, str(exc), step, build.made, diagnosis)
             return
         for build, selections in zip(builds, chosen, strict=True):
@@ -101,6 +104,49 @@ class SuperConductor:
                     step,
                     build.made,
                 )
+
+    def retry_queued(self) -> list[str]:
+        """One pass over the servers waiting for room (``queue``)."""
+        return queue.work(self)
+
+    def give_up(self, uuid: str, message: str, diagnosis: Diagnosis | None) -> None:
+        """End a server that waited for room past its deadline, as one that found no host."""
+        self._bury(uuid, message, _Step("", utcnow()), (), diagnosis)
+
+    def refusal(self, uuid: str) -> NoValidHost | None:
+        """Why the server, as last asked for, would still find no host now (a what-if: nothing
+        is claimed); None when it would find one."""
+        with self.api_db.read() as conn:
+            document = request_specs.get(conn, uuid)
+        if document is None:
+            return None  # gone: the build that follows finds out
+        spec = claims.with_group_hosts(self.api_db, self.cells, RequestSpec.from_json(document))
+        answer = self.scheduler.what_if(spec)
+        if answer.fits:
+            return None
+        return NoValidHost(answer.message or "No valid host was found.", answer.diagnosis)
+
+    def _hold(self, build: _Build, refused: NoValidHost) -> bool:
+        """Queue a server that found no host, if it asked to wait and its deadline has not
+        passed; it gives back what it took meanwhile (its ports). False: end it now."""
+        timeout = queueing.queue_timeout(build.spec)
+        if timeout is None:
+            return False
+        cleanup.release_server(self.placement, self.network, build.uuid, build.made)
+        now = utcnow()
+        diagnosis = None if refused.diagnosis is None else refused.diagnosis.to_json()
+        with self.api_db.write() as conn:
+            if build_requests.get(conn, build.uuid) is None:
+                return True  # deleted by its user meanwhile: nothing to wait for
+            row = build_queue.hold(conn, build.uuid, now, timeout, refused.message, diagnosis)
+            if row["expires_at"] <= now:
+                build_queue.remove(conn, build.uuid)
+                return False
+        LOG.info(
+            "server %s fits nowhere; queued until %s (try %d)",
+            build.uuid, row["expires_at"], row["attempts"],
+        )  # fmt: skip
+        return True
 
     def evacuate_server(self, instance_uuid: str, host: str | None, request_id: str = "") -> None:
         """Rebuild a down host's server elsewhere (``evacuate``)."""
@@ -339,6 +385,10 @@ def _instance_row(
         "metadata": instance.get("metadata") or {},
         **build_requests.user_fields(instance),
         "tags": instance.get("tags") or [],
+        "user_data": instance.get("user_data"),
+        "config_drive": "True" if instance.get("config_drive") else "",
+        # Only a server with a host will spawn: one in cell0 keeps no password.
+        "injected": instance.get("injected") if selection else None,
         "network_info": [entry.to_json() for entry in network_info],
         "created_at": _created(instance),
     }

@@ -29,7 +29,7 @@ def prepare(
     if wanted == "none":
         return []
     if wanted == "auto":
-        wanted = [{"uuid": _auto_network(network, instance["project_id"])}]
+        wanted = [{"uuid": auto_network(network, instance["project_id"])}]
     owner = f"compute:{instance.get('availability_zone') or 'nova'}"
     answered: list[dict[str, Any]] = []
     for request in wanted:
@@ -43,13 +43,16 @@ def prepare(
             attributes: dict[str, Any] = {"device_id": instance["uuid"], "device_owner": owner}
             if request.get("fixed_ip"):
                 attributes["fixed_ips"] = [{"ip_address": request["fixed_ip"]}]
+            if instance.get("security_groups"):
+                # The groups the create named; without, the network gives the default group.
+                attributes["security_groups"] = instance["security_groups"]
             port = network.create_port(request["uuid"], instance["project_id"], **attributes)
             made.append(_entry(port, created=True))
         answered.append(port)
     return answered
 
 
-def _auto_network(network: NetworkClient, project_id: str) -> str:
+def auto_network(network: NetworkClient, project_id: str) -> str:
     """``networks: auto``: the project's one network, else the one shared network."""
     own = network.networks(project_id=project_id)
     if len(own) == 1:

@@ -313,3 +313,22 @@ quota_locks = sa.Table(
     sa.UniqueConstraint("kind", "owner"),
     **MYSQL,
 )
+
+# Servers waiting for room instead of going to ERROR (``berth.compute.conductor.queue``): one row
+# per queued server, beside its BuildRequest, which stays until it is built or given up.
+build_queue = sa.Table(
+    "build_queue",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("instance_uuid", sa.String(UUID), nullable=False, unique=True),
+    # When the server was first found not to fit, and when it is given up.
+    sa.Column("queued_at", sa.DateTime, nullable=False),
+    sa.Column("expires_at", sa.DateTime, nullable=False, index=True),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    # Set while a conductor tries it again (a compare-and-set: one conductor at a time).
+    sa.Column("retrying_since", sa.DateTime, nullable=True),
+    # The last NoValidHost: its message and the scheduler's diagnosis.
+    sa.Column("message", sa.Text, nullable=False),
+    sa.Column("diagnosis", sa.JSON, nullable=True),
+    **MYSQL,
+)

@@ -94,7 +94,10 @@ def update_instance(conn: Connection, instance_uuid: str, changes: Mapping[str, 
 def user_fields(instance: Mapping[str, Any]) -> dict[str, Any]:
     """The Instance columns that say what the user says of the server, from a BuildRequest's
     instance (which an update may change until the server has a cell)."""
-    return as_columns({key: instance.get(key) for key in _USER_KEYS})
+    return {
+        **as_columns({key: instance.get(key) for key in _USER_KEYS}),
+        "auto_disk_config": bool(instance.get("auto_disk_config")),
+    }
 
 
 def as_columns(changes: Mapping[str, Any]) -> dict[str, Any]:

@@ -122,6 +122,18 @@ instances = sa.Table(
     # When the server was soft-deleted (vm_state soft-delete): its host reclaims it once
     # reclaim_instance_interval has passed since; NULL otherwise.
     sa.Column("soft_deleted_at", sa.DateTime, nullable=True),
+    # OS-DCF:diskConfig: AUTO (true) lets the guest grow its root partition to the disk;
+    # MANUAL (false) leaves the image's layout.
+    sa.Column(
+        "auto_disk_config", sa.Boolean, nullable=False, default=False, server_default=sa.false()
+    ),
+    # "True" when the server has a config drive, "" otherwise (the API shows it as is).
+    sa.Column("config_drive", sa.String(NAME), nullable=True),
+    # The user data given at create (or rebuild from 2.57), base64 as given.
+    sa.Column("user_data", sa.Text, nullable=True),
+    # What the next spawn injects into the guest and the host then clears: the admin password
+    # and personality files ({"admin_pass": ..., "files": [{"path", "contents"}]}).
+    sa.Column("injected", sa.JSON, nullable=True),
     *timestamps(),
     **MYSQL,
 )

@@ -1,11 +1,11 @@
-"""The images the compute API knows, with the metadata scheduling reads (minimums, properties
-such as ``hw_architecture`` or ``trait:*``), in the API database. Berth has no image service:
-an image is registered here and never holds data.
+"""The images of the Image API, with the metadata scheduling reads (minimums, properties such
+as ``hw_architecture`` or ``trait:*``), in the API database, which the compute API reads too.
+An image's data is not here: the Image API keeps it in its data store (``berth.image.data``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -63,6 +63,20 @@ def update(conn: Connection, image_id: str, values: Mapping[str, Any]) -> bool:
     is no such image."""
     _check_fields(values)
     result = conn.execute(images.update().where(images.c.id == image_id).values(**values))
+    return result.rowcount > 0
+
+
+def update_if(
+    conn: Connection, image_id: str, statuses: Sequence[str], values: Mapping[str, Any]
+) -> bool:
+    """Change the image only while its status is one of ``statuses`` (the step of a lifecycle
+    that another request may have taken first); False when it is not, or gone."""
+    _check_fields(values)
+    result = conn.execute(
+        images.update()
+        .where(images.c.id == image_id, images.c.status.in_(list(statuses)))
+        .values(**values)
+    )
     return result.rowcount > 0
 
 

@@ -32,6 +32,25 @@ def record(
     )  # fmt: skip
 
 
+def record_many(
+    conn: Connection,
+    task: str,
+    period: tuple[dt.datetime, dt.datetime],
+    outcomes: Mapping[str, Mapping[str, object]],
+) -> bool:
+    """``record`` for several hosts (``outcomes`` by host), in one statement; False, with
+    nothing written, when one of them was recorded meanwhile."""
+    if not outcomes:
+        return True
+    beginning, ending = period
+    rows = [
+        {"task_name": task, "host": host, "period_beginning": beginning,
+         "period_ending": ending, **outcome}
+        for host, outcome in outcomes.items()
+    ]  # fmt: skip
+    return try_insert(conn, task_log.insert(), rows)
+
+
 def for_period(
     conn: Connection, task: str, period: tuple[dt.datetime, dt.datetime]
 ) -> list[RowMapping]:

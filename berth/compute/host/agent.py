@@ -21,6 +21,7 @@ from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.compute import actions, cleanup
 from berth.compute.audit_periods import Period
+from berth.compute.clients.image import ImageClient
 from berth.compute.clients.network import NetworkClient
 from berth.compute.clients.placement import NodeProvider, PlacementClient
 from berth.compute.db import instances, pci_devices, services
@@ -28,11 +29,14 @@ from berth.compute.host import (
     diagnostics,
     evacuate,
     events,
+    guest,
+    guest_actions,
     interfaces,
     moves,
     power,
     registration,
     shelving,
+    snapshots,
     soft_delete,
 )
 from berth.compute.host.driver import SimulatedDriver, SpawnFailed
@@ -73,6 +77,7 @@ class HostAgent:
         network: NetworkClient,
         driver: SimulatedDriver,
         cell_conductor: CellConductorAPI,
+        images: ImageClient | None = None,
     ) -> None:
         self.host = host
         self.resources = resources
@@ -81,6 +86,8 @@ class HostAgent:
         self.network = network
         self.driver = driver
         self.cell_conductor = cell_conductor
+        # Where snapshots are uploaded; a host without one cannot snapshot (tests of hosts alone).
+        self.images = images
         self.node_uuid = ""
         self.node_id = 0
         self.service_id = 0
@@ -160,6 +167,8 @@ class HostAgent:
                     "task_state": None,
                     "power_state": 1,
                     "launched_at": utcnow(),
+                    # The guest has its password and files: they are kept nowhere else.
+                    "injected": None,
                 },
                 expected_task_states=["spawning"],
             )
@@ -180,7 +189,9 @@ class HostAgent:
         try:
             if claim_vfs:
                 self._claim_vfs(instance, allocations)
-            self.driver.spawn(instance["uuid"])
+            self.driver.spawn(
+                instance["uuid"], guest.provisioning_from(instance, instance.get("injected"))
+            )
         except (SpawnFailed, _NoFreeVf) as exc:
             return str(exc)
         return None
@@ -311,8 +322,11 @@ class HostAgent:
 
     # -- shelving (``shelving``) -----------------------------------------------------------------
 
-    def shelve_instance(self, instance_uuid: str, offload: bool) -> None:
-        shelving.shelve(self, instance_uuid, offload)
+    def shelve_instance(self, instance_uuid: str, offload: bool, image_id: str | None) -> None:
+        shelving.shelve(self, instance_uuid, offload, image_id)
+
+    def snapshot_instance(self, instance_uuid: str, image_id: str, rotation: int | None) -> None:
+        snapshots.snapshot(self, instance_uuid, image_id, rotation)
 
     def shelve_offload_instance(self, instance_uuid: str) -> None:
         shelving.shelve_offload(self, instance_uuid)
@@ -347,6 +361,20 @@ class HostAgent:
 
     def restore_instance(self, instance_uuid: str) -> None:
         soft_delete.restore(self, instance_uuid)
+
+    # -- the guest (``guest_actions``) ----------------------------------------------------------
+
+    def rescue_instance(self, instance_uuid: str, image_ref: str, admin_pass: str) -> None:
+        guest_actions.rescue(self, instance_uuid, image_ref, admin_pass)
+
+    def unrescue_instance(self, instance_uuid: str) -> None:
+        guest_actions.unrescue(self, instance_uuid)
+
+    def set_admin_password(self, instance_uuid: str, admin_pass: str) -> None:
+        guest_actions.set_admin_password(self, instance_uuid, admin_pass)
+
+    def get_console_output(self, instance_uuid: str) -> str:
+        return guest_actions.console_output(self, instance_uuid)
 
     # -- evacuation (``evacuate``) ----------------------------------------------------------------
 

@@ -19,8 +19,7 @@ def run(agents: Iterable[HostAgent], settings: ComputeSettings, now: dt.datetime
     """Each agent's periodic tasks; one that fails is logged and tried again next time."""
     if not settings.instance_usage_audit:
         return
-    for agent in agents:
-        try:
-            usage_audit.audit(agent, settings.instance_usage_audit_period, now)
-        except Exception:
-            LOG.exception("%s: the usage audit failed; trying again later", agent.host)
+    try:
+        usage_audit.audit(list(agents), settings.instance_usage_audit_period, now)
+    except Exception:
+        LOG.exception("the hosts' usage audit failed; trying again later")

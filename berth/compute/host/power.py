@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from berth.compute import actions, power
 from berth.compute.db import instances
+from berth.compute.host import guest
 from berth.compute.host.driver import SpawnFailed
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def rebuild(agent: HostAgent, instance_uuid: str) -> None:
     # The guest goes; what it holds on this host (its virtual functions) stays its own.
     agent.driver.destroy(instance_uuid)
     try:
-        agent.driver.spawn(instance_uuid)
+        agent.driver.spawn(instance_uuid, guest.provisioning_from(row, row["injected"]))
     except SpawnFailed as exc:
         _failed(agent, instance_uuid, step, str(exc))
         return
@@ -77,6 +78,7 @@ def rebuild(agent: HostAgent, instance_uuid: str) -> None:
                 "vm_state": "stopped" if stopped else "active",
                 "task_state": None,
                 "power_state": power.SHUTDOWN if stopped else power.RUNNING,
+                "injected": None,
             },
             expected_task_states=[REBUILDING],
         )

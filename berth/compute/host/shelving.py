@@ -1,6 +1,7 @@
 """What a compute host does to shelve, offload and unshelve a server (``HostAgent`` calls these).
 
-Shelving powers the guest off and keeps everything (host, allocation, bindings, virtual
+Shelving powers the guest off, uploads its disk to the image the API made for it
+(``<name>-shelved``), and keeps everything (host, allocation, bindings, virtual
 functions): the server is SHELVED. Offloading destroys the guest and gives back what the server
 holds because of this host: its virtual functions here, its allocation in Placement and its ports'
 bindings (the ports stay the server's: ``device_id`` is kept). The server is SHELVED_OFFLOADED,
@@ -21,8 +22,10 @@ from typing import TYPE_CHECKING
 from berth.common.timeutils import utcnow
 from berth.compute import actions
 from berth.compute.db import instances, pci_devices
+from berth.compute.host import snapshots
 from berth.compute.objects.build import BuildAttempt, PortEntry
 from berth.compute.objects.selection import Selection
+from berth.compute.snapshots import delete_shelved_image
 
 if TYPE_CHECKING:
     from berth.compute.host.agent import HostAgent
@@ -35,10 +38,11 @@ SHUTDOWN = 4
 NOSTATE = 0
 
 
-def shelve(agent: HostAgent, instance_uuid: str, offload: bool) -> None:
-    """Power the guest off: SHELVED; with ``offload``, offloaded at once, under the same action
-    and task state (so the server goes from ACTIVE to SHELVED_OFFLOADED, never showing SHELVED
-    to a client that would offload it again, as ``openstack server shelve --offload`` does)."""
+def shelve(agent: HostAgent, instance_uuid: str, offload: bool, image_id: str | None) -> None:
+    """Power the guest off and upload its disk to ``image_id`` (the image the API made):
+    SHELVED; with ``offload``, offloaded at once, under the same action and task state (so the
+    server goes from ACTIVE to SHELVED_OFFLOADED, never showing SHELVED to a client that would
+    offload it again, as ``openstack server shelve --offload`` does)."""
     with agent.db.read() as conn:
         row = instances.get(conn, instance_uuid, include_deleted=False)
     if row is None or row["task_state"] != "shelving" or row["host"] != agent.host:
@@ -48,6 +52,9 @@ def shelve(agent: HostAgent, instance_uuid: str, offload: bool) -> None:
             conn, instance_uuid, actions.SHELVE, actions.SHELVE_STEP, agent.host
         )
     agent.driver.power_off(instance_uuid)
+    failure = snapshots.upload(agent, instance_uuid, image_id) if image_id else None
+    if failure is not None:
+        LOG.warning("server %s is shelved without its image: %s", instance_uuid, failure)
     with agent.db.write() as conn:
         done = instances.update(
             conn,
@@ -141,3 +148,6 @@ def unshelve(
         actions.step_ended(conn, step, actions.SUCCESS if done else actions.ERROR)
     if not done:
         agent.lost_while_spawning(instance_uuid)
+        return
+    # The server runs again: the image it was shelved to is of no more use (Nova's too).
+    delete_shelved_image(agent.images, instance_uuid)

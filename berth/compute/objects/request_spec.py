@@ -115,6 +115,8 @@ class SchedulerHints:
     # Instance uuids the server must share a host with / must not share a host with.
     same_host: tuple[str, ...] = ()
     different_host: tuple[str, ...] = ()
+    # Seconds the server may wait for room when it fits nowhere (``berth.compute.queueing``).
+    queue_timeout: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +164,8 @@ class RequestSpec:
         return None if self.server_group is None else self.server_group.policy
 
     # 1.0: first versioned form (same fields as the unversioned documents before it).
-    VERSION = Version(1, 0)
+    # 1.1: hints.queue_timeout.
+    VERSION = Version(1, 1)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON document (tuples become lists, ``ignore_hosts`` a sorted list)."""
@@ -202,6 +205,7 @@ class RequestSpec:
                 group=hints.get("group"),
                 same_host=tuple(hints.get("same_host") or ()),
                 different_host=tuple(hints.get("different_host") or ()),
+                queue_timeout=hints.get("queue_timeout"),
             ),
             server_group=(
                 ServerGroup(

@@ -29,13 +29,15 @@ from berth.compute.db import aggregates as aggregate_store
 from berth.compute.db import compute_nodes, instances, pci_devices, services
 from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.objects.selection import Selection
+from berth.compute.objects.what_if import WhatIf
 from berth.compute.scheduler.batching import Batch, Batches, as_seen_by, settle, shape, suffixes
 from berth.compute.scheduler.candidates import Candidate, parse_candidates
 from berth.compute.scheduler.config import SchedulerConfig
 from berth.compute.scheduler.explain import Probes, explain
 from berth.compute.scheduler.host_state import Aggregate, HostState
-from berth.compute.scheduler.placement_query import PlacementQuery, build_query
+from berth.compute.scheduler.placement_query import PlacementQuery, QueryError, build_query
 from berth.compute.scheduler.selection import Claim, Member, NoValidHost, Schedule, Scheduler
+from berth.compute.scheduler.what_if import host_capacities, together
 
 LOG = logging.getLogger(__name__)
 
@@ -43,6 +45,11 @@ SRIOV_AGENT = "NIC Switch agent"
 # How long a failed build on a host counts against it.
 FAILURE_MEMORY = dt.timedelta(minutes=30)
 SRIOV_VNIC_TYPES = ("direct", "macvtap", "direct-physical")
+
+
+def _claim_nothing(selection: Selection) -> bool:
+    """A what-if's claim: granted, and nothing written."""
+    return True
 
 
 class _TooLate(Exception):
@@ -93,6 +100,51 @@ class SchedulerService:
             ) from None
         finally:
             self.latencies.append(time.perf_counter() - started)
+
+    def what_if(self, spec: RequestSpec) -> WhatIf:
+        """What ``select_destinations`` would answer for ``spec`` now, with nothing claimed (the
+        same query, hosts, filters, weighers and seed; every claim taken as granted), and how
+        many more instances of it fit, host by host."""
+        zones = self._zone_aggregates(spec.availability_zone)
+        try:
+            query = build_query(spec, az_aggregates=zones, limit=self.config.max_placement_results)
+        except QueryError as exc:
+            # Placement could never answer it: no host, and nothing to count.
+            return WhatIf((), (), 0, message=f"No valid host was found. {exc}")
+        answer = self.placement.allocation_candidates(query.pairs())
+        candidates = parse_candidates(answer, query.microversion)
+        hosts = self._hosts_for(spec, candidates)
+        scheduler = Scheduler(self.config)
+        try:
+            schedule = scheduler.select_destinations(
+                spec, candidates, hosts, _claim_nothing,
+                provider_summaries=answer.get("provider_summaries"),
+            )  # fmt: skip
+            chosen, seed, diagnosis, message = schedule.selections, schedule.seed, None, None
+        except NoValidHost as exc:
+            refused = self._no_valid_host(spec, exc, bool(candidates))
+            chosen, seed = (), exc.diagnosis.seed
+            diagnosis, message = refused.diagnosis, refused.message
+        complete = True
+        if len(answer.get("allocation_requests") or ()) >= self.config.max_placement_results:
+            # Placement stopped at the limit: count from every candidate it has.
+            try:
+                answer = self.placement.allocation_candidates(
+                    dataclasses.replace(query, limit=None).pairs()
+                )
+                candidates = parse_candidates(answer, query.microversion)
+                hosts = self._hosts_for(spec, candidates)
+            except PlacementError:
+                LOG.info("what-if: Placement refused to list every candidate; counting fewer")
+                complete = False
+        capacities = host_capacities(
+            spec, candidates, hosts, answer.get("provider_summaries") or {}, scheduler.filters
+        )
+        return WhatIf(
+            selections=tuple(chosen), hosts=capacities,
+            placement_hosts=len({c.root for c in candidates}), together=together(spec),
+            complete=complete, seed=seed, diagnosis=diagnosis, message=message,
+        )  # fmt: skip
 
     def _select(self, request: RequestSpec, deadline: float | None) -> list[list[Selection]]:
         zones = self._zone_aggregates(request.availability_zone)

@@ -32,6 +32,7 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
         "Port Resource Request Groups",
         "resource_request as request groups with same_subtree.",
     ),
+    "port-security": ("Port Security", "port_security_enabled of networks and ports."),
     "project-id": ("project_id field enabled", "project_id beside tenant_id."),
     "provider": ("Provider Network", "The provider:* attributes of networks."),
     "qos": ("Quality of Service", "QoS policies and rules."),
@@ -45,11 +46,17 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
     "quota_details": ("Quota details extension", "Each quota's limit, use and reservation."),
     "router": ("Neutron L3 Router", "Routers and floating IPs (control-plane state)."),
     "rbac-policies": ("RBAC Policies", "Sharing QoS policies with chosen projects."),
+    "security-group": ("security-group", "Security groups, their rules, and those of ports."),
+    "security-groups-normalized-cidr": (
+        "Normalized CIDR field for security group rules",
+        "normalized_cidr: a rule's remote prefix without host bits.",
+    ),
     "segment": ("Segment", "Segments of routed networks."),
     "sorting": ("Sorting support", "sort_key and sort_dir on lists."),
     "standard-attr-description": ("standard-attr-description", "Description on resources."),
     "standard-attr-revisions": ("Resource revision numbers", "revision_number on resources."),
     "standard-attr-timestamp": ("Resource timestamps", "created_at and updated_at."),
+    "stateful-security-group": ("Stateful security group", "The stateful flag of groups."),
 }
 
 

@@ -134,20 +134,22 @@ def page(
     base_url: str,
     path: str,
     unlisted_marker: Item | None = None,
+    key: str = "id",
 ) -> dict[str, Any]:
     """The list document: sorted, paged, trimmed to ``fields``, with links when paged.
     ``unlisted_marker`` is the marker's own item where it may exist outside ``items`` (one the
-    caller does not see): it only places the page, as upstream does for such a marker."""
+    caller does not see): it only places the page, as upstream does for such a marker. ``key``
+    names the attribute a marker is (a network's IP availability has ``network_id``)."""
     marker_unlisted = (
         unlisted_marker is not None
-        and unlisted_marker.get("id") == query.marker
-        and all(item.get("id") != query.marker for item in items)
+        and unlisted_marker.get(key) == query.marker
+        and all(item.get(key) != query.marker for item in items)
     )
     with_marker = [*items, unlisted_marker] if unlisted_marker and marker_unlisted else items
     ordered = _sorted(with_marker, query.sorts)
     start, end = 0, len(ordered)
     if query.marker is not None:
-        at = next((i for i, item in enumerate(ordered) if item.get("id") == query.marker), None)
+        at = next((i for i, item in enumerate(ordered) if item.get(key) == query.marker), None)
         if at is None:
             raise exceptions.BadRequest(f"marker {query.marker} not found")
         if marker_unlisted:
@@ -171,8 +173,8 @@ def page(
         # An empty page past the end links back to the last page (past the start: the first).
         full, forward = len(shown) == query.limit, not query.page_reverse
         passed_end = not shown and query.marker is not None
-        first = shown[0]["id"] if shown else None
-        last = shown[-1]["id"] if shown else None
+        first = shown[0][key] if shown else None
+        last = shown[-1][key] if shown else None
         if (shown and (end < len(ordered) or (full and forward))) or (passed_end and not forward):
             links.append(_link(base_url, path, query, last, "next", reverse=False))
         if (shown and (start > 0 or (full and not forward))) or (passed_end and forward):

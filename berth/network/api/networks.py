@@ -17,6 +17,7 @@ NETWORK_FILTERS = {
     "id", "name", "description", "admin_state_up", "status", "shared", "project_id", "tenant_id",
     "mtu", "router:external", "qos_policy_id", "provider:network_type",
     "provider:physical_network", "provider:segmentation_id", "revision_number", "is_default",
+    "port_security_enabled",
 }  # fmt: skip
 SEGMENT_FILTERS = {
     "id", "network_id", "name", "description", "network_type", "physical_network",

@@ -1,12 +1,14 @@
-"""The Networking API's OpenAPI description: its route table; request bodies are any JSON
-object until their schemas are declared."""
+"""The Networking API's OpenAPI description: its route table, its request schemas, and what its
+main operations answer."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from berth.common.openapi import ApiDescription
+from berth.common.openapi import ApiDescription, Body
 from berth.network.api.routes import ROUTES
+from berth.network.api.schemas.bodies import BODIES
+from berth.network.api.schemas.replies import QUERIES, REPLIES
 
 # {"NeutronError": {"type": "NetworkNotFound", "message": "...", "detail": ""}}
 ERROR: dict[str, Any] = {
@@ -30,7 +32,10 @@ DESCRIPTION = ApiDescription(
     version="2.0",
     routes=ROUTES,
     error=ERROR,
+    replies=REPLIES,
+    queries=QUERIES,
     bodies={
+        **{route: Body(schema) for route, schema in BODIES.items()},
         # The host to activate is in the path.
         ("PUT", "/v2.0/ports/{port_id}/bindings/{host}/activate"): None,
     },

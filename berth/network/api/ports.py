@@ -15,7 +15,8 @@ from berth.network.store import ports as store
 PORT_FILTERS = {
     "id", "name", "description", "network_id", "project_id", "tenant_id", "mac_address",
     "admin_state_up", "status", "device_id", "device_owner", "qos_policy_id", "ip_allocation",
-    "binding:host_id", "binding:vnic_type", "revision_number",
+    "binding:host_id", "binding:vnic_type", "revision_number", "security_groups",
+    "port_security_enabled",
 }  # fmt: skip
 # Filters answered in SQL, so a compute host listing its ports does not read every port.
 _COLUMNS = {

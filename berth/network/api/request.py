@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -19,6 +19,7 @@ from starlette.responses import Response
 
 from berth.common.body import MalformedBody, parse_json
 from berth.common.context import RequestContext
+from berth.common.validation import first_error
 from berth.network import exceptions, policy
 
 if TYPE_CHECKING:
@@ -38,6 +39,8 @@ class NetworkRequest:
     service: NetworkService
     # The URL of the API's root, for pagination links ("http://host:9696").
     base_url: str = ""
+    # The body as JSON once read (the schema check reads it before the handler does).
+    _parsed: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # The caller as the policy judges it: with the service's enforce_* settings.
@@ -56,12 +59,16 @@ class NetworkRequest:
         return self.path_params[name]
 
     def json_body(self) -> Any:
-        if not self.body:
-            raise exceptions.BadRequest("The request has no body; a JSON document was expected.")
-        try:
-            return parse_json(self.body)
-        except MalformedBody as exc:
-            raise exceptions.BadRequest(f"Malformed JSON in request body: {exc}") from None
+        if self._parsed is None:
+            if not self.body:
+                raise exceptions.BadRequest(
+                    "The request has no body; a JSON document was expected."
+                )
+            try:
+                self._parsed = parse_json(self.body)
+            except MalformedBody as exc:
+                raise exceptions.BadRequest(f"Malformed JSON in request body: {exc}") from None
+        return self._parsed
 
     def resource_body(self, key: str) -> dict[str, Any]:
         """The object under ``key`` of a ``{"network": {...}}`` style body."""
@@ -89,6 +96,19 @@ class NetworkRequest:
 
     def no_content(self) -> Response:
         return Response(status_code=204)
+
+
+def check_body(req: NetworkRequest, schema: Mapping[str, Any]) -> None:
+    """Unless the request's body is valid against ``schema``: InvalidInput naming the attribute
+    and why, as Neutron words it, or BadRequest when the body is not a resource at all."""
+    invalid = first_error(req.json_body(), schema)
+    if invalid is None:
+        return
+    if not any(isinstance(key, str) for key in invalid.path[1:]):
+        raise exceptions.BadRequest(f"Invalid resource body: {invalid.reason}.")
+    raise exceptions.InvalidInput(
+        f"Invalid input for {invalid.attribute}. Reason: {invalid.reason}."
+    )
 
 
 def _member(body: Any, key: str) -> dict[str, Any]:

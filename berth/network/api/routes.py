@@ -16,6 +16,7 @@ from berth.network.api import (
     rbac,
     root,
     routers,
+    security_groups,
     subnets,
 )
 from berth.network.api.request import NetworkRequest
@@ -120,6 +121,23 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
         "GET": routers.show_floatingip,
         "PUT": routers.update_floatingip,
         "DELETE": routers.delete_floatingip,
+    },
+    "/v2.0/security-groups": {
+        "GET": security_groups.list_groups,
+        "POST": security_groups.create_group,
+    },
+    "/v2.0/security-groups/{security_group_id}": {
+        "GET": security_groups.show_group,
+        "PUT": security_groups.update_group,
+        "DELETE": security_groups.delete_group,
+    },
+    "/v2.0/security-group-rules": {
+        "GET": security_groups.list_rules,
+        "POST": security_groups.create_rule,
+    },
+    "/v2.0/security-group-rules/{security_group_rule_id}": {
+        "GET": security_groups.show_rule,
+        "DELETE": security_groups.delete_rule,
     },
     "/v2.0/quotas": {"GET": quotas.list_quotas},
     "/v2.0/quotas/{project_id}": {

@@ -100,7 +100,12 @@ def list_availabilities(req: NetworkRequest) -> Response:
     with req.service.db.read() as conn:
         found = _availabilities(conn, network_store.list_networks(conn, None), wanted_versions)
     body = listing.page(
-        listing.select(found, query), query, "network_ip_availabilities", req.base_url, req.path
+        listing.select(found, query),
+        query,
+        "network_ip_availabilities",
+        req.base_url,
+        req.path,
+        key="network_id",
     )
     return req.respond(body)
 

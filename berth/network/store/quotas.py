@@ -17,6 +17,8 @@ from berth.network.store.schema import (
     ports,
     rbac_policies,
     routers,
+    security_group_rules,
+    security_groups,
     subnets,
 )
 
@@ -26,6 +28,8 @@ _COUNTED = {
     "subnet": subnets,
     "port": ports,
     "rbac_policy": rbac_policies,
+    "security_group": security_groups,
+    "security_group_rule": security_group_rules,
     "router": routers,
     "floatingip": floatingips,
 }

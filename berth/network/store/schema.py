@@ -86,6 +86,10 @@ networks = sa.Table(
     # wildcard access_as_external one ``router:external: true``).
     sa.Column("mtu", sa.Integer, nullable=False),
     sa.Column("qos_policy_id", sa.String(_ID), sa.ForeignKey("qos_policies.id"), nullable=True),
+    # What its new ports' port_security_enabled is unless they say (the port-security extension).
+    sa.Column(
+        "port_security_enabled", sa.Boolean, nullable=False, default=True, server_default=sa.true()
+    ),
     *_standard(),
     **_MYSQL,
 )
@@ -161,6 +165,10 @@ ports = sa.Table(
     sa.Column("binding_profile", sa.JSON, nullable=False),
     sa.Column("binding_vif_type", sa.String(32), nullable=False, default="unbound"),
     sa.Column("binding_vif_details", sa.JSON, nullable=False),
+    # Whether security groups apply to the port (the port-security extension).
+    sa.Column(
+        "port_security_enabled", sa.Boolean, nullable=False, default=True, server_default=sa.true()
+    ),
     *_standard(),
     sa.UniqueConstraint("network_id", "mac_address"),
     **_MYSQL,
@@ -275,6 +283,89 @@ placement_synced = sa.Table(
     sa.Column("provider_uuid", sa.String(_ID), primary_key=True),
     sa.Column("fingerprint", sa.String(64), nullable=False),
     sa.Column("generation", sa.Integer, nullable=False),
+    **_MYSQL,
+)
+
+security_groups = sa.Table(
+    "security_groups",
+    metadata,
+    sa.Column("id", sa.String(_ID), primary_key=True),
+    sa.Column("project_id", sa.String(255), nullable=False, index=True),
+    *_described(),
+    sa.Column("stateful", sa.Boolean, nullable=False, default=True),
+    *_standard(),
+    **_MYSQL,
+)
+
+# Each project's ``default`` group: the primary key makes the first one made the only one,
+# however many requests race to make it.
+default_security_groups = sa.Table(
+    "default_security_groups",
+    metadata,
+    sa.Column("project_id", sa.String(255), primary_key=True),
+    sa.Column(
+        "security_group_id",
+        sa.String(_ID),
+        sa.ForeignKey("security_groups.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    **_MYSQL,
+)
+
+security_group_rules = sa.Table(
+    "security_group_rules",
+    metadata,
+    sa.Column("id", sa.String(_ID), primary_key=True),
+    sa.Column(
+        "security_group_id",
+        sa.String(_ID),
+        sa.ForeignKey("security_groups.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    sa.Column("project_id", sa.String(255), nullable=False, index=True),
+    sa.Column("description", sa.String(255), nullable=False, default=""),
+    # ingress or egress
+    sa.Column("direction", sa.String(16), nullable=False),
+    # IPv4 or IPv6
+    sa.Column("ethertype", sa.String(8), nullable=False),
+    # A name ("tcp") or a number ("17") as the rule was given; null: any protocol.
+    sa.Column("protocol", sa.String(40), nullable=True),
+    sa.Column("port_range_min", sa.Integer, nullable=True),
+    sa.Column("port_range_max", sa.Integer, nullable=True),
+    sa.Column("remote_ip_prefix", sa.String(64), nullable=True),
+    # A rule naming a group goes with that group, as upstream's.
+    sa.Column(
+        "remote_group_id",
+        sa.String(_ID),
+        sa.ForeignKey("security_groups.id", ondelete="CASCADE"),
+        nullable=True,
+        index=True,
+    ),
+    # What the rule matches, canonically (``security_group_rules.fingerprint``): the key makes
+    # a second rule matching the same traffic in a group a conflict, even between racing writers.
+    sa.Column("fingerprint", sa.String(64), nullable=False),
+    *_standard(),
+    sa.UniqueConstraint("security_group_id", "fingerprint"),
+    **_MYSQL,
+)
+
+# The security groups of each port. Deleting a port drops its rows; a group still named here
+# cannot be deleted (the key refuses it, and the API says 409 first).
+port_security_groups = sa.Table(
+    "port_security_groups",
+    metadata,
+    sa.Column(
+        "port_id", sa.String(_ID), sa.ForeignKey("ports.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column(
+        "security_group_id",
+        sa.String(_ID),
+        sa.ForeignKey("security_groups.id"),
+        nullable=False,
+        index=True,
+    ),
+    sa.PrimaryKeyConstraint("port_id", "security_group_id"),
     **_MYSQL,
 )
 

@@ -125,7 +125,7 @@ def test_shelve_casts_to_the_host_with_an_offload_at_once(
     _server(world, vm_state)
     answer = owner.post(ACTION, json={"shelve": None})
     assert (answer.status_code, answer.content) == (202, b"")
-    assert _sent(world) == [("h1", "shelve_instance", (SERVER, True))]
+    assert _sent(world) == [("h1", "shelve_instance", (SERVER, True, None))]
     row, recorded = _row(world)
     assert (row["vm_state"], row["task_state"]) == (vm_state, "shelving")
     assert recorded == ["shelve"]
@@ -136,7 +136,7 @@ def test_with_offload_never_the_server_stays_on_its_host(world: ComputeService) 
     _server(world, "active")
     with client_for(world, OWNER) as owner:
         assert owner.post(ACTION, json={"shelve": None}).status_code == 202
-    assert _sent(world) == [("h1", "shelve_instance", (SERVER, False))]
+    assert _sent(world) == [("h1", "shelve_instance", (SERVER, False, None))]
 
 
 def test_shelve_offload_is_an_admins_on_a_shelved_server(

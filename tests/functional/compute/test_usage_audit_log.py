@@ -53,10 +53,11 @@ def test_hosts_audit_once_a_period_and_the_api_sums_them_up(
     _ran(cell_db, "h1", dt.datetime(2026, 11, 2), None)
     _ran(cell_db, "h1", dt.datetime(2026, 9, 1), dt.datetime(2026, 9, 30))
     h1, h2 = Agent("h1", cell_db), Agent("h2", cell_db)
-    assert usage_audit.audit(h1, "month", NOW)
-    assert not usage_audit.audit(h1, "month", NOW)  # once a period
-    assert not usage_audit.audit(Agent("h1", cell_db), "month", NOW)  # a restarted agent too
-    assert usage_audit.audit(h2, "month", NOW)
+    assert usage_audit.audit([h1], "month", NOW) == ["h1"]
+    assert usage_audit.audit([h1], "month", NOW) == []  # once a period
+    # A restarted agent too, in the same pass as one that has not audited yet.
+    assert usage_audit.audit([Agent("h1", cell_db), h2], "month", NOW) == ["h2"]
+    assert h2.audited_period is not None
 
     log = admin.get("/v2.1/os-instance_usage_audit_log/2026-11-26 17:06:15").json()
     shown = log["instance_usage_audit_log"]

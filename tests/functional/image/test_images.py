@@ -1,8 +1,10 @@
-"""The Image v2 compatible catalog: version documents, create (properties included), lists with
-filters and pages, JSON-patch updates, who sees and changes what, and no image data."""
+"""The Image v2 API: version documents, create (properties included), lists with filters and
+pages, JSON-patch updates, who sees and changes what, and image data: upload, download, the
+status lifecycle, the size cap, deactivation."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,15 +17,19 @@ from berth.common.body import MAX_BODY_BYTES
 from berth.common.db import Database
 from berth.compute.db import api_schema, migrate
 from berth.compute.db import images as store
+from berth.image.api import PATCH_MEDIA_TYPE
 from berth.image.app import build_app
+from berth.image.data import FileStore
 from tests import dbs
 from tests.functional.asgi_calls import (
+    call,
     check_failure_is_one_error_line,
     check_hang_up_is_one_debug_line,
 )
 
 PATCH = {"content-type": "application/openstack-images-v2.1-json-patch"}
 IMAGE = "70a599e0-31e7-49b7-b260-868f441e862b"
+SIZE_CAP = 1024 * 1024
 
 
 @pytest.fixture(scope="session", params=dbs.backends())
@@ -41,8 +47,15 @@ def api_db(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iter
     db.dispose()
 
 
-def _client(db: Database, token: str | None) -> httpx.Client:
-    app = ASGIMiddleware(build_app(db))  # type: ignore[arg-type]
+@pytest.fixture
+def data_store(tmp_path: Path) -> FileStore:
+    return FileStore(tmp_path / "images")
+
+
+def _client(
+    db: Database, token: str | None, data: FileStore, size_cap: int = SIZE_CAP
+) -> httpx.Client:
+    app = ASGIMiddleware(build_app(db, data, size_cap=size_cap))  # type: ignore[arg-type]
     client = httpx.Client(transport=httpx.WSGITransport(app=app), base_url="http://image")
     if token is not None:
         client.headers["x-auth-token"] = token
@@ -50,20 +63,20 @@ def _client(db: Database, token: str | None) -> httpx.Client:
 
 
 @pytest.fixture
-def admin(api_db: Database) -> Iterator[httpx.Client]:
-    with _client(api_db, "admin") as client:
+def admin(api_db: Database, data_store: FileStore) -> Iterator[httpx.Client]:
+    with _client(api_db, "admin", data_store) as client:
         yield client
 
 
 @pytest.fixture
-def alice(api_db: Database) -> Iterator[httpx.Client]:
-    with _client(api_db, "alice") as client:
+def alice(api_db: Database, data_store: FileStore) -> Iterator[httpx.Client]:
+    with _client(api_db, "alice", data_store) as client:
         yield client
 
 
 @pytest.fixture
-def bob(api_db: Database) -> Iterator[httpx.Client]:
-    with _client(api_db, "bob") as client:
+def bob(api_db: Database, data_store: FileStore) -> Iterator[httpx.Client]:
+    with _client(api_db, "bob", data_store) as client:
         yield client
 
 
@@ -78,8 +91,8 @@ def _names(answer: httpx.Response) -> list[str]:
     return [image["name"] for image in answer.json()["images"]]
 
 
-def test_version_documents_need_no_token(api_db: Database) -> None:
-    with _client(api_db, None) as anonymous:
+def test_version_documents_need_no_token(api_db: Database, data_store: FileStore) -> None:
+    with _client(api_db, None, data_store) as anonymous:
         versions = anonymous.get("/versions")
         assert versions.status_code == 200
         current = [v for v in versions.json()["versions"] if v["status"] == "CURRENT"]
@@ -92,7 +105,7 @@ def test_version_documents_need_no_token(api_db: Database) -> None:
         assert refused.json()["code"] == "401 Unauthorized"
 
 
-def test_create_keeps_properties_and_is_active(alice: httpx.Client, api_db: Database) -> None:
+def test_create_keeps_properties_and_is_queued(alice: httpx.Client, api_db: Database) -> None:
     image = _create(
         alice,
         id=IMAGE,
@@ -105,7 +118,7 @@ def test_create_keeps_properties_and_is_active(alice: httpx.Client, api_db: Data
         **{"trait:CUSTOM_FAST": "required"},
     )
     assert image["id"] == IMAGE
-    assert (image["status"], image["visibility"], image["owner"]) == ("active", "shared", "alice")
+    assert (image["status"], image["visibility"], image["owner"]) == ("queued", "shared", "alice")
     assert (image["min_ram"], image["min_disk"], image["disk_format"]) == (256, 1, "qcow2")
     assert image["hw_architecture"] == "x86_64" and image["trait:CUSTOM_FAST"] == "required"
     assert image["self"] == f"/v2/images/{IMAGE}" and image["file"] == f"/v2/images/{IMAGE}/file"
@@ -182,7 +195,7 @@ def test_filters_sorting_and_pages(alice: httpx.Client) -> None:
     assert _names(alice.get("/v2/images", params={"name": "b"})) == ["b"]
     either = {"name": "in:a,c", "sort_key": "name"}
     assert _names(alice.get("/v2/images", params=either)) == ["c", "a"]
-    assert _names(alice.get("/v2/images", params={"status": "queued"})) == []
+    assert _names(alice.get("/v2/images", params={"status": "active"})) == []
     by_arch = alice.get("/v2/images", params={"hw_architecture": "x86_64", "sort_key": "name"})
     assert _names(by_arch) == ["c", "a"]
     ascending = {"sort_key": "name", "sort_dir": "asc"}
@@ -269,22 +282,123 @@ def test_only_the_owner_changes_and_deletes(
     assert alice.delete(f"/v2/images/{own['id']}").status_code == 404
 
 
-def test_there_is_no_image_data(alice: httpx.Client) -> None:
+OCTETS = {"content-type": "application/octet-stream"}
+OCTET_STREAM = b"application/octet-stream"
+
+
+def _upload(client: httpx.Client, image_id: str, data: bytes) -> httpx.Response:
+    return client.put(f"/v2/images/{image_id}/file", content=data, headers=OCTETS)
+
+
+def test_data_goes_up_in_chunks_and_comes_down_whole_or_in_ranges(
+    alice: httpx.Client, bob: httpx.Client, data_store: FileStore
+) -> None:
+    _create(alice, id=IMAGE, disk_format="raw", container_format="bare")
+    assert alice.get(f"/v2/images/{IMAGE}/file").status_code == 204  # queued: no data yet
+    data = bytes(range(256)) * 1200
+    assert bob.put(f"/v2/images/{IMAGE}/file", content=data, headers=OCTETS).status_code == 404
+    plain = alice.put(
+        f"/v2/images/{IMAGE}/file", content=data, headers={"content-type": "text/plain"}
+    )
+    assert plain.status_code == 415
+    assert _upload(alice, IMAGE, data).status_code == 204
+    image = alice.get(f"/v2/images/{IMAGE}").json()
+    assert (image["status"], image["size"]) == ("active", len(data))
+    assert image["checksum"] == hashlib.md5(data).hexdigest()
+    assert image["os_hash_algo"] == "sha512"
+    assert image["os_hash_value"] == hashlib.sha512(data).hexdigest()
+    assert (data_store.root / IMAGE).read_bytes() == data
+    whole = alice.get(f"/v2/images/{IMAGE}/file")
+    assert whole.status_code == 200 and whole.content == data
+    assert whole.headers["content-length"] == str(len(data))
+    assert whole.headers["content-md5"] == image["checksum"]
+    assert whole.headers["content-type"] == "application/octet-stream"
+    part = alice.get(f"/v2/images/{IMAGE}/file", headers={"range": "bytes=10-19"})
+    assert part.status_code == 206 and part.content == data[10:20]
+    assert part.headers["content-range"] == f"bytes 10-19/{len(data)}"
+    tail = alice.get(f"/v2/images/{IMAGE}/file", headers={"range": "bytes=-5"})
+    assert tail.status_code == 206 and tail.content == data[-5:]
+    for bad in (f"bytes={len(data)}-", "bytes=5-2", "pages=1-2", "bytes=-"):
+        refused = alice.get(f"/v2/images/{IMAGE}/file", headers={"range": bad})
+        assert refused.status_code == 416, bad
+    # Data is uploaded once.
+    again = _upload(alice, IMAGE, b"other")
+    assert again.status_code == 409 and "queued" in again.json()["message"]
+    # A client can filter on the digest, as on Glance.
+    assert _names(alice.get("/v2/images", params={"checksum": image["checksum"]})) == [None]
+    # The digests are the data's: no client sets them.
+    change = [{"op": "replace", "path": "/checksum", "value": "0" * 32}]
+    assert alice.patch(f"/v2/images/{IMAGE}", json=change, headers=PATCH).status_code == 403
+    renamed = [{"op": "add", "path": "/name", "value": "kept"}]
+    patched = alice.patch(f"/v2/images/{IMAGE}", json=renamed, headers=PATCH).json()
+    assert patched["checksum"] == image["checksum"] and patched["status"] == "active"
+
+
+def test_data_is_kept_as_it_arrives_and_a_hang_up_leaves_the_image_queued(
+    api_db: Database, data_store: FileStore, alice: httpx.Client
+) -> None:
+    """Raw ASGI calls: the body comes in several messages (a client streaming a large image),
+    and a client that goes away halfway leaves nothing behind."""
+    app = build_app(api_db, data_store)
     _create(alice, id=IMAGE)
-    upload = alice.put(
-        f"/v2/images/{IMAGE}/file",
-        content=b"\x00" * 16,
-        headers={"content-type": "application/octet-stream"},
+    path = f"/v2/images/{IMAGE}/file"
+    gone = call(app, "PUT", path, [b"half"], hang_up=True, content_type=OCTET_STREAM)
+    assert gone["status"] == 499
+    assert alice.get(f"/v2/images/{IMAGE}").json()["status"] == "queued"
+    assert list(data_store.root.iterdir()) == []
+    parts = [b"a" * 70000, b"b" * 70000, b"c" * 10]
+    done = call(app, "PUT", path, parts, hang_up=False, content_type=OCTET_STREAM)
+    assert done["status"] == 204
+    assert alice.get(f"/v2/images/{IMAGE}/file").content == b"".join(parts)
+
+
+def test_data_past_the_size_cap_is_too_large_and_leaves_the_image_queued(
+    api_db: Database, data_store: FileStore
+) -> None:
+    with _client(api_db, "alice", data_store, size_cap=1000) as alice:
+        _create(alice, id=IMAGE)
+        refused = _upload(alice, IMAGE, b"x" * 1200)
+        assert refused.status_code == 413, refused.text
+        assert refused.json()["code"] == "413 Request Entity Too Large"
+        assert alice.get(f"/v2/images/{IMAGE}").json()["status"] == "queued"
+        assert list(data_store.root.iterdir()) == []
+        assert _upload(alice, IMAGE, b"x" * 1000).status_code == 204
+        assert alice.get(f"/v2/images/{IMAGE}").json()["size"] == 1000
+
+
+def test_deleting_an_image_deletes_its_data(alice: httpx.Client, data_store: FileStore) -> None:
+    _create(alice, id=IMAGE)
+    assert _upload(alice, IMAGE, b"disk").status_code == 204
+    assert (data_store.root / IMAGE).exists()
+    assert alice.delete(f"/v2/images/{IMAGE}").status_code == 204
+    assert not (data_store.root / IMAGE).exists()
+    assert alice.get(f"/v2/images/{IMAGE}/file").status_code == 404
+
+
+def test_deactivated_images_keep_their_data_from_all_but_admins(
+    alice: httpx.Client, admin: httpx.Client
+) -> None:
+    _create(alice, id=IMAGE)
+    deactivate, reactivate = (
+        f"/v2/images/{IMAGE}/actions/{a}" for a in ("deactivate", "reactivate")
     )
-    assert upload.status_code == 501
-    assert "no image data" in upload.json()["message"]
-    # What a client sends from an empty stdin is no data at all: nothing to refuse.
-    empty = alice.put(
-        f"/v2/images/{IMAGE}/file",
-        content=b"",
-        headers={"content-type": "application/octet-stream"},
-    )
-    assert empty.status_code == 204
+    assert alice.post(deactivate).status_code == 409  # queued: nothing to deactivate
+    assert _upload(alice, IMAGE, b"disk").status_code == 204
+    assert alice.post(deactivate).status_code == 204
+    assert alice.get(f"/v2/images/{IMAGE}").json()["status"] == "deactivated"
+    assert alice.get(f"/v2/images/{IMAGE}/file").status_code == 403
+    assert admin.get(f"/v2/images/{IMAGE}/file").content == b"disk"
+    assert alice.post(reactivate).status_code == 204
+    assert alice.get(f"/v2/images/{IMAGE}/file").content == b"disk"
+    assert alice.get(f"/v2/images/{IMAGE}/tasks").json() == {"tasks": []}
+
+
+def test_an_image_registered_without_data_downloads_nothing(
+    api_db: Database, alice: httpx.Client
+) -> None:
+    # What `berth up` seeds: an active image made by metadata alone.
+    with api_db.write() as conn:
+        store.create(conn, IMAGE, {"name": "seed", "status": "active", "owner": "alice"})
     assert alice.get(f"/v2/images/{IMAGE}/file").status_code == 204
 
 
@@ -327,13 +441,50 @@ def test_minimums_past_the_column_range_are_bad_requests(
 
 
 def test_a_client_that_hangs_up_mid_request_is_one_debug_line(
-    api_db: Database, caplog: pytest.LogCaptureFixture
+    api_db: Database, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
-    check_hang_up_is_one_debug_line(build_app(api_db), "POST", "/v2/images", caplog)
+    check_hang_up_is_one_debug_line(
+        build_app(api_db, FileStore(tmp_path)), "POST", "/v2/images", caplog
+    )
 
 
 def test_a_server_error_is_one_error_line_with_the_request_id(
-    api_db: Database, caplog: pytest.LogCaptureFixture
+    api_db: Database, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
-    app = build_app(api_db)
+    app = build_app(api_db, FileStore(tmp_path))
     check_failure_is_one_error_line(app, app.threads, "POST", "/v2/images", caplog)
+
+
+@pytest.mark.parametrize(
+    ("image", "field"),
+    [
+        ({"name": "n" * 256}, "name"),
+        ({"min_ram": 2**31}, "min_ram"),
+        ({"owner": "o" * 256}, "owner"),
+        ({"hw_architecture": "x" * 65536}, "hw_architecture"),
+        ({"p" * 256: "x"}, "body"),
+    ],
+)
+def test_values_past_their_columns_are_refused_by_the_schema(
+    alice: httpx.Client, image: dict[str, Any], field: str
+) -> None:
+    answer = alice.post("/v2/images", json=image)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["message"].startswith(f"Invalid value for {field}: ")
+
+
+def test_a_malformed_patch_is_refused_before_the_image_is_looked_up(alice: httpx.Client) -> None:
+    missing = "/v2/images/00000000-0000-4000-8000-00000000dead"
+    patch = {"content-type": PATCH_MEDIA_TYPE}
+    moved = alice.patch(missing, json=[{"op": "move", "path": "/name"}], headers=patch)
+    assert moved.status_code == 400, moved.text
+    assert moved.json()["message"].startswith("Invalid value for 0/op: ")
+    # The media type is judged first, as Glance does.
+    plain = alice.patch(
+        missing, json=[{"op": "move"}], headers={"content-type": "application/json"}
+    )
+    assert plain.status_code == 415, plain.text
+    fine = alice.patch(
+        missing, json=[{"op": "replace", "path": "/name", "value": "x"}], headers=patch
+    )
+    assert fine.status_code == 404, fine.text

@@ -17,8 +17,15 @@ from berth.network.service import NetworkService
 from tests.conftest import network_client_for
 
 DEFAULTS = {
-    "network": 100, "subnet": 100, "port": 500, "rbac_policy": 10, "router": 10, "floatingip": 50,
-}  # fmt: skip
+    "network": 100,
+    "subnet": 100,
+    "port": 500,
+    "rbac_policy": 10,
+    "security_group": 10,
+    "security_group_rule": 100,
+    "router": 10,
+    "floatingip": 50,
+}
 
 
 def _client(service: NetworkService, token: str, roles: str = "member,reader") -> httpx.Client:
@@ -89,7 +96,7 @@ def test_an_admin_sets_lists_and_deletes(admin: httpx.Client, alice: httpx.Clien
 @pytest.mark.parametrize(
     "body",
     [
-        {"security_group": 5},
+        {"subnetpool": 5},
         {"port": -2},
         {"port": 2**31},
         {"port": "many"},
@@ -151,6 +158,9 @@ def test_creates_over_quota_are_refused(admin: httpx.Client, alice: httpx.Client
         "subnet": 1,
         "port": 2,
         "rbac_policy": 1,
+        # The project's default security group, made with its first port, and its rules.
+        "security_group": 1,
+        "security_group_rule": 4,
         "router": 0,
         "floatingip": 0,
     }

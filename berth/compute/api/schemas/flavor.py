@@ -53,3 +53,54 @@ CREATE_V2_55["properties"]["flavor"]["properties"]["description"] = {
 }
 
 CREATE_BY_VERSION = [((2, 55), CREATE_V2_55), ((2, 1), CREATE_V2_1)]
+
+# PUT /flavors/{id} (2.55): the description, the one thing that changes.
+UPDATE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "flavor": {
+            "type": "object",
+            "properties": {
+                "description": CREATE_V2_55["properties"]["flavor"]["properties"]["description"]
+            },
+            "required": ["description"],
+            "additionalProperties": False,
+        }
+    },
+    "required": ["flavor"],
+    "additionalProperties": False,
+}
+
+# Extra specs: keys of letters, digits and "-_:. /"; values strings (numbers and booleans are
+# taken and kept as their strings) of at most 255 characters.
+_SPEC_VALUE: dict[str, Any] = {
+    "anyOf": [{"type": "string", "maxLength": 255}, {"type": ["number", "boolean"]}]
+}
+EXTRA_SPECS: dict[str, Any] = {
+    "type": "object",
+    "propertyNames": {"pattern": "^[a-zA-Z0-9\\-_:. /]{1,255}$"},
+    "additionalProperties": _SPEC_VALUE,
+}
+CREATE_EXTRA_SPECS: dict[str, Any] = {
+    "type": "object",
+    "properties": {"extra_specs": EXTRA_SPECS},
+    "required": ["extra_specs"],
+    "additionalProperties": False,
+}
+# PUT .../os-extra_specs/{key}: {key: value}, the key of the path (the handler compares them).
+UPDATE_EXTRA_SPEC: dict[str, Any] = {**EXTRA_SPECS, "minProperties": 1, "maxProperties": 1}
+
+_TENANT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"tenant": {"type": "string", "minLength": 1, "maxLength": 255}},
+    "required": ["tenant"],
+    "additionalProperties": False,
+}
+# POST /flavors/{id}/action: access to a private flavor.
+ACTION: dict[str, Any] = {
+    "type": "object",
+    "properties": {"addTenantAccess": _TENANT, "removeTenantAccess": _TENANT},
+    "minProperties": 1,
+    "maxProperties": 1,
+    "additionalProperties": False,
+}

@@ -1,4 +1,5 @@
-"""POST /servers: 2.19 adds ``description``, 2.37 requires ``networks``, 2.52 adds ``tags``.
+"""POST /servers: 2.19 adds ``description``, 2.37 requires ``networks``, 2.52 adds ``tags``,
+2.57 removes ``personality``.
 
 The shape only: which keys a server may have and the lengths its columns hold. The values that
 need parsing (counts, networks, block devices, addresses) are checked by
@@ -15,13 +16,10 @@ from berth.compute.api import microversion
 _NAME: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 255}
 # Checked and parsed by berth.compute.server_input.
 _PARSED: dict[str, Any] = {}
-# Accepted for compatibility with clients that always send them; they change nothing.
-_IGNORED = (
-    "user_data",
-    "config_drive",
-    "OS-DCF:diskConfig",
-    "personality",
-)
+# What the guest is given: parsed by berth.compute.guest_input.
+_GUEST = ("user_data", "config_drive", "personality")
+# How the guest's disk is partitioned (null: the image's choice).
+DISK_CONFIG: dict[str, Any] = {"enum": ["AUTO", "MANUAL", None]}
 
 CREATE_V2_1: dict[str, Any] = {
     "type": "object",
@@ -44,7 +42,8 @@ CREATE_V2_1: dict[str, Any] = {
                 "accessIPv6": _PARSED,
                 "security_groups": _PARSED,
                 "return_reservation_id": _PARSED,
-                **dict.fromkeys(_IGNORED, _PARSED),
+                **dict.fromkeys(_GUEST, _PARSED),
+                "OS-DCF:diskConfig": DISK_CONFIG,
             },
             "required": ["name"],
             "additionalProperties": False,
@@ -67,9 +66,44 @@ CREATE_V2_37["properties"]["server"]["required"].append("networks")
 CREATE_V2_52 = copy.deepcopy(CREATE_V2_37)
 CREATE_V2_52["properties"]["server"]["properties"]["tags"] = {"type": "array"}
 
+CREATE_V2_57 = copy.deepcopy(CREATE_V2_52)
+del CREATE_V2_57["properties"]["server"]["properties"]["personality"]
+
 CREATE_BY_VERSION = [
+    (microversion.PERSONALITY_GONE, CREATE_V2_57),
     (microversion.TAGS_AT_CREATE, CREATE_V2_52),
     (microversion.NETWORKS_AUTO_NONE, CREATE_V2_37),
     (microversion.SERVER_DESCRIPTION, CREATE_V2_19),
     ((2, 1), CREATE_V2_1),
+]
+
+# PUT /servers/{id}: 2.19 adds ``description``.
+UPDATE_V2_1: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "server": {
+            "type": "object",
+            "properties": {
+                "name": _NAME,
+                # Addresses are parsed by berth.compute.server_input.
+                "accessIPv4": {"type": ["string", "null"], "maxLength": 64},
+                "accessIPv6": {"type": ["string", "null"], "maxLength": 64},
+                "OS-DCF:diskConfig": DISK_CONFIG,
+            },
+            "additionalProperties": False,
+        }
+    },
+    "required": ["server"],
+    "additionalProperties": False,
+}
+
+UPDATE_V2_19 = copy.deepcopy(UPDATE_V2_1)
+UPDATE_V2_19["properties"]["server"]["properties"]["description"] = {
+    "type": ["string", "null"],
+    "maxLength": 255,
+}
+
+UPDATE_BY_VERSION = [
+    (microversion.SERVER_DESCRIPTION, UPDATE_V2_19),
+    ((2, 1), UPDATE_V2_1),
 ]

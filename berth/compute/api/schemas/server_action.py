@@ -14,8 +14,16 @@ _NOTHING: dict[str, Any] = {"anyOf": [{"type": "null"}, {"type": "object", "maxP
 _NO_ARGUMENT = (
     "confirmResize", "revertResize", "os-stop", "os-start", "pause", "unpause", "suspend",
     "resume", "lock", "unlock", "shelve", "shelveOffload", "injectNetworkInfo", "restore",
-    "forceDelete",
+    "forceDelete", "unrescue",
 )  # fmt: skip
+_PASSWORD: dict[str, Any] = {"type": "string", "maxLength": 255}
+
+_IMAGE_NAME: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 255}
+_IMAGE_METADATA: dict[str, Any] = {
+    "type": "object",
+    "patternProperties": {"^[a-zA-Z0-9-_:. /]{1,255}$": {"type": "string", "maxLength": 255}},
+    "additionalProperties": False,
+}
 
 ACTION: dict[str, Any] = {
     "type": "object",
@@ -32,9 +40,59 @@ ACTION: dict[str, Any] = {
             "type": "object",
             "properties": {
                 "flavorRef": {"type": ["string", "integer"], "minLength": 1, "maxLength": 255},
-                "OS-DCF:diskConfig": {"type": "string"},
+                "OS-DCF:diskConfig": {"enum": ["AUTO", "MANUAL"]},
             },
             "required": ["flavorRef"],
+            "additionalProperties": False,
+        },
+        "rescue": {
+            "type": ["object", "null"],
+            "properties": {
+                "adminPass": _PASSWORD,
+                "rescue_image_ref": {"type": "string", "format": "uuid"},
+            },
+            "additionalProperties": False,
+        },
+        "changePassword": {
+            "type": "object",
+            "properties": {"adminPass": _PASSWORD},
+            "required": ["adminPass"],
+            "additionalProperties": False,
+        },
+        "os-getConsoleOutput": {
+            "type": "object",
+            # -1 (or null) is the whole log.
+            "properties": {
+                "length": {
+                    "anyOf": [
+                        {"type": "integer", "minimum": -1},
+                        {"type": "string", "pattern": "^-?[0-9]+$"},
+                        {"type": "null"},
+                    ]
+                }
+            },
+            "additionalProperties": False,
+        },
+        # Nova's: a name, and image properties of 1 to 255 characters each way.
+        "createImage": {
+            "type": "object",
+            "properties": {"name": _IMAGE_NAME, "metadata": _IMAGE_METADATA},
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+        "createBackup": {
+            "type": "object",
+            "properties": {
+                "name": _IMAGE_NAME,
+                "backup_type": {"type": "string"},
+                "rotation": {
+                    "type": ["integer", "string"],
+                    "pattern": "^[0-9]+$",
+                    "minimum": 0,
+                },
+                "metadata": _IMAGE_METADATA,
+            },
+            "required": ["name", "backup_type", "rotation"],
             "additionalProperties": False,
         },
         **dict.fromkeys(_NO_ARGUMENT, _NOTHING),
