@@ -235,6 +235,14 @@ class NetworkSettings(BaseModel):
         ge=-1,
         description="Security group rules a project may own unless its quota says (-1: no limit).",
     )
+    quota_router: int = Field(
+        10, ge=-1, description="Routers a project may own unless its quota says (-1: no limit)."
+    )
+    quota_floatingip: int = Field(
+        50,
+        ge=-1,
+        description="Floating IPs a project may own unless its quota says (-1: no limit).",
+    )
     enforce_new_defaults: bool = _enforce_new_defaults()
     enforce_scope: bool = _enforce_scope()
 

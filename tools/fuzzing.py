@@ -86,6 +86,14 @@ def resources(client: httpx.Client) -> dict[str, str]:
         "security_group_id": secgroup["id"], "direction": "ingress", "protocol": "tcp",
         "port_range_min": 22, "port_range_max": 22}})["security_group_rule"]  # fmt: skip
     agent = made("GET", "/networking/v2.0/agents")["agents"][0]
+    external = made("POST", "/networking/v2.0/networks", {"network": {
+        "name": "fuzzed-ext", "router:external": True}})["network"]  # fmt: skip
+    made("POST", "/networking/v2.0/subnets", {"subnet": {
+        "network_id": external["id"], "cidr": "10.8.0.0/24", "ip_version": 4}})  # fmt: skip
+    router = made("POST", "/networking/v2.0/routers", {"router": {
+        "name": "fuzzed", "external_gateway_info": {"network_id": external["id"]}}})["router"]  # fmt: skip
+    floating = made("POST", "/networking/v2.0/floatingips", {"floatingip": {
+        "floating_network_id": external["id"]}})["floatingip"]  # fmt: skip
     image = made("GET", "/image/v2/images")["images"][0]
     compute = {"openstack-api-version": "compute latest"}
     server = made("POST", "/compute/v2.1/servers", {"server": {
@@ -116,12 +124,15 @@ def resources(client: httpx.Client) -> dict[str, str]:
         "security_group_id": secgroup["id"],
         "security_group_rule_id": secrule["id"],
         "agent_id": agent["id"],
+        "router_id": router["id"],
+        "floatingip_id": floating["id"],
         "project_id": "admin",
         "host": "cn1",
         # Image
         "image_id": image["id"],
         # Compute
         "server_id": server["id"],
+        "floating_ip_id": floating["id"],
         "flavor_id": "1",
         "key": "fuzzed",
         "tag": "fuzzed",

@@ -62,6 +62,7 @@ _LEGACY_HYPERVISORS = _legacy("os-hypervisors", "rule:admin_api")
 _LEGACY_SERVICES = _legacy("os-services", "rule:admin_api")
 _LEGACY_FLAVOR_ACCESS = _legacy("os-flavor-access", "rule:admin_or_owner")
 _LEGACY_ATTACH_INTERFACES = _legacy("os-attach-interfaces", "rule:admin_or_owner")
+_LEGACY_FLOATING_IPS = _legacy("os-floating-ips", "rule:admin_or_owner")
 
 _BASE_RULES: tuple[policy.RuleDefault, ...] = (
     # Every admin-only API rule is "rule:context_is_admin", as upstream's are.
@@ -683,6 +684,40 @@ _API_RULES: tuple[policy.DocumentedRuleDefault, ...] = (
         ADMIN,
         "Set an aggregate's metadata.",
         f"POST {_AGG}/action (set_metadata)",
+    ),
+    # floating IPs: proxies to the network service (paths before 2.36, actions before 2.44)
+    *(
+        _api_rule(
+            f"os-floating-ips:{name}", check, description, operation, legacy=_LEGACY_FLOATING_IPS
+        )
+        for name, check, description, operation in (
+            ("list", PROJECT_READER_OR_ADMIN, "List floating IPs.", "GET /os-floating-ips"),
+            (
+                "show",
+                PROJECT_READER_OR_ADMIN,
+                "Show a floating IP.",
+                "GET /os-floating-ips/{floating_ip_id}",
+            ),
+            ("create", PROJECT_MEMBER_OR_ADMIN, "Allocate a floating IP.", "POST /os-floating-ips"),
+            (
+                "delete",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Release a floating IP.",
+                "DELETE /os-floating-ips/{floating_ip_id}",
+            ),
+            (
+                "add",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Associate a floating IP with a server.",
+                f"POST {_S}/action (addFloatingIp)",
+            ),
+            (
+                "remove",
+                PROJECT_MEMBER_OR_ADMIN,
+                "Disassociate a floating IP from a server.",
+                f"POST {_S}/action (removeFloatingIp)",
+            ),
+        )
     ),
     # hosts (before 2.43)
     _api_rule("os-hosts:list", ADMIN, "List hosts.", "GET /os-hosts"),

@@ -121,6 +121,56 @@ class SubnetInUse(Conflict):
     pass
 
 
+class ServicePortInUse(Conflict):
+    """The port is a router's or a floating IP's: it goes with them."""
+
+
+class RouterNotFound(NotFound):
+    def __init__(self, router_id: str) -> None:
+        super().__init__(f"Router {router_id} could not be found.")
+
+
+class FloatingIPNotFound(NotFound):
+    def __init__(self, floatingip_id: str) -> None:
+        super().__init__(f"Floating IP {floatingip_id} could not be found.")
+
+
+class RouterInterfaceNotFound(NotFound):
+    pass
+
+
+class ExternalGatewayForFloatingIPNotFound(NotFound):
+    pass
+
+
+class RouterInUse(Conflict):
+    pass
+
+
+class RouterInterfaceNotFoundForSubnet(NotFound):
+    pass
+
+
+class RouterInterfaceInUseByFloatingIP(Conflict):
+    pass
+
+
+class RouterInterfaceInUseByRoute(Conflict):
+    pass
+
+
+class RouterExternalGatewayInUseByFloatingIp(Conflict):
+    pass
+
+
+class FloatingIPPortAlreadyAssociated(Conflict):
+    pass
+
+
+class PortInUse(Conflict):
+    pass
+
+
 class QosPolicyInUse(Conflict):
     pass
 

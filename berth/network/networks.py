@@ -19,7 +19,9 @@ from berth.common.context import RequestContext
 from berth.config import NetworkSettings
 from berth.network import exceptions, policy, qos, rbac, validate
 from berth.network.store import networks as store
+from berth.network.store import ports as port_store
 from berth.network.store import qos as qos_store
+from berth.network.store import routers as router_store
 
 NETWORK_TYPES = ("flat", "vlan", "vxlan", "geneve")
 OVERLAYS = ("vxlan", "geneve")
@@ -291,6 +293,12 @@ def update_network(
 def delete_network(conn: Connection, context: RequestContext, network_id: str) -> None:
     found = get_visible(conn, context, network_id)
     policy.require_owner(context, found["project_id"], f"network {network_id}")
+    # An external network goes with its floating IPs that are associated with nothing, as
+    # upstream; an associated one keeps its port, so the network is in use.
+    for floating in router_store.floatingips_where(conn, floating_network_id=network_id):
+        if floating["port_id"] is None:
+            router_store.delete_floatingip(conn, floating["id"])
+            port_store.delete(conn, floating["floating_port_id"])
     if store.count_ports(conn, network_id):
         raise exceptions.NetworkInUse(
             f"Unable to complete operation on network {network_id}. "

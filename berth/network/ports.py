@@ -36,6 +36,7 @@ from berth.network.resource_request import resource_request, rules_in_effect
 from berth.network.store import networks as network_store
 from berth.network.store import ports as store
 from berth.network.store import qos as qos_store
+from berth.network.store import routers as router_store
 from berth.network.store import security_groups as group_store
 from berth.network.store import subnets as subnet_store
 
@@ -141,9 +142,47 @@ def create_port(
     )
     group_store.set_groups_of_port(conn, port_id, groups)
     if fixed:
-        assign_addresses(conn, port_id, network_id, layout.subnets, _requested_ips(fixed), mac)
+        assign_addresses(conn, port_id, network_id, layout.subnets, requested_ips(fixed), mac)
     elif allocation == "immediate":
         _assign_defaults(conn, port_id, network_id, layout.subnets, mac)
+    return port_id
+
+
+def create_device_port(
+    conn: Connection,
+    settings: NetworkSettings,
+    network_id: str,
+    project_id: str,
+    device: tuple[str, str],
+    wanted: Sequence[tuple[str | None, str | None]] | None,
+) -> str:
+    """A port the service makes for a device of its own, ``(device_id, device_owner)``: a
+    router's gateway or interface, a floating IP's address. The caller has judged the request;
+    the port takes the addresses ``wanted`` (None: the defaults of any port). The simulated L3
+    agent plugs it at once, so it is ``ACTIVE``."""
+    port_id = str(uuid.uuid4())
+    values = {
+        "id": port_id,
+        "network_id": network_id,
+        "project_id": project_id,
+        "name": "",
+        "description": "",
+        "admin_state_up": True,
+        "status": "ACTIVE",
+        "device_id": device[0],
+        "device_owner": device[1],
+        "qos_policy_id": None,
+        "ip_allocation": "immediate",
+        "binding_vnic_type": "normal",
+        "binding_profile": {},
+        "binding_vif_details": {},
+    }
+    mac = _insert_with_mac(conn, values, None, settings.base_mac)
+    available = layout_of(conn, network_id).subnets
+    if wanted is None:
+        _assign_defaults(conn, port_id, network_id, available, mac)
+    else:
+        assign_addresses(conn, port_id, network_id, available, wanted, mac)
     return port_id
 
 
@@ -186,7 +225,7 @@ def _insert_with_mac(conn: Connection, values: dict[str, Any], asked: Any, base_
     )
 
 
-def _requested_ips(fixed: Any) -> list[tuple[str | None, str | None]]:
+def requested_ips(fixed: Any) -> list[tuple[str | None, str | None]]:
     if not isinstance(fixed, list) or not all(isinstance(f, dict) for f in fixed):
         raise exceptions.InvalidInput(
             "Invalid input for fixed_ips. Reason: a list of objects is expected."
@@ -530,7 +569,7 @@ def _move_eui64_addresses(conn: Connection, row: RowMapping, mac: str) -> None:
 
 
 def _replace_addresses(conn: Connection, row: RowMapping, fixed: Any) -> None:
-    wanted = _requested_ips(fixed) if fixed else []
+    wanted = requested_ips(fixed) if fixed else []
     layout = layout_of(conn, row["network_id"])
     store.release_addresses(conn, row["id"])
     assign_addresses(conn, row["id"], row["network_id"], layout.subnets, wanted, row["mac_address"])
@@ -544,4 +583,21 @@ def delete_port(conn: Connection, context: RequestContext, port_id: str) -> None
     network = network_store.get_network(conn, row["network_id"])
     owners = {row["project_id"], network["project_id"] if network is not None else ""}
     policy.require_owner(context, owners, f"port {port_id}")
+    _check_not_a_device_port(conn, row)
+    router_store.disassociate_port(conn, port_id)
     store.delete(conn, port_id)
+
+
+def _check_not_a_device_port(conn: Connection, row: RowMapping) -> None:
+    """A router's gateway or interface, or a floating IP's address, goes with its router
+    interface, gateway or floating IP, not through the port API (409, as upstream)."""
+    owner, device = row["device_owner"], row["device_id"]
+    in_use = (
+        owner in (router_store.GATEWAY, router_store.INTERFACE)
+        and router_store.get_router(conn, device) is not None
+    ) or (owner == router_store.FLOATING and router_store.get_floatingip(conn, device) is not None)
+    if in_use:
+        raise exceptions.ServicePortInUse(
+            f"Port {row['id']} cannot be deleted directly via the port API: has device owner "
+            f"{owner}."
+        )

@@ -1,10 +1,12 @@
-"""Network quotas: how many networks, subnets, ports, RBAC policies, security groups and
-security group rules a project may own, and the check every create of one goes through.
+"""Network quotas: how many networks, subnets, ports, RBAC policies, security groups, security
+group rules, routers and floating IPs a project may own, and the check every create of one goes
+through.
 
 A project's limit for a resource is its own (``PUT /v2.0/quotas/{project}``), else the
 default from the settings (``quota_network``, ``quota_subnet``, ``quota_port``,
-``quota_rbac_policy``, ``quota_security_group``, ``quota_security_group_rule``: upstream's
-100, 100, 500, 10, 10 and 100); -1 is unlimited. Usage is counted, never stored: the resources whose
+``quota_rbac_policy``, ``quota_security_group``, ``quota_security_group_rule``,
+``quota_router``, ``quota_floatingip``: upstream's 100, 100, 500, 10, 10, 100, 10 and 50); -1
+is unlimited. Usage is counted, never stored: the resources whose
 ``project_id`` is the project's (a port the compute service makes for a server counts against
 the server's project).
 
@@ -32,7 +34,11 @@ PORT: Final = "port"
 RBAC_POLICY: Final = "rbac_policy"
 SECURITY_GROUP: Final = "security_group"
 SECURITY_GROUP_RULE: Final = "security_group_rule"
-RESOURCES: Final = (NETWORK, SUBNET, PORT, RBAC_POLICY, SECURITY_GROUP, SECURITY_GROUP_RULE)
+ROUTER: Final = "router"
+FLOATINGIP: Final = "floatingip"
+RESOURCES: Final = (
+    NETWORK, SUBNET, PORT, RBAC_POLICY, SECURITY_GROUP, SECURITY_GROUP_RULE, ROUTER, FLOATINGIP,
+)  # fmt: skip
 UNLIMITED: Final = -1
 # The largest limit the database's integer column holds.
 MAX_LIMIT: Final = 2**31 - 1
@@ -52,6 +58,8 @@ def defaults(settings: NetworkSettings) -> dict[str, int]:
         RBAC_POLICY: settings.quota_rbac_policy,
         SECURITY_GROUP: settings.quota_security_group,
         SECURITY_GROUP_RULE: settings.quota_security_group_rule,
+        ROUTER: settings.quota_router,
+        FLOATINGIP: settings.quota_floatingip,
     }
 
 

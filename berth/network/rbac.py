@@ -30,6 +30,7 @@ from berth.network import exceptions, policy, validate
 from berth.network.store import networks as network_store
 from berth.network.store import qos as qos_store
 from berth.network.store import rbac as store
+from berth.network.store import routers as router_store
 
 WILDCARD = store.WILDCARD
 ACCESS_AS_SHARED = "access_as_shared"
@@ -64,10 +65,10 @@ def _network_owner(conn: Connection, network_id: str) -> str | None:
 
 def _network_bound(conn: Connection, network_id: str, action: str) -> set[str]:
     """Projects with ports on the shared network; the owner's own ports need no entry
-    (upstream's rule for networks: a self-share entry may always go). Nothing uses a network
-    as external (there are no routers to plug into it)."""
-    if action != ACCESS_AS_SHARED:
-        return set()
+    (upstream's rule for networks: a self-share entry may always go). An external network is
+    used by the projects of the routers with their gateway on it and of its floating IPs."""
+    if action == ACCESS_AS_EXTERNAL:
+        return router_store.external_users(conn, network_id)
     return network_store.port_projects(conn, network_id) - {_network_owner(conn, network_id)}
 
 

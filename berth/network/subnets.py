@@ -18,6 +18,7 @@ from berth.common.context import RequestContext
 from berth.network import exceptions, ipam, networks, policy, validate
 from berth.network.model import Subnet
 from berth.network.store import networks as network_store
+from berth.network.store import routers as router_store
 from berth.network.store import subnets as store
 
 _CREATE = {
@@ -242,6 +243,12 @@ def update_subnet(
 def delete_subnet(conn: Connection, context: RequestContext, subnet_id: str) -> None:
     found = get_visible(conn, context, subnet_id)
     policy.require_owner(context, found["project_id"], f"subnet {subnet_id}")
+    if router_store.interface_subnet_routers(conn, [subnet_id]):
+        # Even on an auto-addressed subnet: the router holds its gateway address.
+        raise exceptions.SubnetInUse(
+            f"Unable to complete operation on subnet {subnet_id}: "
+            "One or more router interfaces are on this subnet."
+        )
     if subnet_of(found).auto_address:
         # Hosts make their own addresses from the prefix (SLAAC): upstream drops the ports'
         # addresses with the subnet, and the ports stay.

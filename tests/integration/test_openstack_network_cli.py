@@ -256,3 +256,36 @@ def test_routed_network_qos_port_resource_request_agents_and_binding(tmp_path: P
         assert _cli(url, "network", "list", "-f", "json") == []
         _cli(url, "network", "agent", "delete", agents[0]["ID"])
         assert _cli(url, "network", "agent", "list", "-f", "json") == []
+
+
+def test_routers_and_floating_ips(tmp_path: Path) -> None:
+    with running_network(f"sqlite:///{tmp_path / 'network.db'}") as url:
+        _cli(url, "network", "create", "--external", "public", "-f", "json")
+        _cli(url, "subnet", "create", "--network", "public", "--subnet-range", "203.0.113.0/24",
+             "public-v4", "-f", "json")  # fmt: skip
+        _cli(url, "network", "create", "private", "-f", "json")
+        _cli(url, "subnet", "create", "--network", "private", "--subnet-range",
+                      "10.0.0.0/24", "private-v4", "-f", "json")  # fmt: skip
+        router = _cli(url, "router", "create", "r1", "-f", "json")
+        _cli(url, "router", "set", "--external-gateway", "public", "r1")
+        _cli(url, "router", "add", "subnet", "r1", "private-v4")
+        shown = _cli(url, "router", "show", "r1", "-f", "json")
+        assert shown["external_gateway_info"]["external_fixed_ips"][0]["ip_address"] == (
+            "203.0.113.2"
+        )
+        interfaces = _cli(url, "port", "list", "--router", "r1", "-f", "json")
+        # The admin sees the gateway's port beside the interface's.
+        addresses = sorted(p["Fixed IP Addresses"][0]["ip_address"] for p in interfaces)
+        assert addresses == ["10.0.0.1", "203.0.113.2"]
+        port = _cli(url, "port", "create", "--network", "private", "vm-port", "-f", "json")
+        floating = _cli(
+            url, "floating", "ip", "create", "--port", "vm-port", "public", "-f", "json"
+        )
+        assert floating["floating_ip_address"] == "203.0.113.3"
+        assert (floating["port_id"], floating["router_id"]) == (port["id"], router["id"])
+        assert "409" in _cli_refused(url, "router", "remove", "subnet", "r1", "private-v4")
+        _cli(url, "floating", "ip", "delete", floating["id"])
+        _cli(url, "router", "remove", "subnet", "r1", "private-v4")
+        assert len(_cli(url, "port", "list", "--router", "r1", "-f", "json")) == 1
+        _cli(url, "router", "delete", "r1")
+        assert "r1" in _cli_refused(url, "router", "show", "r1")

@@ -51,13 +51,14 @@ def test_quota_show_set_delete_limits_and_usage(tmp_path: Path) -> None:
     with running_berth_up(str(tmp_path / "data"), str(fleet), auth="keystone"):
         clouds = tmp_path / "data" / "clouds.yaml"
         # Compute's and the network's quotas in one table (the CLI shows None for the
-        # resources Berth does not have: routers, floating IPs...).
+        # resources Berth does not have: subnet pools...).
         shown = _limits(_cli(clouds, "quota", "show", "-f", "json"))
         assert {name: shown[name] for name in ("instances", "cores", "ram", "networks", "subnets",
-                "ports", "key-pairs", "server-groups", "security_groups", "security_group_rules")} == {
+                "ports", "key-pairs", "server-groups", "security_groups", "security_group_rules",
+                "routers", "floating_ips")} == {
             "instances": 10, "cores": 20, "ram": 51200, "networks": 100, "subnets": 100,
             "ports": 500, "key-pairs": 100, "server-groups": 10, "security_groups": 10,
-            "security_group_rules": 100,
+            "security_group_rules": 100, "routers": 10, "floating_ips": 50,
         }  # fmt: skip
         _cli(clouds, "quota", "set", "--instances", "1", "--networks", "1", "--ports", "7", "demo")
         demo = _limits(_cli(clouds, "quota", "show", "demo", "-f", "json"))

@@ -25,6 +25,10 @@ import yaml
 # Names of what prepare() makes, so that a reader of the cloud can tell them from tempest's own.
 SHARED_NETWORK = "tempest-shared"
 SHARED_CIDR = "10.254.0.0/24"
+# The external network of routers' gateways and floating IPs.
+PUBLIC_NETWORK = "tempest-public"
+PUBLIC_CIDR = "172.24.4.0/24"
+ROUTER = "tempest-router"
 ALT_IMAGE = "tempest-alt"
 # Its data: what a raw disk holds does not matter to simulated hosts.
 ALT_IMAGE_DATA = b"tempest-alt raw disk\n" + bytes(4096)
@@ -60,6 +64,7 @@ class CloudFacts:
     flavor_ref_alt: str
     shared_network: str
     compute_hosts: int
+    public_network_id: str
 
     @property
     def identity_v3(self) -> str:
@@ -150,7 +155,8 @@ def prepare(up: BerthUp) -> CloudFacts:
         image_ref = _public_image(client)
         image_ref_alt = _create_image(client)
         flavor_ref, flavor_ref_alt = (_create_flavor(client, *flavor) for flavor in FLAVORS)
-        _create_shared_network(client)
+        shared_subnet = _create_shared_network(client)
+        public_network_id = _create_public_network(client, shared_subnet)
         hypervisors = _get(client, "/compute/v2.1/os-hypervisors").json()["hypervisors"]
     return CloudFacts(
         base_url=up.base_url,
@@ -165,6 +171,7 @@ def prepare(up: BerthUp) -> CloudFacts:
         flavor_ref_alt=flavor_ref_alt,
         shared_network=SHARED_NETWORK,
         compute_hosts=len(hypervisors),
+        public_network_id=public_network_id,
     )
 
 
@@ -233,7 +240,8 @@ def _create_flavor(client: httpx.Client, name: str, ram: int, vcpus: int, disk: 
     return str(_post(client, "/compute/v2.1/flavors", body)["flavor"]["id"])
 
 
-def _create_shared_network(client: httpx.Client) -> None:
+def _create_shared_network(client: httpx.Client) -> str:
+    """The shared network; returns its subnet's id."""
     network = _post(
         client, "/networking/v2.0/networks", {"network": {"name": SHARED_NETWORK, "shared": True}}
     )
@@ -241,7 +249,28 @@ def _create_shared_network(client: httpx.Client) -> None:
         "network_id": network["network"]["id"], "name": f"{SHARED_NETWORK}-subnet",
         "ip_version": 4, "cidr": SHARED_CIDR,
     }  # fmt: skip
+    return str(_post(client, "/networking/v2.0/subnets", {"subnet": subnet})["subnet"]["id"])
+
+
+def _create_public_network(client: httpx.Client, shared_subnet: str) -> str:
+    """The external network, and a router joining the shared network's subnet to it (so the
+    servers tempest boots there can have floating IPs)."""
+    body = {"network": {"name": PUBLIC_NETWORK, "router:external": True}}
+    network_id = str(_post(client, "/networking/v2.0/networks", body)["network"]["id"])
+    subnet = {
+        "network_id": network_id, "name": f"{PUBLIC_NETWORK}-subnet", "ip_version": 4,
+        "cidr": PUBLIC_CIDR,
+    }  # fmt: skip
     _post(client, "/networking/v2.0/subnets", {"subnet": subnet})
+    gateway = {"router": {"name": ROUTER, "external_gateway_info": {"network_id": network_id}}}
+    router_id = _post(client, "/networking/v2.0/routers", gateway)["router"]["id"]
+    plugged = client.put(
+        f"/networking/v2.0/routers/{router_id}/add_router_interface",
+        json={"subnet_id": shared_subnet},
+    )
+    if plugged.status_code >= 400:
+        raise RuntimeError(f"add_router_interface: {plugged.status_code} {plugged.text}")
+    return network_id
 
 
 def _free_port() -> int:

@@ -11,7 +11,7 @@ import configparser
 from pathlib import Path
 
 from berth.compute.scheduler.filters import DEFAULT_FILTERS
-from tools.tempest.cloud import CloudFacts
+from tools.tempest.cloud import PUBLIC_NETWORK, CloudFacts
 
 # Simulated hosts boot in a fraction of a second; a state that has not come in this time never will.
 BUILD_TIMEOUT = 90
@@ -107,6 +107,8 @@ def render(facts: CloudFacts, workdir: Path) -> configparser.ConfigParser:
             "network": {
                 "region": "RegionOne",
                 "project_network_cidr": "10.100.0.0/16",
+                "public_network_id": facts.public_network_id,
+                "floating_network_name": PUBLIC_NETWORK,
                 "project_networks_reachable": "false",
                 "build_timeout": str(BUILD_TIMEOUT),
                 "build_interval": "1",

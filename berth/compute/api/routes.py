@@ -13,6 +13,7 @@ from berth.compute.api import (
     berth_what_if,
     extensions,
     flavors,
+    floating_ips,
     hypervisors,
     images,
     instance_actions,
@@ -146,6 +147,11 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
     },
     "/v2.1/os-aggregates/{aggregate_id}/action": {"POST": aggregates.action},
     # Before 2.43 (a 404 from then).
+    "/v2.1/os-floating-ips": {"GET": floating_ips.index, "POST": floating_ips.create},
+    "/v2.1/os-floating-ips/{floating_ip_id}": {
+        "GET": floating_ips.show,
+        "DELETE": floating_ips.delete,
+    },
     "/v2.1/os-hosts": {"GET": os_hosts.index},
     "/v2.1/os-hosts/{host_name}": {"GET": os_hosts.show, "PUT": os_hosts.update},
     "/v2.1/os-hosts/{host_name}/startup": {"GET": os_hosts.startup},

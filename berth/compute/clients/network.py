@@ -142,6 +142,27 @@ class NetworkClient:
         answer = call(self.client, "PUT", f"/v2.0/ports/{port_id}/bindings/{host}/activate")
         self._answer(answer, None)
 
+    def floatingips(self, **filters: str) -> list[dict[str, Any]]:
+        answer = call(self.client, "GET", "/v2.0/floatingips", params=filters)
+        return self._answer(answer, "floatingips")  # type: ignore[no-any-return]
+
+    def floatingip(self, floatingip_id: str) -> dict[str, Any]:
+        answer = call(self.client, "GET", f"/v2.0/floatingips/{floatingip_id}")
+        return self._answer(answer, "floatingip")  # type: ignore[no-any-return]
+
+    def create_floatingip(self, network_id: str, project_id: str) -> dict[str, Any]:
+        body = {"floatingip": {"floating_network_id": network_id, "project_id": project_id}}
+        answer = call(self.client, "POST", "/v2.0/floatingips", json=body)
+        return self._answer(answer, "floatingip")  # type: ignore[no-any-return]
+
+    def update_floatingip(self, floatingip_id: str, **attributes: Any) -> dict[str, Any]:
+        body = {"floatingip": attributes}
+        answer = call(self.client, "PUT", f"/v2.0/floatingips/{floatingip_id}", json=body)
+        return self._answer(answer, "floatingip")  # type: ignore[no-any-return]
+
+    def delete_floatingip(self, floatingip_id: str) -> None:
+        self._answer(call(self.client, "DELETE", f"/v2.0/floatingips/{floatingip_id}"), None)
+
     def delete_port(self, port_id: str) -> None:
         answer = call(self.client, "DELETE", f"/v2.0/ports/{port_id}")
         if answer.status_code != 404:

@@ -16,8 +16,11 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
     "agent": ("agent", "The agents that report each host's networking."),
     "binding": ("Port Binding", "The binding:* attributes of ports."),
     "binding-extended": ("Port Bindings Extended", "Inactive bindings on other hosts, activation."),
+    "ext-gw-mode": ("Neutron L3 Configurable external gateway mode", "enable_snat of gateways."),
+    "extraroute": ("Neutron Extra Route", "Extra routes of routers."),
     "external-net": ("Neutron external network", "The router:external attribute of networks."),
     "fields": ("Field selection", "The fields query parameter of lists and shows."),
+    "fip-port-details": ("Floating IP Port Details", "port_details of floating IPs."),
     "filter-validation": ("Filter parameters validation", "Unknown list filters are refused."),
     "ip_allocation": ("IP Allocation", "Immediate, deferred or no IP allocation of ports."),
     "multi-provider": ("Multi Provider Network", "Networks of several segments."),
@@ -38,9 +41,10 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
     "qos-pps-minimum": ("QoS minimum packet rate rule", "Minimum packet rate rules."),
     "quotas": (
         "Quota management support",
-        "Networks, subnets, ports and RBAC policies per project.",
+        "Networks, subnets, ports, RBAC policies, routers and floating IPs per project.",
     ),
     "quota_details": ("Quota details extension", "Each quota's limit, use and reservation."),
+    "router": ("Neutron L3 Router", "Routers and floating IPs (control-plane state)."),
     "rbac-policies": ("RBAC Policies", "Sharing QoS policies with chosen projects."),
     "security-group": ("security-group", "Security groups, their rules, and those of ports."),
     "security-groups-normalized-cidr": (

@@ -12,7 +12,8 @@ COLLECTIONS = {
     "agents": "agent", "qos/policies": "policy",
     "network-ip-availabilities": "network_ip_availability", "extensions": "extension",
     "quotas": "quota", "rbac-policies": "rbac_policy", "security-groups": "security_group",
-    "security-group-rules": "security_group_rule",
+    "security-group-rules": "security_group_rule", "routers": "router",
+    "floatingips": "floatingip",
 }  # fmt: skip
 
 

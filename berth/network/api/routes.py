@@ -15,6 +15,7 @@ from berth.network.api import (
     quotas,
     rbac,
     root,
+    routers,
     security_groups,
     subnets,
 )
@@ -106,6 +107,20 @@ ROUTES: Mapping[str, Mapping[str, Handler]] = {
         "GET": rbac.show_entry,
         "PUT": rbac.update_entry,
         "DELETE": rbac.delete_entry,
+    },
+    "/v2.0/routers": {"GET": routers.list_routers, "POST": routers.create_router},
+    "/v2.0/routers/{router_id}": {
+        "GET": routers.show_router,
+        "PUT": routers.update_router,
+        "DELETE": routers.delete_router,
+    },
+    "/v2.0/routers/{router_id}/add_router_interface": {"PUT": routers.add_router_interface},
+    "/v2.0/routers/{router_id}/remove_router_interface": {"PUT": routers.remove_router_interface},
+    "/v2.0/floatingips": {"GET": routers.list_floatingips, "POST": routers.create_floatingip},
+    "/v2.0/floatingips/{floatingip_id}": {
+        "GET": routers.show_floatingip,
+        "PUT": routers.update_floatingip,
+        "DELETE": routers.delete_floatingip,
     },
     "/v2.0/security-groups": {
         "GET": security_groups.list_groups,

@@ -10,11 +10,13 @@ from sqlalchemy.engine import Connection
 from berth.common import lock_rows
 from berth.common.db import Database
 from berth.network.store.schema import (
+    floatingips,
     network_quota_locks,
     network_quotas,
     networks,
     ports,
     rbac_policies,
+    routers,
     security_group_rules,
     security_groups,
     subnets,
@@ -28,6 +30,8 @@ _COUNTED = {
     "rbac_policy": rbac_policies,
     "security_group": security_groups,
     "security_group_rule": security_group_rules,
+    "router": routers,
+    "floatingip": floatingips,
 }
 
 
@@ -72,7 +76,7 @@ def delete_limits(conn: Connection, project_id: str) -> None:
 
 
 def count(conn: Connection, project_id: str, resource: str) -> int:
-    """How many networks, subnets, ports or RBAC policies the project owns."""
+    """How many of the resource the project owns."""
     table = _COUNTED[resource]
     query = sa.select(sa.func.count()).where(table.c.project_id == project_id)
     return int(conn.execute(query).scalar_one())

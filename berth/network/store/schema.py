@@ -368,3 +368,43 @@ port_security_groups = sa.Table(
     sa.PrimaryKeyConstraint("port_id", "security_group_id"),
     **_MYSQL,
 )
+
+# Routers (/v2.0/routers). The gateway and the interfaces are ports whose device_id is the
+# router's id (device_owner network:router_gateway, network:router_interface); the row holds
+# what no port says: the external network, SNAT and the extra routes.
+routers = sa.Table(
+    "routers",
+    metadata,
+    sa.Column("id", sa.String(_ID), primary_key=True),
+    sa.Column("project_id", sa.String(255), nullable=False, index=True),
+    *_described(),
+    sa.Column("admin_state_up", sa.Boolean, nullable=False, default=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    # The external network of the gateway (NULL: no gateway).
+    sa.Column("gw_network_id", sa.String(_ID), nullable=True, index=True),
+    sa.Column("enable_snat", sa.Boolean, nullable=False, default=True),
+    # [{"destination": cidr, "nexthop": ip}] (the extraroute extension)
+    sa.Column("routes", sa.JSON, nullable=False),
+    *_standard(),
+    **_MYSQL,
+)
+
+# Floating IPs (/v2.0/floatingips). The address is held by a port of the external network
+# (device_owner network:floatingip, no project), so the subnet's IPAM hands it out.
+floatingips = sa.Table(
+    "floatingips",
+    metadata,
+    sa.Column("id", sa.String(_ID), primary_key=True),
+    sa.Column("project_id", sa.String(255), nullable=False, index=True),
+    sa.Column("description", sa.String(255), nullable=False, default=""),
+    sa.Column("floating_network_id", sa.String(_ID), nullable=False, index=True),
+    sa.Column("floating_port_id", sa.String(_ID), sa.ForeignKey("ports.id"), nullable=False),
+    sa.Column("floating_ip_address", sa.String(64), nullable=False),
+    # The association: a port, one of its fixed addresses and the router between them.
+    sa.Column("port_id", sa.String(_ID), nullable=True, index=True),
+    sa.Column("fixed_ip_address", sa.String(64), nullable=True),
+    sa.Column("router_id", sa.String(_ID), nullable=True, index=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    *_standard(),
+    **_MYSQL,
+)

@@ -23,6 +23,8 @@ DEFAULTS = {
     "rbac_policy": 10,
     "security_group": 10,
     "security_group_rule": 100,
+    "router": 10,
+    "floatingip": 50,
 }
 
 
@@ -94,7 +96,7 @@ def test_an_admin_sets_lists_and_deletes(admin: httpx.Client, alice: httpx.Clien
 @pytest.mark.parametrize(
     "body",
     [
-        {"router": 5},
+        {"subnetpool": 5},
         {"port": -2},
         {"port": 2**31},
         {"port": "many"},
@@ -159,6 +161,8 @@ def test_creates_over_quota_are_refused(admin: httpx.Client, alice: httpx.Client
         # The project's default security group, made with its first port, and its rules.
         "security_group": 1,
         "security_group_rule": 4,
+        "router": 0,
+        "floatingip": 0,
     }
 
 
