@@ -13,12 +13,20 @@ import pytest
 
 from berth.common.validation import BOOLEAN, MAX_INT, first_error, guarded, integer
 from berth.compute.api.routes import ROUTES as COMPUTE_ROUTES
-from berth.compute.api.schemas import keypair, quota, server, server_group
+from berth.compute.api.schemas import (
+    keypair,
+    quota,
+    security_group,
+    server,
+    server_action,
+    server_external_events,
+    server_group,
+)
 from berth.compute.api.schemas.bodies import BODIES as COMPUTE_BODIES
 from berth.image import schemas as image
 from berth.image.api import ROUTES as IMAGE_ROUTES
 from berth.network.api.routes import ROUTES as NETWORK_ROUTES
-from berth.network.api.schemas import networks, ports, qos, quotas, subnets
+from berth.network.api.schemas import networks, ports, qos, quotas, security_groups, subnets
 from berth.network.api.schemas.bodies import BODIES as NETWORK_BODIES
 from berth.network.qos import BANDWIDTH_LIMIT
 
@@ -114,6 +122,30 @@ CASES: list[tuple[Mapping[str, Any], Any, bool]] = [
     (quota.QUOTA_SET, {"quota_set": {"cores": MAX_INT + 1}}, False),
     (quota.QUOTA_SET, {"quota_set": {"cores": -2}}, False),
     (quota.QUOTA_SET, {"quota_set": {"cores": [1]}}, False),
+    (security_group.GROUP, {"security_group": {"name": "g" * 255, "description": ""}}, True),
+    (security_group.GROUP, {"security_group": {"name": "g" * 256, "description": ""}}, False),
+    (security_group.GROUP, {"security_group": {"name": 1, "description": ""}}, False),
+    (
+        security_group.RULE,
+        {"security_group_rule": {"parent_group_id": "p", "from_port": "22", "to_port": 22}},
+        True,
+    ),
+    (security_group.RULE, {"security_group_rule": {"from_port": [22]}}, False),
+    (security_group.RULE, {"security_group_rule": {"cidr": "1" * 65}}, False),
+    (server_action.ACTION, {"addSecurityGroup": {"name": "web"}}, True),
+    (server_action.ACTION, {"addSecurityGroup": {"name": ""}}, False),
+    (server_action.ACTION, {"removeSecurityGroup": {"name": "w" * 256}}, False),
+    (server_action.ACTION, {"removeSecurityGroup": None}, False),
+    (server_action.ACTION, {"changePassword": {"adminPass": "p" * 256}}, False),
+    (server_action.ACTION, {"os-getConsoleOutput": {"length": -2}}, False),
+    (server_action.ACTION, {"createImage": {"name": "i" * 256}}, False),
+    (server_action.ACTION, {"restore": {"now": True}}, False),
+    (server_external_events.BY_VERSION[1][1], {"events": [{"name": "volume-extended"}]}, False),
+    (
+        server_external_events.BY_VERSION[0][1],
+        {"events": [{"name": "volume-extended", "server_uuid": "u", "tag": "t" * 256}]},
+        False,
+    ),
     # Networking: unknown attributes pass, for the domain to name.
     (networks.CREATE, {"network": {"name": "n" * 255, "colour": "blue"}}, True),
     (networks.CREATE, {"network": {"name": "n" * 256}}, False),
@@ -130,6 +162,26 @@ CASES: list[tuple[Mapping[str, Any], Any, bool]] = [
     (qos.rule(BANDWIDTH_LIMIT), {"bandwidth_limit_rule": {"direction": "any"}}, False),
     (quotas.UPDATE, {"quota": {"port": -1, "check_limit": "True"}}, True),
     (quotas.UPDATE, {"quota": {"port": 2**31}}, False),
+    (
+        security_groups.GROUP_CREATE,
+        {"security_group": {"name": "s" * 255, "stateful": "false"}},
+        True,
+    ),
+    (security_groups.GROUP_CREATE, {"security_group": {"name": "s" * 256}}, False),
+    (security_groups.GROUP_UPDATE, {"security_group": {"description": "d" * 256}}, False),
+    (security_groups.GROUP_UPDATE, {"security_group": {"stateful": "maybe"}}, False),
+    (
+        security_groups.RULE_CREATE,
+        {"security_group_rule": {"protocol": 6, "port_range_min": "22", "port_range_max": None}},
+        True,
+    ),
+    # Out of range ports and protocols are the domain's, in Neutron's words.
+    (security_groups.RULE_CREATE, {"security_group_rule": {"port_range_max": 65536}}, True),
+    (security_groups.RULE_CREATE, {"security_group_rule": {"protocol": "p" * 41}}, False),
+    (security_groups.RULE_CREATE, {"security_group_rule": {"port_range_min": [1]}}, False),
+    (security_groups.RULE_CREATE, {"security_group_rule": {"remote_ip_prefix": "1" * 65}}, False),
+    (security_groups.RULE_CREATE, {"security_group_rule": {"description": "d" * 256}}, False),
+    (security_groups.RULE_CREATE, {"security_group_rule": {"remote_group_id": 5}}, False),
     # Image: any other key is a string property.
     (image.CREATE, {"name": None, "min_ram": 0, "hw_architecture": "x86_64"}, True),
     (image.CREATE, {"min_ram": "512"}, False),

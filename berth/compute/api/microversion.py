@@ -25,6 +25,7 @@ MIGRATION_TYPES = (2, 23)  # migrations show migration_type and links; /servers/
 LIVE_MIGRATION_AUTO = (2, 25)  # block_migration may be "auto"; disk_over_commit is gone
 SERVER_TAGS = (2, 26)  # /servers/{id}/tags; tags in server views and list filters
 LIVE_MIGRATION_FORCE = (2, 30)  # a live migration to a named host may be forced
+NETWORK_PROXIES_GONE = (2, 36)  # the proxies of the network's resources answer 404
 NETWORKS_AUTO_NONE = (2, 37)  # networks is required: a list, "auto" or "none"
 FLAVOR_IN_SERVER = (2, 47)  # a server shows its flavor's values, not a link
 TAGS_AT_CREATE = (2, 52)  # a server may be given its tags when it is created

@@ -18,15 +18,15 @@ from starlette.responses import Response
 
 from berth.compute import exceptions
 from berth.compute import security_groups as domain
+from berth.compute.api import microversion
 from berth.compute.api.request import ComputeRequest
 
-PROXIES_REMOVED = (2, 36)  # the proxies of network resources are gone
 _RULE = "os_compute_api:os-security-groups"
 _LENGTH = 255
 
 
 def _proxy(req: ComputeRequest, rule: str) -> None:
-    if req.at_least(PROXIES_REMOVED):
+    if req.at_least(microversion.NETWORK_PROXIES_GONE):
         raise exceptions.NotFound("The security group proxy APIs are gone from 2.36.")
     req.authorize(f"{_RULE}:{rule}")
 

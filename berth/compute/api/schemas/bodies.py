@@ -15,8 +15,10 @@ from berth.compute.api.schemas import (
     keypair,
     os_host,
     quota,
+    security_group,
     server,
     server_action,
+    server_external_events,
     server_group,
     server_metadata,
     server_tags,
@@ -30,6 +32,11 @@ def _always(schema: dict[str, Any]) -> Versioned:
     return [((2, 1), schema)]
 
 
+def _proxied(schema: dict[str, Any]) -> Versioned:
+    """A proxy of the network service's, gone from 2.36."""
+    return [(microversion.NETWORK_PROXIES_GONE, None), ((2, 1), schema)]
+
+
 _SERVER = "/v2.1/servers/{server_id}"
 _FLAVOR = "/v2.1/flavors/{flavor_id}"
 
@@ -38,6 +45,10 @@ BODIES: Mapping[tuple[str, str], Versioned] = {
     ("PUT", _SERVER): list(server.UPDATE_BY_VERSION),
     ("POST", f"{_SERVER}/action"): _always(server_action.ACTION),
     ("POST", f"{_SERVER}/os-interface"): list(interface.ATTACH_BY_VERSION),
+    ("POST", "/v2.1/os-server-external-events"): list(server_external_events.BY_VERSION),
+    ("POST", "/v2.1/os-security-groups"): _proxied(security_group.GROUP),
+    ("PUT", "/v2.1/os-security-groups/{security_group_id}"): _proxied(security_group.GROUP),
+    ("POST", "/v2.1/os-security-group-rules"): _proxied(security_group.RULE),
     ("PUT", f"{_SERVER}/metadata"): _always(server_metadata.ALL),
     ("POST", f"{_SERVER}/metadata"): _always(server_metadata.ALL),
     ("PUT", f"{_SERVER}/metadata/{{key}}"): _always(server_metadata.ONE),

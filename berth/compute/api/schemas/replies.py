@@ -197,6 +197,31 @@ INSTANCE_ACTION = _object(
     "action",
     "request_id",
 )
+SECURITY_GROUP_RULE = _object(
+    {
+        "id": _STRING,
+        "parent_group_id": _STRING,
+        "ip_protocol": _NULLABLE_STRING,
+        "from_port": {"type": ["integer", "null"]},
+        "to_port": {"type": ["integer", "null"]},
+        "ip_range": _OBJECT,
+        "group": _OBJECT,
+    },
+    "id",
+    "parent_group_id",
+)
+SECURITY_GROUP = _object(
+    {
+        "id": _STRING,
+        "name": _STRING,
+        "description": _STRING,
+        "tenant_id": _STRING,
+        "rules": {"type": "array", "items": SECURITY_GROUP_RULE},
+    },
+    "id",
+    "name",
+    "rules",
+)
 METADATA = _one("metadata", {"type": "object", "additionalProperties": _STRING})
 
 _SERVER = "/v2.1/servers/{server_id}"
@@ -204,6 +229,8 @@ _FLAVOR = "/v2.1/flavors/{flavor_id}"
 _GROUP = "/v2.1/os-server-groups"
 _AGGREGATE = "/v2.1/os-aggregates"
 _QUOTA = "/v2.1/os-quota-sets/{tenant_id}"
+_SECURITY_GROUPS = "/v2.1/os-security-groups"
+_SECURITY_GROUP = f"{_SECURITY_GROUPS}/{{security_group_id}}"
 
 REPLIES: Mapping[tuple[str, str], Reply] = {
     ("GET", "/v2.1/servers"): Reply(200, _listed("servers", SERVER_REFERENCE)),
@@ -254,6 +281,21 @@ REPLIES: Mapping[tuple[str, str], Reply] = {
     ("GET", "/v2.1/os-hypervisors"): Reply(200, _listed("hypervisors", HYPERVISOR)),
     ("GET", "/v2.1/os-hypervisors/detail"): Reply(200, _listed("hypervisors", HYPERVISOR)),
     ("GET", "/v2.1/os-hypervisors/{hypervisor_id}"): Reply(200, _one("hypervisor", HYPERVISOR)),
+    # Before 2.36 (a 404 from then).
+    ("GET", _SECURITY_GROUPS): Reply(
+        200, _one("security_groups", {"type": "array", "items": SECURITY_GROUP})
+    ),
+    ("POST", _SECURITY_GROUPS): Reply(200, _one("security_group", SECURITY_GROUP)),
+    ("GET", _SECURITY_GROUP): Reply(200, _one("security_group", SECURITY_GROUP)),
+    ("PUT", _SECURITY_GROUP): Reply(200, _one("security_group", SECURITY_GROUP)),
+    ("DELETE", _SECURITY_GROUP): Reply(202, None),
+    ("POST", "/v2.1/os-security-group-rules"): Reply(
+        200, _one("security_group_rule", SECURITY_GROUP_RULE)
+    ),
+    ("DELETE", "/v2.1/os-security-group-rules/{security_group_rule_id}"): Reply(202, None),
+    ("GET", f"{_SERVER}/os-security-groups"): Reply(
+        200, _one("security_groups", {"type": "array", "items": SECURITY_GROUP})
+    ),
     ("GET", _QUOTA): Reply(200, _one("quota_set", QUOTA_SET)),
     ("PUT", _QUOTA): Reply(200, _one("quota_set", QUOTA_SET)),
     ("GET", f"{_QUOTA}/defaults"): Reply(200, _one("quota_set", QUOTA_SET)),
@@ -364,6 +406,9 @@ QUERIES: Mapping[tuple[str, str], Mapping[str, Mapping[str, Any]]] = {
     },
     ("GET", _QUOTA): {"user_id": _STRING},
     ("GET", f"{_QUOTA}/detail"): {"user_id": _STRING},
+    ("PUT", _QUOTA): {"user_id": _STRING},
+    ("DELETE", _QUOTA): {"user_id": _STRING},
+    ("GET", _SECURITY_GROUPS): {"all_tenants": _STRING},
     ("GET", "/v2.1/limits"): {"tenant_id": _STRING},
     ("GET", "/v2.1/os-simple-tenant-usage"): {
         **_PAGE,

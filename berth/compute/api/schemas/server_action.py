@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from berth.compute.api.schemas.security_group import SERVER_GROUP
+
 # What clients send to an action that takes nothing: null or {} (Nova takes both).
 _NOTHING: dict[str, Any] = {"anyOf": [{"type": "null"}, {"type": "object", "maxProperties": 0}]}
 _NO_ARGUMENT = (
@@ -95,6 +97,8 @@ ACTION: dict[str, Any] = {
             "required": ["name", "backup_type", "rotation"],
             "additionalProperties": False,
         },
+        "addSecurityGroup": SERVER_GROUP,
+        "removeSecurityGroup": SERVER_GROUP,
         **dict.fromkeys(_NO_ARGUMENT, _NOTHING),
     },
 }

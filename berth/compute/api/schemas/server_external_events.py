@@ -34,3 +34,7 @@ def events(names: tuple[str, ...]) -> dict[str, Any]:
         "required": ["events"],
         "additionalProperties": False,
     }
+
+
+# Newest first, as the Compute table keeps them.
+BY_VERSION = [((2, 51), events(NAMES_2_51)), ((2, 1), events(NAMES))]

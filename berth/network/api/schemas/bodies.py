@@ -7,7 +7,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from berth.network import qos as qos_kinds
-from berth.network.api.schemas import agents, networks, ports, qos, quotas, rbac, subnets
+from berth.network.api.schemas import (
+    agents,
+    networks,
+    ports,
+    qos,
+    quotas,
+    rbac,
+    security_groups,
+    subnets,
+)
 
 _POLICY = "/v2.0/qos/policies/{policy_id}"
 
@@ -34,6 +43,9 @@ BODIES: Mapping[tuple[str, str], Mapping[str, Any]] = {
     ("POST", "/v2.0/rbac-policies"): rbac.CREATE,
     ("PUT", "/v2.0/rbac-policies/{rbac_policy_id}"): rbac.UPDATE,
     ("PUT", "/v2.0/quotas/{project_id}"): quotas.UPDATE,
+    ("POST", "/v2.0/security-groups"): security_groups.GROUP_CREATE,
+    ("PUT", "/v2.0/security-groups/{security_group_id}"): security_groups.GROUP_UPDATE,
+    ("POST", "/v2.0/security-group-rules"): security_groups.RULE_CREATE,
     ("POST", "/v2.0/agents"): agents.REPORT,
     ("PUT", "/v2.0/agents/{agent_id}"): agents.UPDATE,
 }

@@ -13,7 +13,7 @@ from typing import Any
 
 from berth.common.openapi import Reply
 from berth.network import qos as qos_kinds
-from berth.network.api import agents, networks, ports, qos, rbac, subnets
+from berth.network.api import agents, networks, ports, qos, rbac, security_groups, subnets
 
 _STRING: dict[str, Any] = {"type": "string"}
 _NULLABLE_STRING: dict[str, Any] = {"type": ["string", "null"]}
@@ -177,6 +177,28 @@ AGENT = _resource(
         "resources_synced": {"type": ["boolean", "null"]},
     }
 )
+SECURITY_GROUP_RULE = _resource(
+    {
+        **{name: _STANDARD[name] for name in ("id", "description", "project_id", "tenant_id")},
+        **{name: _STANDARD[name] for name in ("created_at", "updated_at", "revision_number")},
+        "security_group_id": _STRING,
+        "direction": _STRING,
+        "ethertype": _STRING,
+        "protocol": _NULLABLE_STRING,
+        "port_range_min": {"type": ["integer", "null"]},
+        "port_range_max": {"type": ["integer", "null"]},
+        "remote_ip_prefix": _NULLABLE_STRING,
+        "normalized_cidr": _NULLABLE_STRING,
+        "remote_group_id": _NULLABLE_STRING,
+    }
+)
+SECURITY_GROUP = _resource(
+    {
+        **_STANDARD,
+        "stateful": _BOOLEAN,
+        "security_group_rules": {"type": "array", "items": SECURITY_GROUP_RULE},
+    }
+)
 QUOTA: dict[str, Any] = {"type": "object", "additionalProperties": _INTEGER}
 QUOTA_DETAILS: dict[str, Any] = {
     "type": "object",
@@ -217,6 +239,19 @@ _RESOURCES: dict[str, tuple[str, str, str, dict[str, Any]]] = {
     "/v2.0/qos/policies": ("policy", "policies", "policy_id", POLICY),
     "/v2.0/rbac-policies": ("rbac_policy", "rbac_policies", "rbac_policy_id", RBAC_POLICY),
     "/v2.0/agents": ("agent", "agents", "agent_id", AGENT),
+    "/v2.0/security-groups": (
+        "security_group",
+        "security_groups",
+        "security_group_id",
+        SECURITY_GROUP,
+    ),
+    # Rules are not updated: their PUT is taken out below.
+    "/v2.0/security-group-rules": (
+        "security_group_rule",
+        "security_group_rules",
+        "security_group_rule_id",
+        SECURITY_GROUP_RULE,
+    ),
     **{
         f"/v2.0/qos/policies/{{policy_id}}/{kind.collection}": (
             kind.member,
@@ -243,6 +278,7 @@ def _replies() -> dict[tuple[str, str], Reply]:
         found[("DELETE", item)] = Reply(204, None)
     # An agent's report answers 200 when the agent was known already: not declared.
     del found[("POST", "/v2.0/agents")]
+    del found[("PUT", "/v2.0/security-group-rules/{security_group_rule_id}")]
     quota = "/v2.0/quotas/{project_id}"
     binding = "/v2.0/ports/{port_id}/bindings"
     return {
@@ -283,6 +319,8 @@ QUERIES: Mapping[tuple[str, str], Mapping[str, Mapping[str, Any]]] = {
     ("GET", "/v2.0/qos/policies"): _list_query(qos.POLICY_FILTERS),
     ("GET", "/v2.0/rbac-policies"): _list_query(rbac.RBAC_FILTERS),
     ("GET", "/v2.0/agents"): _list_query(agents.AGENT_FILTERS),
+    ("GET", "/v2.0/security-groups"): _list_query(security_groups.GROUP_FILTERS),
+    ("GET", "/v2.0/security-group-rules"): _list_query(security_groups.RULE_FILTERS),
     ("GET", "/v2.0/network-ip-availabilities"): _list_query(subnets.AVAILABILITY_FILTERS),
     **{
         ("GET", f"/v2.0/qos/policies/{{policy_id}}/{kind.collection}"): _list_query(
