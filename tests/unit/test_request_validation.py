@@ -14,6 +14,7 @@ import pytest
 from berth.common.validation import BOOLEAN, MAX_INT, first_error, guarded, integer
 from berth.compute.api.routes import ROUTES as COMPUTE_ROUTES
 from berth.compute.api.schemas import (
+    image_metadata,
     keypair,
     quota,
     security_group,
@@ -132,6 +133,10 @@ CASES: list[tuple[Mapping[str, Any], Any, bool]] = [
     ),
     (security_group.RULE, {"security_group_rule": {"from_port": [22]}}, False),
     (security_group.RULE, {"security_group_rule": {"cidr": "1" * 65}}, False),
+    (image_metadata.ALL, {"metadata": {"k" * 255: "v" * 255, "os/distro": "x"}}, True),
+    (image_metadata.ALL, {"metadata": {"k" * 256: "v"}}, False),
+    (image_metadata.ONE, {"meta": {"a": "1", "b": "2"}}, False),
+    (image_metadata.ONE, {"meta": {"a": 1}}, False),
     (server_action.ACTION, {"addSecurityGroup": {"name": "web"}}, True),
     (server_action.ACTION, {"addSecurityGroup": {"name": ""}}, False),
     (server_action.ACTION, {"removeSecurityGroup": {"name": "w" * 256}}, False),

@@ -26,7 +26,7 @@ _LENGTH = 255
 
 
 def _proxy(req: ComputeRequest, rule: str) -> None:
-    if req.at_least(microversion.NETWORK_PROXIES_GONE):
+    if req.at_least(microversion.PROXIES_GONE):
         raise exceptions.NotFound("The security group proxy APIs are gone from 2.36.")
     req.authorize(f"{_RULE}:{rule}")
 

@@ -29,6 +29,11 @@ def _refusal(answer: httpx.Response) -> str:
         ({"resize": {}}, "resize"),
         ({"resize": {"flavorRef": "x" * 256}}, "resize/flavorRef"),
         ({"os-stop": {"now": True}}, "os-stop"),
+        ({"addSecurityGroup": {"name": "g" * 256}}, "addSecurityGroup/name"),
+        ({"removeSecurityGroup": {}}, "removeSecurityGroup"),
+        ({"changePassword": {"adminPass": 7}}, "changePassword/adminPass"),
+        ({"createBackup": {"name": "b", "backup_type": "daily"}}, "createBackup"),
+        ({"rescue": {"rescue_image_ref": "i", "colour": "blue"}}, "rescue"),
     ],
 )
 def test_a_malformed_action_is_a_400_before_the_server_is_looked_up(
@@ -172,3 +177,45 @@ def test_what_upstream_accepts_still_passes(compute: httpx.Client) -> None:
     # Ignored, as upstream ignores it.
     disk = {"server": {"name": "n", "OS-DCF:diskConfig": "AUTO"}}
     assert compute.put(SERVER_PATH, json=disk).status_code == 404
+
+
+MISSING_GROUP = "/v2.1/os-security-groups/00000000-0000-4000-8000-00000000dead"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "field"),
+    [
+        ("POST", "/v2.1/os-security-groups", {"security_group": {"name": "g" * 256}}, "name"),
+        ("PUT", MISSING_GROUP, {"security_group": {"description": ["d"]}}, "description"),
+        (
+            "POST",
+            "/v2.1/os-security-group-rules",
+            {"security_group_rule": {"to_port": [1]}},
+            "to_port",
+        ),
+        (
+            "POST",
+            "/v2.1/os-security-group-rules",
+            {"security_group_rule": {"cidr": "1" * 65}},
+            "cidr",
+        ),
+    ],
+)
+def test_the_security_group_proxies_bodies_are_held_to_their_schema_until_2_36(
+    compute: httpx.Client, method: str, path: str, body: dict[str, Any], field: str
+) -> None:
+    answer = compute.request(method, path, json=body, headers=version(35))
+    member = next(iter(body))
+    assert _refusal(answer).startswith(f"Invalid input for field/attribute {member}/{field}.")
+    # From 2.36 the proxies are gone: a 404 whatever the body.
+    assert compute.request(method, path, json=body, headers=version(36)).status_code == 404
+
+
+def test_an_external_event_is_held_to_its_microversion(compute: httpx.Client) -> None:
+    event = {"name": "volume-extended", "server_uuid": "00000000-0000-4000-8000-00000000dead"}
+    path = "/v2.1/os-server-external-events"
+    message = _refusal(compute.post(path, json={"events": [event]}, headers=version(50)))
+    assert message.startswith("Invalid input for field/attribute events/0/name.")
+    tagged = {"events": [{**event, "tag": "t" * 256}]}
+    message = _refusal(compute.post(path, json=tagged, headers=version(51)))
+    assert message.startswith("Invalid input for field/attribute events/0/tag.")

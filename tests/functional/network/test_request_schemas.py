@@ -65,6 +65,23 @@ def test_a_port_bound_to_a_host_name_past_its_column_is_refused(
         ("/v2.0/ports", {"port": {"binding:vnic_type": "fast"}}, "binding:vnic_type"),
         ("/v2.0/qos/policies", {"policy": {"name": 7}}, "name"),
         ("/v2.0/rbac-policies", {"rbac_policy": {"target_tenant": "t" * 256}}, "target_tenant"),
+        ("/v2.0/security-groups", {"security_group": {"name": "s" * 256}}, "name"),
+        ("/v2.0/security-groups", {"security_group": {"stateful": "maybe"}}, "stateful"),
+        (
+            "/v2.0/security-group-rules",
+            {"security_group_rule": {"security_group_id": MISSING, "description": "d" * 256}},
+            "description",
+        ),
+        (
+            "/v2.0/security-group-rules",
+            {"security_group_rule": {"security_group_id": MISSING, "port_range_min": [22]}},
+            "port_range_min",
+        ),
+        (
+            "/v2.0/security-group-rules",
+            {"security_group_rule": {"security_group_id": MISSING, "protocol": "p" * 41}},
+            "protocol",
+        ),
     ],
 )
 def test_a_value_past_its_column_is_an_invalid_input(
@@ -101,6 +118,16 @@ def test_the_body_is_judged_before_the_resource_is_looked_up(network_client: htt
     long_name = {"network": {"name": "n" * 256}}
     _invalid(network_client.put(f"/v2.0/networks/{MISSING}", json=long_name), "name")
     fine = network_client.put(f"/v2.0/networks/{MISSING}", json={"network": {"name": "n"}})
+    assert fine.status_code == 404, fine.text
+
+
+def test_a_security_group_update_is_judged_before_the_group_is_looked_up(
+    network_client: httpx.Client,
+) -> None:
+    path = f"/v2.0/security-groups/{MISSING}"
+    long_text = {"security_group": {"description": "d" * 256}}
+    _invalid(network_client.put(path, json=long_text), "description")
+    fine = network_client.put(path, json={"security_group": {"description": "d" * 255}})
     assert fine.status_code == 404, fine.text
 
 

@@ -11,6 +11,7 @@ from berth.compute.api import microversion
 from berth.compute.api.schemas import (
     aggregate,
     flavor,
+    image_metadata,
     interface,
     keypair,
     os_host,
@@ -33,8 +34,8 @@ def _always(schema: dict[str, Any]) -> Versioned:
 
 
 def _proxied(schema: dict[str, Any]) -> Versioned:
-    """A proxy of the network service's, gone from 2.36."""
-    return [(microversion.NETWORK_PROXIES_GONE, None), ((2, 1), schema)]
+    """A proxy of the network's or the image service's, gone from 2.36."""
+    return [(microversion.PROXIES_GONE, None), ((2, 1), schema)]
 
 
 _SERVER = "/v2.1/servers/{server_id}"
@@ -49,6 +50,9 @@ BODIES: Mapping[tuple[str, str], Versioned] = {
     ("POST", "/v2.1/os-security-groups"): _proxied(security_group.GROUP),
     ("PUT", "/v2.1/os-security-groups/{security_group_id}"): _proxied(security_group.GROUP),
     ("POST", "/v2.1/os-security-group-rules"): _proxied(security_group.RULE),
+    ("PUT", "/v2.1/images/{image_id}/metadata"): _proxied(image_metadata.ALL),
+    ("POST", "/v2.1/images/{image_id}/metadata"): _proxied(image_metadata.ALL),
+    ("PUT", "/v2.1/images/{image_id}/metadata/{key}"): _proxied(image_metadata.ONE),
     ("PUT", f"{_SERVER}/metadata"): _always(server_metadata.ALL),
     ("POST", f"{_SERVER}/metadata"): _always(server_metadata.ALL),
     ("PUT", f"{_SERVER}/metadata/{{key}}"): _always(server_metadata.ONE),
