@@ -27,7 +27,15 @@ from berth.compute.api.schemas.bodies import BODIES as COMPUTE_BODIES
 from berth.image import schemas as image
 from berth.image.api import ROUTES as IMAGE_ROUTES
 from berth.network.api.routes import ROUTES as NETWORK_ROUTES
-from berth.network.api.schemas import networks, ports, qos, quotas, security_groups, subnets
+from berth.network.api.schemas import (
+    networks,
+    ports,
+    qos,
+    quotas,
+    routers,
+    security_groups,
+    subnets,
+)
 from berth.network.api.schemas.bodies import BODIES as NETWORK_BODIES
 from berth.network.qos import BANDWIDTH_LIMIT
 
@@ -137,6 +145,10 @@ CASES: list[tuple[Mapping[str, Any], Any, bool]] = [
     (image_metadata.ALL, {"metadata": {"k" * 256: "v"}}, False),
     (image_metadata.ONE, {"meta": {"a": "1", "b": "2"}}, False),
     (image_metadata.ONE, {"meta": {"a": 1}}, False),
+    (server_action.ACTION, {"addFloatingIp": {"address": "203.0.113.5"}}, True),
+    (server_action.ACTION, {"addFloatingIp": {"address": "1" * 65}}, False),
+    (server_action.ACTION, {"addFloatingIp": {"fixed_address": "10.0.0.5"}}, False),
+    (server_action.ACTION, {"removeFloatingIp": {"address": 5}}, False),
     (server_action.ACTION, {"addSecurityGroup": {"name": "web"}}, True),
     (server_action.ACTION, {"addSecurityGroup": {"name": ""}}, False),
     (server_action.ACTION, {"removeSecurityGroup": {"name": "w" * 256}}, False),
@@ -187,6 +199,22 @@ CASES: list[tuple[Mapping[str, Any], Any, bool]] = [
     (security_groups.RULE_CREATE, {"security_group_rule": {"remote_ip_prefix": "1" * 65}}, False),
     (security_groups.RULE_CREATE, {"security_group_rule": {"description": "d" * 256}}, False),
     (security_groups.RULE_CREATE, {"security_group_rule": {"remote_group_id": 5}}, False),
+    (routers.ROUTER_CREATE, {"router": {"name": "r" * 255, "admin_state_up": "true"}}, True),
+    (routers.ROUTER_CREATE, {"router": {"name": "r" * 256}}, False),
+    (routers.ROUTER_CREATE, {"router": {"external_gateway_info": {"enable_snat": "no"}}}, False),
+    (routers.ROUTER_UPDATE, {"router": {"routes": None, "external_gateway_info": None}}, True),
+    (routers.ROUTER_UPDATE, {"router": {"routes": [{"destination": "1" * 65}]}}, False),
+    (routers.ROUTER_UPDATE, {"router": {"routes": {"destination": "10.0.0.0/8"}}}, False),
+    (routers.INTERFACE, {"subnet_id": "s"}, True),
+    (routers.INTERFACE, {"port_id": 7}, False),
+    (
+        routers.FLOATINGIP_CREATE,
+        {"floatingip": {"floating_network_id": "n", "port_id": None}},
+        True,
+    ),
+    (routers.FLOATINGIP_CREATE, {"floatingip": {"floating_ip_address": "1" * 65}}, False),
+    (routers.FLOATINGIP_UPDATE, {"floatingip": {"description": "d" * 256}}, False),
+    (routers.FLOATINGIP_UPDATE, {"floatingip": {"fixed_ip_address": 10}}, False),
     # Image: any other key is a string property.
     (image.CREATE, {"name": None, "min_ram": 0, "hw_architecture": "x86_64"}, True),
     (image.CREATE, {"min_ram": "512"}, False),

@@ -82,6 +82,13 @@ def test_a_port_bound_to_a_host_name_past_its_column_is_refused(
             {"security_group_rule": {"security_group_id": MISSING, "protocol": "p" * 41}},
             "protocol",
         ),
+        ("/v2.0/routers", {"router": {"name": "r" * 256}}, "name"),
+        ("/v2.0/routers", {"router": {"admin_state_up": "maybe"}}, "admin_state_up"),
+        (
+            "/v2.0/floatingips",
+            {"floatingip": {"floating_network_id": MISSING, "floating_ip_address": "1" * 65}},
+            "floating_ip_address",
+        ),
     ],
 )
 def test_a_value_past_its_column_is_an_invalid_input(
@@ -129,6 +136,21 @@ def test_a_security_group_update_is_judged_before_the_group_is_looked_up(
     _invalid(network_client.put(path, json=long_text), "description")
     fine = network_client.put(path, json={"security_group": {"description": "d" * 255}})
     assert fine.status_code == 404, fine.text
+
+
+def test_router_and_floating_ip_updates_are_judged_before_the_lookup(
+    network_client: httpx.Client,
+) -> None:
+    router = f"/v2.0/routers/{MISSING}"
+    routes = {"router": {"routes": [{"destination": "1" * 65, "nexthop": "10.0.0.1"}]}}
+    _invalid(network_client.put(router, json=routes), "destination")
+    fine = network_client.put(router, json={"router": {"routes": None}})
+    assert fine.status_code == 404, fine.text
+    floating = f"/v2.0/floatingips/{MISSING}"
+    long_text = {"floatingip": {"description": "d" * 256}}
+    _invalid(network_client.put(floating, json=long_text), "description")
+    answer = network_client.put(f"{router}/add_router_interface", json={"subnet_id": 5})
+    assert answer.status_code == 400, answer.text
 
 
 def test_unknown_attributes_are_refused_by_name(network_client: httpx.Client) -> None:

@@ -197,6 +197,17 @@ INSTANCE_ACTION = _object(
     "action",
     "request_id",
 )
+FLOATING_IP = _object(
+    {
+        "id": _STRING,
+        "ip": _STRING,
+        "fixed_ip": _NULLABLE_STRING,
+        "instance_id": _NULLABLE_STRING,
+        "pool": _STRING,
+    },
+    "id",
+    "ip",
+)
 SECURITY_GROUP_RULE = _object(
     {
         "id": _STRING,
@@ -296,6 +307,13 @@ REPLIES: Mapping[tuple[str, str], Reply] = {
     ("GET", f"{_SERVER}/os-security-groups"): Reply(
         200, _one("security_groups", {"type": "array", "items": SECURITY_GROUP})
     ),
+    # Before 2.36 (a 404 from then).
+    ("GET", "/v2.1/os-floating-ips"): Reply(
+        200, _one("floating_ips", {"type": "array", "items": FLOATING_IP})
+    ),
+    ("POST", "/v2.1/os-floating-ips"): Reply(200, _one("floating_ip", FLOATING_IP)),
+    ("GET", "/v2.1/os-floating-ips/{floating_ip_id}"): Reply(200, _one("floating_ip", FLOATING_IP)),
+    ("DELETE", "/v2.1/os-floating-ips/{floating_ip_id}"): Reply(202, None),
     ("GET", _QUOTA): Reply(200, _one("quota_set", QUOTA_SET)),
     ("PUT", _QUOTA): Reply(200, _one("quota_set", QUOTA_SET)),
     ("GET", f"{_QUOTA}/defaults"): Reply(200, _one("quota_set", QUOTA_SET)),

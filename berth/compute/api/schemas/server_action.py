@@ -20,6 +20,8 @@ _NO_ARGUMENT = (
 )  # fmt: skip
 _PASSWORD: dict[str, Any] = {"type": "string", "maxLength": 255}
 
+_ADDRESS: dict[str, Any] = {"type": "string", "maxLength": 64}
+
 _IMAGE_NAME: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 255}
 _IMAGE_METADATA: dict[str, Any] = {
     "type": "object",
@@ -95,6 +97,22 @@ ACTION: dict[str, Any] = {
                 "metadata": _IMAGE_METADATA,
             },
             "required": ["name", "backup_type", "rotation"],
+            "additionalProperties": False,
+        },
+        # Before 2.44 (the handler's 404 from then): an address, as its column holds one.
+        "addFloatingIp": {
+            "type": "object",
+            "properties": {
+                "address": _ADDRESS,
+                "fixed_address": {**_ADDRESS, "type": ["string", "null"]},
+            },
+            "required": ["address"],
+            "additionalProperties": False,
+        },
+        "removeFloatingIp": {
+            "type": "object",
+            "properties": {"address": _ADDRESS},
+            "required": ["address"],
             "additionalProperties": False,
         },
         "addSecurityGroup": SERVER_GROUP,

@@ -14,6 +14,7 @@ from berth.network.api.schemas import (
     qos,
     quotas,
     rbac,
+    routers,
     security_groups,
     subnets,
 )
@@ -46,6 +47,12 @@ BODIES: Mapping[tuple[str, str], Mapping[str, Any]] = {
     ("POST", "/v2.0/security-groups"): security_groups.GROUP_CREATE,
     ("PUT", "/v2.0/security-groups/{security_group_id}"): security_groups.GROUP_UPDATE,
     ("POST", "/v2.0/security-group-rules"): security_groups.RULE_CREATE,
+    ("POST", "/v2.0/routers"): routers.ROUTER_CREATE,
+    ("PUT", "/v2.0/routers/{router_id}"): routers.ROUTER_UPDATE,
+    ("PUT", "/v2.0/routers/{router_id}/add_router_interface"): routers.INTERFACE,
+    ("PUT", "/v2.0/routers/{router_id}/remove_router_interface"): routers.INTERFACE,
+    ("POST", "/v2.0/floatingips"): routers.FLOATINGIP_CREATE,
+    ("PUT", "/v2.0/floatingips/{floatingip_id}"): routers.FLOATINGIP_UPDATE,
     ("POST", "/v2.0/agents"): agents.REPORT,
     ("PUT", "/v2.0/agents/{agent_id}"): agents.UPDATE,
 }

@@ -13,7 +13,16 @@ from typing import Any
 
 from berth.common.openapi import Reply
 from berth.network import qos as qos_kinds
-from berth.network.api import agents, networks, ports, qos, rbac, security_groups, subnets
+from berth.network.api import (
+    agents,
+    networks,
+    ports,
+    qos,
+    rbac,
+    routers,
+    security_groups,
+    subnets,
+)
 
 _STRING: dict[str, Any] = {"type": "string"}
 _NULLABLE_STRING: dict[str, Any] = {"type": ["string", "null"]}
@@ -199,6 +208,56 @@ SECURITY_GROUP = _resource(
         "security_group_rules": {"type": "array", "items": SECURITY_GROUP_RULE},
     }
 )
+_FIXED_IPS: dict[str, Any] = {
+    "type": "array",
+    "items": {"type": "object", "properties": {"subnet_id": _STRING, "ip_address": _STRING}},
+}
+ROUTER = _resource(
+    {
+        **_STANDARD,
+        "admin_state_up": _BOOLEAN,
+        "status": _STRING,
+        "external_gateway_info": {
+            "type": ["object", "null"],
+            "properties": {
+                "network_id": _STRING,
+                "enable_snat": _BOOLEAN,
+                "external_fixed_ips": _FIXED_IPS,
+            },
+        },
+        "routes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"destination": _STRING, "nexthop": _STRING},
+            },
+        },
+    }
+)
+# What adding or removing an interface answers: the interface, not under a member key.
+ROUTER_INTERFACE = _resource(
+    {
+        "id": _STRING,
+        "tenant_id": _STRING,
+        "project_id": _STRING,
+        "port_id": _STRING,
+        "subnet_id": _NULLABLE_STRING,
+        "subnet_ids": _STRINGS,
+        "network_id": _STRING,
+    }
+)
+FLOATINGIP = _resource(
+    {
+        **{name: value for name, value in _STANDARD.items() if name != "name"},
+        "floating_network_id": _STRING,
+        "floating_ip_address": _STRING,
+        "port_id": _NULLABLE_STRING,
+        "fixed_ip_address": _NULLABLE_STRING,
+        "router_id": _NULLABLE_STRING,
+        "status": _STRING,
+        "port_details": {"type": ["object", "null"]},
+    }
+)
 QUOTA: dict[str, Any] = {"type": "object", "additionalProperties": _INTEGER}
 QUOTA_DETAILS: dict[str, Any] = {
     "type": "object",
@@ -245,6 +304,8 @@ _RESOURCES: dict[str, tuple[str, str, str, dict[str, Any]]] = {
         "security_group_id",
         SECURITY_GROUP,
     ),
+    "/v2.0/routers": ("router", "routers", "router_id", ROUTER),
+    "/v2.0/floatingips": ("floatingip", "floatingips", "floatingip_id", FLOATINGIP),
     # Rules are not updated: their PUT is taken out below.
     "/v2.0/security-group-rules": (
         "security_group_rule",
@@ -283,6 +344,8 @@ def _replies() -> dict[tuple[str, str], Reply]:
     binding = "/v2.0/ports/{port_id}/bindings"
     return {
         **found,
+        ("PUT", "/v2.0/routers/{router_id}/add_router_interface"): Reply(200, ROUTER_INTERFACE),
+        ("PUT", "/v2.0/routers/{router_id}/remove_router_interface"): Reply(200, ROUTER_INTERFACE),
         (("GET", binding)): Reply(200, _listed("bindings", BINDING)),
         (("POST", binding)): Reply(201, _one("binding", BINDING)),
         ("GET", f"{binding}/{{host}}"): Reply(200, _one("binding", BINDING)),
@@ -319,6 +382,8 @@ QUERIES: Mapping[tuple[str, str], Mapping[str, Mapping[str, Any]]] = {
     ("GET", "/v2.0/qos/policies"): _list_query(qos.POLICY_FILTERS),
     ("GET", "/v2.0/rbac-policies"): _list_query(rbac.RBAC_FILTERS),
     ("GET", "/v2.0/agents"): _list_query(agents.AGENT_FILTERS),
+    ("GET", "/v2.0/routers"): _list_query(routers.ROUTER_FILTERS),
+    ("GET", "/v2.0/floatingips"): _list_query(routers.FLOATINGIP_FILTERS),
     ("GET", "/v2.0/security-groups"): _list_query(security_groups.GROUP_FILTERS),
     ("GET", "/v2.0/security-group-rules"): _list_query(security_groups.RULE_FILTERS),
     ("GET", "/v2.0/network-ip-availabilities"): _list_query(subnets.AVAILABILITY_FILTERS),
