@@ -2,8 +2,9 @@
 fernet keys in the data directory, served as a WSGI app at ``/identity`` on Berth's one port.
 
 Keystone keeps its configuration in oslo.config's process-wide object, so one process holds at
-most one embedded Keystone. Its one-time setup (schema, keys, the bootstrap admin) runs through
-``keystone-manage`` in child processes, which parse their own command lines.
+most one embedded Keystone. Its one-time setup (schema, keys, the bootstrap admin) runs as
+``keystone-manage``'s steps in a child process (``berth.identity.manage``), which parses its own
+command lines.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ import os
 import secrets
 import subprocess
 import sys
+import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
@@ -120,32 +121,50 @@ def prepare(home: KeystoneHome, identity_url: str) -> dict[str, str]:
     if home.setup_stamp.exists() and home.setup_stamp.read_text() == release:
         return passwords
     LOG.info("setting up the identity service in %s (keystone %s)", home.root, release)
-    owner = ("--keystone-user", str(os.getuid()), "--keystone-group", str(os.getgid()))
-    steps = (("db_sync",), ("fernet_setup", *owner), ("credential_setup", *owner))
-    with ThreadPoolExecutor(len(steps)) as pool:
-        list(pool.map(lambda step: _manage(home, *step), steps))
-    _manage(
-        home, "bootstrap",
-        # "=": a password may begin with "-", which argparse would take for an option.
-        "--bootstrap-username", ADMIN, f"--bootstrap-password={passwords[ADMIN]}",
-        "--bootstrap-project-name", ADMIN, "--bootstrap-role-name", "admin",
-        "--bootstrap-region-id", REGION,
-        "--bootstrap-public-url", identity_url, "--bootstrap-internal-url", identity_url,
-    )  # fmt: skip
+    owner = ["--keystone-user", str(os.getuid()), "--keystone-group", str(os.getgid())]
+    config = ["--config-file", str(home.config_file)]
+    steps = [
+        [*config, "db_sync"],
+        [*config, "fernet_setup", *owner],
+        [*config, "credential_setup", *owner],
+        [
+            *config, "bootstrap",
+            # "=": a password may begin with "-", which argparse would take for an option.
+            "--bootstrap-username", ADMIN, f"--bootstrap-password={passwords[ADMIN]}",
+            "--bootstrap-project-name", ADMIN, "--bootstrap-role-name", "admin",
+            "--bootstrap-region-id", REGION,
+            "--bootstrap-public-url", identity_url, "--bootstrap-internal-url", identity_url,
+        ],
+    ]  # fmt: skip
+    _manage(steps)
     home.setup_stamp.write_text(release)
     return passwords
 
 
-def _manage(home: KeystoneHome, *arguments: str) -> None:
-    command = [
-        sys.executable, "-c",
-        "from berth.identity.deferred_saml import defer; defer(); "
-        "from keystone.cmd.manage import main; main()",
-        "--config-file", str(home.config_file), *arguments,
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"keystone-manage {arguments[0]} failed:\n{done.stderr[-3000:]}")
+def _manage(steps: list[list[str]]) -> None:
+    """The steps in one child (berth.identity.manage); the steps, which hold the admin's
+    password, go on its stdin rather than its command line, which any local user can read.
+    While it works, this process imports what it will serve Keystone with."""
+    with tempfile.TemporaryFile("w+") as errors:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "berth.identity.manage"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=errors, text=True,
+        )  # fmt: skip
+        assert child.stdin is not None
+        child.stdin.write(json.dumps(steps))
+        child.stdin.close()
+        _import_keystone_app()
+        if child.wait() != 0:
+            errors.seek(0)
+            raise RuntimeError(f"keystone-manage failed:\n{errors.read()[-3000:]}")
+
+
+def _import_keystone_app() -> None:
+    # Keystone imports oslo.service, which imports eventlet, which warns that it is deprecated;
+    # the embedded Keystone never runs on eventlet.
+    warnings.filterwarnings("ignore", message=r"\s*Eventlet is deprecated")
+    deferred_saml.defer()
+    import keystone.server.flask.core  # noqa: F401
 
 
 def wsgi_app(home: KeystoneHome, restore_logging: Callable[[], None]) -> Any:
@@ -154,10 +173,7 @@ def wsgi_app(home: KeystoneHome, restore_logging: Callable[[], None]) -> Any:
     Keystone parses its configuration from the command line too; Berth's own arguments are not
     for it. Its logging setup replaces the process's handlers, which ``restore_logging`` puts back.
     """
-    # Keystone imports oslo.service, which imports eventlet, which warns that it is deprecated;
-    # the embedded Keystone never runs on eventlet.
-    warnings.filterwarnings("ignore", message=r"\s*Eventlet is deprecated")
-    deferred_saml.defer()
+    _import_keystone_app()
     from keystone.server.flask import core
 
     with _command_line(sys.argv[:1]):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import httpx
 import pytest
@@ -84,3 +85,14 @@ def test_projects_and_users_made_and_deleted_from_several_clients_at_once(
     with ThreadPoolExecutor(4) as pool:
         statuses = [status for worker in pool.map(churn, range(4)) for status in worker]
     assert all(status in (201, 204) for status in statuses), sorted(set(statuses))
+
+
+def test_a_set_up_step_that_fails_stops_berth_up_with_keystones_error(tmp_path: Path) -> None:
+    home = embedded.KeystoneHome(tmp_path / "identity")
+    home.write_config()
+    # The key repository's parent is a file: fernet_setup cannot make it.
+    (tmp_path / "identity" / "fernet-keys").write_text("not a directory")
+    with pytest.raises(RuntimeError, match="keystone-manage failed") as failed:
+        embedded.prepare(home, "http://identity.local/identity")
+    assert "fernet" in str(failed.value).lower()
+    assert not home.setup_stamp.exists()
