@@ -117,10 +117,12 @@ class Stack:
             settings.network.auth_strategy, settings.network.placement_token, keystone
         )
         self.placement_client = PlacementClient(
-            in_process_client(self.placement_app, self.compute_calls, "http://placement")
+            in_process_client(
+                self.placement_app, self.compute_calls, "http://placement", inline=True
+            )
         )
         self.network_client = NetworkClient(
-            in_process_client(self.network_app, self.compute_calls, "http://network")
+            in_process_client(self.network_app, self.compute_calls, "http://network", inline=True)
         )
         self.image_app = build_image_app(
             self.api_db,
@@ -148,7 +150,7 @@ class Stack:
         self.compute_authenticator = authenticator(settings.compute.auth_strategy, keystone)
         self.compute_app = build_compute_app(self.compute, self.compute_authenticator)
         network_placement = in_process_client(
-            self.placement_app, network_calls, "http://placement"
+            self.placement_app, network_calls, "http://placement", inline=True
         ).__enter__()
         self.reporter = PlacementReporter(
             self.network.db,

@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import ParamSpec, TypeVar
 
 from starlette.responses import Response
@@ -20,12 +21,28 @@ T = TypeVar("T")
 HANDLER_THREADS = 40
 
 
+# Set while an app is driven in its caller's thread (berth.common.inprocess, ``inline``): its
+# blocking work then runs right there, as nothing else waits on that thread.
+_INLINE: contextvars.ContextVar[bool] = contextvars.ContextVar("berth_inline", default=False)
+
+
+@contextmanager
+def inline() -> Iterator[None]:
+    """Within: ``HandlerThreads.run`` calls its function in the current thread."""
+    token = _INLINE.set(True)
+    try:
+        yield
+    finally:
+        _INLINE.reset(token)
+
+
 class HandlerThreads:
     """The threads an app runs its blocking work on (storage is synchronous).
 
     Not anyio's pool (Starlette's ``run_in_threadpool``): its idle threads belong to the task that
     started the event loop, and on a loop that runs each request as a task of its own (the
     in-process transport's) every call started a thread and stopped it again, a millisecond each.
+    Within ``inline()`` the work runs in the calling thread instead.
     """
 
     def __init__(self, name: str, threads: int = HANDLER_THREADS) -> None:
@@ -33,6 +50,14 @@ class HandlerThreads:
 
     async def run(self, func: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """``func(*args, **kwargs)`` on one of the threads, with the caller's context variables."""
+        if _INLINE.get():
+            # Cleared while it runs, so that what the work starts (its own in-process calls
+            # on the shared loop, threads that copy its context) is not inline too.
+            token = _INLINE.set(False)
+            try:
+                return func(*args, **kwargs)
+            finally:
+                _INLINE.reset(token)
         context = contextvars.copy_context()
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, lambda: context.run(func, *args, **kwargs))

@@ -42,6 +42,9 @@ def normalise_url(url: str) -> str:
 # Connections a pool keeps open while idle, and how many more it may open for a burst.
 POOL_SIZE = 10
 MAX_OVERFLOW = 20
+# SQLite connections cost a file handle each, nothing on a server: keep one for each of an
+# app's handler threads (berth.common.asgi), as opening one runs its pragmas again.
+SQLITE_POOL_SIZE = 40
 
 
 def create_engine(url: str, pool_size: int = POOL_SIZE) -> Engine:
@@ -83,9 +86,12 @@ def _ping_when_idle(engine: Engine) -> None:
 
 
 def _sqlite_engine(url: sa.URL) -> Engine:
+    pool: dict[str, Any] = {}
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        # An in-memory database has its own pool, one connection each thread.
+        pool = {"pool_size": SQLITE_POOL_SIZE, "max_overflow": MAX_OVERFLOW}
+    engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, **pool)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:

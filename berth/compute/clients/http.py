@@ -20,10 +20,11 @@ def http_client(base_url: str, auth: httpx.Auth, timeout: float = 30.0) -> httpx
 
 
 def in_process_client(
-    app: Any, auth: httpx.Auth, base_url: str = "http://in-process"
+    app: Any, auth: httpx.Auth, base_url: str = "http://in-process", inline: bool = False
 ) -> httpx.Client:
-    """A client of an ASGI app in this process (berth.common.inprocess)."""
-    return httpx.Client(transport=InProcessTransport(app), base_url=base_url, auth=auth)
+    """A client of an ASGI app in this process (berth.common.inprocess; ``inline``: the app
+    runs in the caller's thread)."""
+    return httpx.Client(transport=InProcessTransport(app, inline), base_url=base_url, auth=auth)
 
 
 def call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> httpx.Response:
