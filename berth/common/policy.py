@@ -77,11 +77,15 @@ class PolicyEnforcer:
         # oslo.policy re-reads the policy file when it changes and rebuilds its rule table in
         # place; the lock keeps a check on another worker thread from seeing it half-built.
         self._lock = threading.Lock()
-        # Decisions by (rule, target, credentials), valid while the policy file stays as it was:
-        # evaluating a rule costs a tenth of a millisecond, and every request asks one.
+        # Decisions by (rule, target, credentials), for the policy file as it was when they were
+        # made: evaluating a rule costs a tenth of a millisecond, and every request asks one.
+        # A decision already made is read without the lock, which a check holding it across the
+        # file's stat made every request of a busy process queue on.
         self._policy_file = conf.oslo_policy.policy_file
-        self._decisions: dict[tuple[object, ...], bool] = {}
-        self._file_state = self._stat_policy_file()
+        self._decisions: tuple[tuple[int, int, int] | None, dict[tuple[object, ...], bool]] = (
+            self._stat_policy_file(),
+            {},
+        )
 
     def check(
         self,
@@ -99,23 +103,32 @@ class PolicyEnforcer:
             hash(key)
         except TypeError:  # a target holding a mapping or a set: decided every time
             key = None
-        with self._lock:
-            state = self._stat_policy_file()
-            if state != self._file_state or len(self._decisions) > _MAX_DECISIONS:
-                self._decisions.clear()
-                self._file_state = state
-            allowed = self._decisions.get(key) if key is not None else None
-            if allowed is None:
+        decisions = self._current_decisions()
+        allowed = decisions.get(key) if key is not None else None
+        if allowed is None:
+            with self._lock:
                 # do_raise=False: a failed check and a token of the wrong scope both come back
                 # falsy (not PolicyNotAuthorized / InvalidScope), so both become the same 403.
                 allowed = bool(
                     self._enforcer.authorize(rule_name, dict(target), creds, do_raise=False)
                 )
-                if key is not None:
-                    self._decisions[key] = allowed
+            if key is not None:
+                # Into the table of the file this check saw: if the file changed meanwhile,
+                # that table is already replaced, and the decision goes with it.
+                decisions[key] = allowed
         if not allowed:
             LOG.debug("Policy %s refused credentials %s", rule_name, creds)
         return bool(allowed)
+
+    def _current_decisions(self) -> dict[tuple[object, ...], bool]:
+        """The decisions made for the policy file as it is now (a new, empty table when it
+        changed since, or when the table is full)."""
+        state = self._stat_policy_file()
+        known_state, decisions = self._decisions
+        if state != known_state or len(decisions) > _MAX_DECISIONS:
+            decisions = {}
+            self._decisions = (state, decisions)
+        return decisions
 
     def authorize(
         self,
