@@ -14,6 +14,7 @@ loop.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -74,7 +75,13 @@ class InProcessTransport(httpx.BaseTransport):
 
 
 def _drive(call: Coroutine[Any, Any, T]) -> T:
-    """``call`` run to its end in this thread, its blocking work inline (berth.common.asgi)."""
+    """``call`` run to its end in this thread, its blocking work inline (berth.common.asgi), in
+    a copy of the caller's context variables: what the app sets stays the app's, as it would
+    in a task of the loop."""
+    return contextvars.copy_context().run(_drive_here, call)
+
+
+def _drive_here(call: Coroutine[Any, Any, T]) -> T:
     with asgi.inline():
         try:
             call.send(None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from typing import Any
 
@@ -92,3 +93,17 @@ def test_an_app_that_waits_on_its_loop_is_refused_inline_and_served_on_the_share
         client.get("/")
     with _client(_waits_on_its_loop, inline=False) as client:
         assert client.get("/").status_code == 200
+
+
+_SET_BY_APP: contextvars.ContextVar[str] = contextvars.ContextVar("set_by_app", default="unset")
+
+
+async def _sets_a_context_variable(scope: Scope, receive: Receive, send: Send) -> None:
+    _SET_BY_APP.set("by the app")
+    await JSONResponse({})(scope, receive, send)
+
+
+def test_what_an_app_driven_inline_sets_in_its_context_stays_its_own() -> None:
+    with _client(_sets_a_context_variable, inline=True) as client:
+        assert client.get("/").status_code == 200
+    assert _SET_BY_APP.get() == "unset"
