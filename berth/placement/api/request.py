@@ -193,12 +193,24 @@ def requires_json(
 
 
 def validate(data: Any, schema: Mapping[str, Any], what: str = "JSON does not validate") -> None:
-    validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(data))
     if error is not None:
         # The full text names the failing keyword ("Failed validating 'pattern' in ..."),
         # which clients and upstream's tests match on.
         raise HTTPError(400, f"{what}: {error}")
+
+
+# The schemas are module constants: each gets its validator once, not at every request.
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], jsonschema.protocols.Validator]] = {}
+
+
+def _validator(schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
+    known = _VALIDATORS.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
+    validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker())
+    _VALIDATORS[id(schema)] = (schema, validator)
+    return validator
 
 
 def accepts_json(accept: str | None) -> bool:

@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from berth.placement.store import changes
+
+
+@dataclass(frozen=True)
+class _Statements:
+    current: sa.Select[tuple[object]]
+    unlink: sa.Delete
+    link: sa.Insert
+
+
+@functools.cache
+def _statements(table: sa.Table, column: str) -> _Statements:
+    """Built once per join table: statements built per call cost more than SQLite's work."""
+    owner = table.c.resource_provider_id
+    target = table.c[column]
+    return _Statements(
+        current=sa.select(target).where(owner == sa.bindparam("provider")),
+        unlink=table.delete().where(
+            owner == sa.bindparam("provider"), target.in_(sa.bindparam("gone", expanding=True))
+        ),
+        link=table.insert(),
+    )
 
 
 def replace_links(
@@ -15,16 +39,15 @@ def replace_links(
 
     Only the difference is written, so unchanged links keep their rows.
     """
-    owner = table.c.resource_provider_id
-    target = table.c[column]
-    current = set(conn.scalars(sa.select(target).where(owner == provider_id)))
+    statements = _statements(table, column)
+    current = set(conn.scalars(statements.current, {"provider": provider_id}))
     if current != wanted:
         changes.touch(conn, [provider_id])
     if current - wanted:
-        conn.execute(table.delete().where(owner == provider_id, target.in_(current - wanted)))
+        conn.execute(statements.unlink, {"provider": provider_id, "gone": sorted(current - wanted)})
     if wanted - current:
         conn.execute(
-            table.insert(),
+            statements.link,
             [{"resource_provider_id": provider_id, column: value} for value in wanted - current],
         )
     return current != wanted

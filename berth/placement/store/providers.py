@@ -71,12 +71,37 @@ def select_providers() -> sa.Select[tuple[object, ...]]:
     )
 
 
+def _statements() -> tuple[sa.Select[tuple[object, ...]], sa.Select[tuple[object, ...]], sa.Update]:
+    rp = resource_providers
+    by_uuid = select_providers().where(rp.c.uuid == sa.bindparam("uuid"))
+    clashes = sa.select(rp.c.uuid, rp.c.name).where(
+        sa.or_(rp.c.uuid == sa.bindparam("uuid"), rp.c.name == sa.bindparam("name"))
+    )
+    bump = (
+        rp.update()
+        .where(rp.c.id == sa.bindparam("provider"), rp.c.generation == sa.bindparam("seen"))
+        .values(generation=sa.bindparam("next"), updated_at=sa.bindparam("now"))
+    )
+    return by_uuid, clashes, bump
+
+
+# Built once, as every provider write runs them: building a statement and its cache key each
+# time cost more than SQLite's own work on it.
+_BY_UUID, _CLASHES, _BUMP = _statements()
+_INSERT = resource_providers.insert()
+_ROOT_OF_ITSELF = (
+    resource_providers.update()
+    .where(resource_providers.c.id == sa.bindparam("provider"))
+    .values(root_provider_id=resource_providers.c.id)
+)
+
+
 def _from_row(row: sa.Row[tuple[object, ...]]) -> ResourceProvider:
     return ResourceProvider(**row._asdict())
 
 
 def find(conn: Connection, uuid: str) -> ResourceProvider | None:
-    row = conn.execute(select_providers().where(resource_providers.c.uuid == uuid)).first()
+    row = conn.execute(_BY_UUID, {"uuid": uuid}).first()
     return _from_row(row) if row is not None else None
 
 
@@ -97,11 +122,14 @@ def bump_generation(conn: Connection, provider: ResourceProvider) -> int:
 
     Returns the new generation. Raises ``ConcurrentUpdate`` when another writer got there first.
     """
-    rp = resource_providers
     updated = conn.execute(
-        rp.update()
-        .where(rp.c.id == provider.id, rp.c.generation == provider.generation)
-        .values(generation=provider.generation + 1, updated_at=utcnow())
+        _BUMP,
+        {
+            "provider": provider.id,
+            "seen": provider.generation,
+            "next": provider.generation + 1,
+            "now": utcnow(),
+        },
     )
     if updated.rowcount != 1:
         raise exceptions.ConcurrentUpdate(
@@ -179,18 +207,16 @@ def create(
         if parent is None:
             raise exceptions.InvalidInput(f"{refused}: parent provider UUID does not exist.")
     _refuse_duplicates(conn, uuid, name)
-    rp = resource_providers
+    row = {
+        "uuid": uuid,
+        "name": name,
+        "generation": 0,
+        "parent_provider_id": parent.id if parent else None,
+        "root_provider_id": parent.root_provider_id if parent else None,
+        "created_at": utcnow(),
+    }
     try:
-        new_id = conn.execute(
-            rp.insert().values(
-                uuid=uuid,
-                name=name,
-                generation=0,
-                parent_provider_id=parent.id if parent else None,
-                root_provider_id=parent.root_provider_id if parent else None,
-                created_at=utcnow(),
-            )
-        ).inserted_primary_key[0]
+        new_id = conn.execute(_INSERT, row).inserted_primary_key[0]
     except IntegrityError:
         # Another request took the name or uuid since we looked.
         raise exceptions.DuplicateName(
@@ -198,16 +224,13 @@ def create(
         ) from None
     if parent is None:
         # A root is the root of its own tree, which needs its id first.
-        conn.execute(rp.update().where(rp.c.id == new_id).values(root_provider_id=new_id))
+        conn.execute(_ROOT_OF_ITSELF, {"provider": new_id})
     changes.touch(conn, [new_id])
     return get(conn, uuid)
 
 
 def _refuse_duplicates(conn: Connection, uuid: str, name: str) -> None:
-    rp = resource_providers
-    taken = conn.execute(
-        sa.select(rp.c.uuid, rp.c.name).where(sa.or_(rp.c.uuid == uuid, rp.c.name == name))
-    ).all()
+    taken = conn.execute(_CLASHES, {"uuid": uuid, "name": name}).all()
     clashes = []
     if any(row.uuid == uuid for row in taken):
         clashes.append(f"uuid: {uuid}")

@@ -32,8 +32,13 @@ def _from_rows(rows: Iterable[sa.Row[tuple[object, ...]]]) -> list[Trait]:
     return [Trait(**row._asdict()) for row in rows]
 
 
+# Built once: a provider's traits are set by name on every registration.
+_BY_NAME = _select().where(traits.c.name == sa.bindparam("name"))
+_BY_NAMES = _select().where(traits.c.name.in_(sa.bindparam("names", expanding=True)))
+
+
 def find(conn: Connection, name: str) -> Trait | None:
-    found = _from_rows(conn.execute(_select().where(traits.c.name == name)))
+    found = _from_rows(conn.execute(_BY_NAME, {"name": name}))
     return found[0] if found else None
 
 
@@ -53,6 +58,8 @@ def list_traits(
     """Traits, oldest first, narrowed by exact names, a name prefix, and whether any provider
     has them."""
     t, link = traits, resource_provider_traits
+    if names is not None and prefix is None and associated is None:
+        return _from_rows(conn.execute(_BY_NAMES, {"names": sorted(set(names))}))
     query = _select()
     if names is not None:
         query = query.where(t.c.name.in_(sorted(set(names))))
