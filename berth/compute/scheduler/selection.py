@@ -276,13 +276,15 @@ class Scheduler:
         flat = [(host, c) for host, cands in survivors.values() for c in cands]
         rng.shuffle(flat)
         weights = combine(flat, spec, self.weighers, pool.weighed)
-        order = sorted(range(len(flat)), key=lambda i: -weights[i])
+        # Stable, as the shuffle is what orders equal weights.
+        order = sorted(range(len(flat)), key=weights.__getitem__, reverse=True)
         ranking: dict[str, _Ranked] = {}
         for i in order:
             host, candidate = flat[i]
-            ranking.setdefault(host.node_uuid, _Ranked(host, [])).options.append(
-                (weights[i], candidate)
-            )
+            ranked = ranking.get(host.node_uuid)
+            if ranked is None:
+                ranked = ranking[host.node_uuid] = _Ranked(host, [])
+            ranked.options.append((weights[i], candidate))
         return list(ranking.values())
 
     def _claim(
