@@ -110,9 +110,10 @@ def first_error(body: Any, schema: Schema) -> Invalid | None:
 def _reason(error: jsonschema.ValidationError) -> str:
     """The library's words, without the whole value they quote when it is long; for a value
     that matches none of a schema's forms or not its pattern, what it should be, when the
-    schema says (its "description"), rather than the forms or the regular expression."""
+    schema says (its "description"), rather than the forms, the regular expression, or that
+    an object should be empty."""
     words = error.schema.get("description") if isinstance(error.schema, Mapping) else None
-    if words and error.validator in ("anyOf", "pattern"):
+    if words and error.validator in ("anyOf", "pattern", "maxProperties"):
         return f"{_quoted(error.instance)} is not {words}"
     message = str(error.message)
     quoted = repr(error.instance)

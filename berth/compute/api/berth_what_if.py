@@ -4,32 +4,27 @@ is :mod:`berth.compute.what_if`."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from starlette.responses import Response
 
 from berth.compute import exceptions, server_input, what_if
-from berth.compute.api import microversion, schemas
+from berth.compute.api import microversion
 from berth.compute.api.request import ComputeRequest
-from berth.compute.api.schemas import server as server_schema
 from berth.compute.objects.selection import Selection
 from berth.compute.objects.what_if import HostCapacity, WhatIf
 from berth.compute.service import ComputeService
 
 SEES_HOSTS = "os_compute_api:os-berth-what-if:hosts"
-# The body as the API description shows it: the newest create's, and how many servers.
-BODY = copy.deepcopy(server_schema.CREATE_BY_VERSION[0][1])
-BODY["properties"]["count"] = {"type": "integer", "minimum": 1, "maximum": server_input.MAX_COUNT}
 
 
 def create(req: ComputeRequest) -> Response:
     req.authorize("os_compute_api:os-berth-what-if:create")
     if not req.context.project_id:
         raise exceptions.Forbidden("A server belongs to a project; this token has none.")
-    # The body of POST /servers at this microversion, plus "count".
-    body = req.json_body(schemas.pick(server_schema.CREATE_BY_VERSION, req.version))
+    # The body of POST /servers at this microversion, plus "count" (schemas.bodies).
+    body = req.json_body()
     request = server_input.parse_create(
         body, networks_required=req.at_least(microversion.NETWORKS_AUTO_NONE)
     )

@@ -16,11 +16,12 @@ from starlette.responses import Response
 
 from berth.compute import evacuate as domain
 from berth.compute import exceptions
+from berth.compute.api import microversion
 from berth.compute.api.request import ComputeRequest
 
 RULE = "os_compute_api:os-evacuate"
-NO_SHARED_STORAGE = (2, 14)  # onSharedStorage refused; 202 without adminPass
-FORCE = (2, 29)  # force, with a named host
+NO_SHARED_STORAGE = microversion.EVACUATE_NO_SHARED_STORAGE
+FORCE = microversion.EVACUATE_FORCE
 
 
 def evacuate(req: ComputeRequest, server_id: str, argument: Any) -> Response:

@@ -43,10 +43,9 @@ def show(req: ComputeRequest) -> Response:
 def create(req: ComputeRequest) -> Response:
     _check_served(req, PROXIES_REMOVED)
     req.authorize(f"{_RULE}create")
+    # Held to its schema (an object with an optional pool, or none at all) already.
     body = req.json_body() if req.body else None
-    pool = body.get("pool") if isinstance(body, dict) else None
-    if body is not None and (not isinstance(body, dict) or not isinstance(pool, str | None)):
-        raise exceptions.BadRequest("The body is an object with an optional string 'pool'.")
+    pool = body.get("pool") if body else None
     return req.respond({"floating_ip": domain.allocate(req.service, req.context, pool)})
 
 

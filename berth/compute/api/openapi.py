@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from berth.common.openapi import ApiDescription, Body
-from berth.compute.api import berth_what_if, microversion
+from berth.compute.api import microversion
 from berth.compute.api.routes import ROUTES
 from berth.compute.api.schemas.bodies import BODIES, newest
 from berth.compute.api.schemas.replies import QUERIES, REPLIES
@@ -36,7 +36,6 @@ DESCRIPTION = ApiDescription(
             for route, versioned in BODIES.items()
             if (schema := newest(versioned)) is not None
         },
-        ("POST", "/v2.1/os-berth-what-if"): Body(berth_what_if.BODY),
         # The tag is in the path.
         ("PUT", "/v2.1/servers/{server_id}/tags/{tag}"): None,
     },

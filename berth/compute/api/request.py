@@ -107,8 +107,11 @@ def error_document(error: exceptions.ComputeError) -> dict[str, Any]:
 def check_body(req: ComputeRequest, by_version: schemas.ByVersion) -> None:
     """The request's body held to its microversion's schema, before the handler runs."""
     schema = schemas.pick(by_version, req.version)
-    if schema is not None:
-        validate(req.json_body(), schema)
+    if schema is None:
+        return
+    if not req.body and first_error(None, schema) is None:
+        return  # a body that may be left out, as its schema takes null
+    validate(req.json_body(), schema)
 
 
 def validate(body: Any, schema: Mapping[str, Any]) -> None:

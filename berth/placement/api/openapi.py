@@ -1,5 +1,5 @@
-"""The Placement API's OpenAPI description: its route table, and the request schemas of the
-newest microversion (older ones differ; the handlers pick theirs per request)."""
+"""The Placement API's OpenAPI description: its route table, and the request and reply schemas
+of the newest microversion (older ones differ; the handlers pick theirs per request)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from berth.placement.api.schemas import (
     resource_provider,
     trait,
 )
+from berth.placement.api.schemas.replies import QUERIES, REPLIES
 
 ERROR: dict[str, Any] = {
     "type": "object",
@@ -47,6 +48,8 @@ DESCRIPTION = ApiDescription(
     version=f"1.0 to {microversion.VERSIONS[-1]}",
     routes=ROUTES,
     error=ERROR,
+    replies=REPLIES,
+    queries=QUERIES,
     bodies={
         ("POST", "/resource_providers"): Body(resource_provider.POST_V1_14),
         ("PUT", _PROVIDER): Body(resource_provider.PUT_V1_14),

@@ -212,8 +212,8 @@ def test_an_argument_other_than_null_is_a_400(
     _server(world, "shelved")
     message = _error(admin.post(ACTION, json=body), 400, "badRequest")
     if "unshelve" in body:
-        # Its handler says which microversion brings unshelve's arguments.
-        assert "null expected" in message
+        # The refusal says which microversion brings unshelve's arguments.
+        assert "is not null or {}" in message
         assert "2.77" in message
     else:
         # The action's schema names the action whose argument is wrong.

@@ -11,6 +11,7 @@ from berth.compute.api import microversion
 from berth.compute.api.schemas import (
     aggregate,
     flavor,
+    floating_ip,
     image_metadata,
     interface,
     keypair,
@@ -43,13 +44,15 @@ _FLAVOR = "/v2.1/flavors/{flavor_id}"
 
 BODIES: Mapping[tuple[str, str], Versioned] = {
     ("POST", "/v2.1/servers"): list(server.CREATE_BY_VERSION),
+    ("POST", "/v2.1/os-berth-what-if"): list(server.WHAT_IF_BY_VERSION),
     ("PUT", _SERVER): list(server.UPDATE_BY_VERSION),
-    ("POST", f"{_SERVER}/action"): _always(server_action.ACTION),
+    ("POST", f"{_SERVER}/action"): list(server_action.ACTION_BY_VERSION),
     ("POST", f"{_SERVER}/os-interface"): list(interface.ATTACH_BY_VERSION),
     ("POST", "/v2.1/os-server-external-events"): list(server_external_events.BY_VERSION),
     ("POST", "/v2.1/os-security-groups"): _proxied(security_group.GROUP),
     ("PUT", "/v2.1/os-security-groups/{security_group_id}"): _proxied(security_group.GROUP),
     ("POST", "/v2.1/os-security-group-rules"): _proxied(security_group.RULE),
+    ("POST", "/v2.1/os-floating-ips"): _proxied(floating_ip.ALLOCATE),
     ("PUT", "/v2.1/images/{image_id}/metadata"): _proxied(image_metadata.ALL),
     ("POST", "/v2.1/images/{image_id}/metadata"): _proxied(image_metadata.ALL),
     ("PUT", "/v2.1/images/{image_id}/metadata/{key}"): _proxied(image_metadata.ONE),

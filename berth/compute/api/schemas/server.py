@@ -12,6 +12,7 @@ import copy
 from typing import Any
 
 from berth.compute.api import microversion
+from berth.compute.server_input import MAX_COUNT
 
 _NAME: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 255}
 # Checked and parsed by berth.compute.server_input.
@@ -76,6 +77,16 @@ CREATE_BY_VERSION = [
     (microversion.SERVER_DESCRIPTION, CREATE_V2_19),
     ((2, 1), CREATE_V2_1),
 ]
+
+
+def _what_if(create: dict[str, Any]) -> dict[str, Any]:
+    """POST /os-berth-what-if: a create's body, and how many servers (default: max_count)."""
+    body = copy.deepcopy(create)
+    body["properties"]["count"] = {"type": "integer", "minimum": 1, "maximum": MAX_COUNT}
+    return body
+
+
+WHAT_IF_BY_VERSION = [(version, _what_if(create)) for version, create in CREATE_BY_VERSION]
 
 # PUT /servers/{id}: 2.19 adds ``description``.
 UPDATE_V2_1: dict[str, Any] = {

@@ -1,15 +1,22 @@
-"""POST /servers/{server_id}/action: one key, the action, and its argument.
+"""POST /servers/{server_id}/action: one key, the action, and its argument, per microversion.
 
-The arguments are checked here where their shape is fixed; an action Berth does not have
-passes the schema and is refused by name by the handler, and unshelve's argument is left to its
-handler, which says the microversion (2.77) that brings one.
+The arguments' shapes are checked here: which keys each action takes at the request's
+microversion (evacuate's ``onSharedStorage`` until 2.14 and ``force`` from 2.29, a rebuild's
+``description`` from 2.19, ``key_name`` from 2.54 and ``user_data`` for ``personality`` from
+2.57, live migration's ``"auto"`` from 2.25 and ``force`` from 2.30, a cold migration's
+``host`` from 2.56), their types and the lengths their columns hold. What needs parsing (a
+rebuild's metadata, addresses and files, a host name of blanks) is left to the handlers, and
+an action Berth does not have passes the schema and is refused by name by its handler.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from berth.compute.api import microversion
 from berth.compute.api.schemas.security_group import SERVER_GROUP
+
+Version = tuple[int, int]
 
 # What clients send to an action that takes nothing: null or {} (Nova takes both).
 _NOTHING: dict[str, Any] = {"anyOf": [{"type": "null"}, {"type": "object", "maxProperties": 0}]}
@@ -29,7 +36,127 @@ _IMAGE_METADATA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-ACTION: dict[str, Any] = {
+_HOST: dict[str, Any] = {"type": ["string", "null"], "minLength": 1, "maxLength": 255}
+# Evacuate's flags: a boolean, or one written as a word (Nova takes both).
+_FLAG: dict[str, Any] = {
+    "anyOf": [
+        {"type": "boolean"},
+        {"type": "string", "pattern": "^(?i:true|1|yes|on|false|0|no|off)$"},
+    ]
+}
+# Parsed by berth.compute.action_input (a rebuild's metadata, addresses, files, user data).
+_PARSED: dict[str, Any] = {}
+
+
+def _nothing_until(what: str, version: str) -> dict[str, Any]:
+    """Null or {}, the refusal saying from which microversion ``what`` may be given."""
+    said = f"null or {{}} ({what} may be given from microversion {version})"
+    return {
+        "description": said,
+        "anyOf": [{"type": "null"}, {"type": "object", "maxProperties": 0, "description": said}],
+    }
+
+
+def _migrate(version: Version) -> dict[str, Any]:
+    if version < microversion.MIGRATE_TO_HOST:
+        return _nothing_until("a host", "2.56")
+    named = {
+        "type": "object",
+        "properties": {"host": _HOST},
+        "additionalProperties": False,
+    }
+    return {"anyOf": [{"type": "null"}, named]}
+
+
+def _migrate_live(version: Version) -> dict[str, Any]:
+    properties: dict[str, Any] = {"host": _HOST}
+    required = ["host", "block_migration"]
+    if version >= microversion.LIVE_MIGRATION_AUTO:
+        properties["block_migration"] = {"enum": [True, False, "auto"]}
+    else:
+        properties["block_migration"] = {"type": "boolean"}
+        properties["disk_over_commit"] = {"type": "boolean"}
+        required.append("disk_over_commit")
+    if version >= microversion.LIVE_MIGRATION_FORCE:
+        properties["force"] = {"type": "boolean"}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+def _evacuate(version: Version) -> dict[str, Any]:
+    properties: dict[str, Any] = {"host": _HOST, "adminPass": _PASSWORD}
+    required = []
+    if version < microversion.EVACUATE_NO_SHARED_STORAGE:
+        properties["onSharedStorage"] = _FLAG
+        required.append("onSharedStorage")
+    if version >= microversion.EVACUATE_FORCE:
+        properties["force"] = _FLAG
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+def _rebuild(version: Version) -> dict[str, Any]:
+    properties: dict[str, Any] = {
+        "imageRef": {"type": "string", "minLength": 1, "maxLength": 255},
+        "name": {"type": "string", "minLength": 1, "maxLength": 255},
+        "metadata": _PARSED,
+        "adminPass": _PASSWORD,
+        "accessIPv4": {"type": ["string", "null"], "maxLength": 64},
+        "accessIPv6": {"type": ["string", "null"], "maxLength": 64},
+        "OS-DCF:diskConfig": {"enum": ["AUTO", "MANUAL", None]},
+        # Accepted and changing nothing: Berth's guests have no ephemeral disks.
+        "preserve_ephemeral": {"type": "boolean"},
+    }
+    if version >= microversion.SERVER_DESCRIPTION:
+        properties["description"] = {"type": ["string", "null"], "maxLength": 255}
+    if version >= microversion.REBUILD_KEY_NAME:
+        properties["key_name"] = {"type": ["string", "null"], "minLength": 1, "maxLength": 255}
+    if version >= microversion.PERSONALITY_GONE:
+        properties["user_data"] = _PARSED
+    else:
+        properties["personality"] = _PARSED
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": ["imageRef"],
+        "additionalProperties": False,
+    }
+
+
+_RESET_STATE: dict[str, Any] = {
+    "type": "object",
+    "properties": {"state": {"enum": ["active", "error"]}},
+    "required": ["state"],
+    "additionalProperties": False,
+}
+
+
+def _action(version: Version) -> dict[str, Any]:
+    """The action body a request of ``version`` is held to."""
+    return {**_ACTION, "properties": {**_ACTION["properties"], **_versioned(version)}}
+
+
+def _versioned(version: Version) -> dict[str, Any]:
+    return {
+        "migrate": _migrate(version),
+        "os-migrateLive": _migrate_live(version),
+        "evacuate": _evacuate(version),
+        "rebuild": _rebuild(version),
+        # Past Berth's newest microversion.
+        "unshelve": _nothing_until("an availability zone", "2.77"),
+        "os-resetState": _RESET_STATE,
+    }
+
+
+_ACTION: dict[str, Any] = {
     "type": "object",
     "minProperties": 1,
     "maxProperties": 1,
@@ -120,3 +247,17 @@ ACTION: dict[str, Any] = {
         **dict.fromkeys(_NO_ARGUMENT, _NOTHING),
     },
 }
+
+# Where an action's arguments change, newest first.
+_CHANGES = (
+    microversion.PERSONALITY_GONE,
+    microversion.MIGRATE_TO_HOST,
+    microversion.REBUILD_KEY_NAME,
+    microversion.LIVE_MIGRATION_FORCE,
+    microversion.EVACUATE_FORCE,
+    microversion.LIVE_MIGRATION_AUTO,
+    microversion.SERVER_DESCRIPTION,
+    microversion.EVACUATE_NO_SHARED_STORAGE,
+    (2, 1),
+)
+ACTION_BY_VERSION = [(version, _action(version)) for version in _CHANGES]
