@@ -39,6 +39,9 @@ from berth.network.api.schemas import (
 from berth.network.api.schemas.bodies import BODIES as NETWORK_BODIES
 from berth.network.qos import BANDWIDTH_LIMIT
 
+# A server action's body at the newest microversion.
+ACTION = server_action.ACTION_BY_VERSION[0][1]
+
 
 def _schemas() -> list[tuple[str, tuple[str, str], Mapping[str, Any]]]:
     found: list[tuple[str, tuple[str, str], Mapping[str, Any]]] = []
@@ -145,18 +148,18 @@ CASES: list[tuple[Mapping[str, Any], Any, bool]] = [
     (image_metadata.ALL, {"metadata": {"k" * 256: "v"}}, False),
     (image_metadata.ONE, {"meta": {"a": "1", "b": "2"}}, False),
     (image_metadata.ONE, {"meta": {"a": 1}}, False),
-    (server_action.ACTION, {"addFloatingIp": {"address": "203.0.113.5"}}, True),
-    (server_action.ACTION, {"addFloatingIp": {"address": "1" * 65}}, False),
-    (server_action.ACTION, {"addFloatingIp": {"fixed_address": "10.0.0.5"}}, False),
-    (server_action.ACTION, {"removeFloatingIp": {"address": 5}}, False),
-    (server_action.ACTION, {"addSecurityGroup": {"name": "web"}}, True),
-    (server_action.ACTION, {"addSecurityGroup": {"name": ""}}, False),
-    (server_action.ACTION, {"removeSecurityGroup": {"name": "w" * 256}}, False),
-    (server_action.ACTION, {"removeSecurityGroup": None}, False),
-    (server_action.ACTION, {"changePassword": {"adminPass": "p" * 256}}, False),
-    (server_action.ACTION, {"os-getConsoleOutput": {"length": -2}}, False),
-    (server_action.ACTION, {"createImage": {"name": "i" * 256}}, False),
-    (server_action.ACTION, {"restore": {"now": True}}, False),
+    (ACTION, {"addFloatingIp": {"address": "203.0.113.5"}}, True),
+    (ACTION, {"addFloatingIp": {"address": "1" * 65}}, False),
+    (ACTION, {"addFloatingIp": {"fixed_address": "10.0.0.5"}}, False),
+    (ACTION, {"removeFloatingIp": {"address": 5}}, False),
+    (ACTION, {"addSecurityGroup": {"name": "web"}}, True),
+    (ACTION, {"addSecurityGroup": {"name": ""}}, False),
+    (ACTION, {"removeSecurityGroup": {"name": "w" * 256}}, False),
+    (ACTION, {"removeSecurityGroup": None}, False),
+    (ACTION, {"changePassword": {"adminPass": "p" * 256}}, False),
+    (ACTION, {"os-getConsoleOutput": {"length": -2}}, False),
+    (ACTION, {"createImage": {"name": "i" * 256}}, False),
+    (ACTION, {"restore": {"now": True}}, False),
     (server_external_events.BY_VERSION[1][1], {"events": [{"name": "volume-extended"}]}, False),
     (
         server_external_events.BY_VERSION[0][1],
