@@ -7,6 +7,7 @@ reach the handlers' real work instead of a 404 for a random id."""
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -66,6 +67,15 @@ def resources(client: httpx.Client) -> dict[str, str]:
     provider = made("POST", "/placement/resource_providers", {"name": "fuzzed"}, **latest)
     made("PUT", "/placement/traits/CUSTOM_FUZZED", **latest)
     made("PUT", "/placement/resource_classes/CUSTOM_FUZZED", **latest)
+    # Stock on the provider and a consumer of some of it, so the inventory, allocation and
+    # usage reads answer something to check, and a delete of the stock meets its refusal.
+    stock = f"/placement/resource_providers/{provider['uuid']}/inventories"
+    made("POST", stock, {"resource_class": "CUSTOM_FUZZED", "total": 10}, **latest)
+    consumer = str(uuid.uuid4())
+    made("PUT", f"/placement/allocations/{consumer}", {
+        "allocations": {provider["uuid"]: {"resources": {"CUSTOM_FUZZED": 1}}},
+        "project_id": "admin", "user_id": "admin", "consumer_generation": None,
+        "consumer_type": "INSTANCE"}, **latest)  # fmt: skip
     # On the hosts' physical network, so the server's port can be bound.
     network = made("POST", "/networking/v2.0/networks", {"network": {
         "name": "fuzzed", "provider:network_type": "flat",
@@ -113,6 +123,7 @@ def resources(client: httpx.Client) -> dict[str, str]:
         "uuid": provider["uuid"],
         "resource_class": "CUSTOM_FUZZED",
         "name": "CUSTOM_FUZZED",
+        "consumer_uuid": consumer,
         # Networking
         "network_id": network["id"],
         "subnet_id": subnet["id"],

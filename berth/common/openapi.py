@@ -3,9 +3,10 @@
 The route table says which paths and methods exist; ``ApiDescription.bodies`` says what each
 write carries (the JSON schema the API validates it with, else any JSON object, or nothing),
 ``replies`` what the main operations answer on success (a status and the schema of its body),
-and ``queries`` the query parameters an operation reads. Every operation may answer any 4xx in
-the API's own error document, and the few that refuse what Berth does not do answer 501 in it
-too; a success without a declared reply is described by its status range only.
+and ``queries`` the query parameters an operation reads (``required_queries`` those it
+cannot do without). Every operation may answer any 4xx in the API's own error document, and
+the few that refuse what Berth does not do answer 501 in it too; a success without a declared
+reply is described by its status range only.
 
 ``DescriptionServer`` answers ``GET <prefix>/openapi.json`` for an API, without authentication,
 so a client (or a fuzzer) can learn the API before it has a token.
@@ -68,6 +69,8 @@ class ApiDescription:
     replies: Mapping[tuple[str, str], Reply] = field(default_factory=dict)
     # (method, path template) to the query parameters it reads: name to schema.
     queries: Mapping[tuple[str, str], Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    # (method, path template) to the query parameters among ``queries`` it cannot do without.
+    required_queries: Mapping[tuple[str, str], frozenset[str]] = field(default_factory=dict)
     # Paths answered without a token (version documents).
     anonymous: frozenset[str] = frozenset({"/"})
     description: str = ""
@@ -120,8 +123,9 @@ def _operation(api: ApiDescription, method: str, path: str) -> dict[str, Any]:
         {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
         for name in _PARAM.findall(path)
     ]
+    required = api.required_queries.get((method, path), frozenset())
     parameters += [
-        {"name": name, "in": "query", "required": False, "schema": dict(schema)}
+        {"name": name, "in": "query", "required": name in required, "schema": dict(schema)}
         for name, schema in api.queries.get((method, path), {}).items()
     ]
     if parameters:

@@ -22,6 +22,7 @@ from berth.image.api import ROUTES as IMAGE_ROUTES
 from berth.network.api.routes import ROUTES as NETWORK_ROUTES
 from berth.network.api.schemas import networks as network_schemas
 from berth.placement.api.routes import ROUTES as PLACEMENT_ROUTES
+from berth.placement.api.schemas import replies as placement_replies
 from berth.placement.api.schemas import resource_provider
 from tests.e2e.conftest import StackFactory
 
@@ -143,3 +144,16 @@ def test_the_document_needs_no_token_but_the_api_does(start_stack: StackFactory)
     del client.headers["x-auth-token"]
     assert client.get("/compute/openapi.json").status_code == 200
     assert client.get("/compute/v2.1/flavors").status_code == 401
+
+
+def test_placement_declares_its_replies_and_queries(documents: dict[str, dict[str, Any]]) -> None:
+    # What Placement answers is checked against these by tests/functional/test_placement_replies.py
+    # and by every gabbi story at the newest microversion.
+    paths = documents["/placement"]["paths"]
+    show = paths["/resource_providers/{uuid}"]["get"]["responses"]["200"]
+    assert show["content"]["application/json"]["schema"] == placement_replies.RESOURCE_PROVIDER
+    assert "content" not in paths["/allocations/{consumer_uuid}"]["put"]["responses"]["204"]
+    usages = {p["name"]: p["required"] for p in paths["/usages"]["get"]["parameters"]}
+    assert usages == {"project_id": True, "user_id": False, "consumer_type": False}
+    candidates = {p["name"] for p in paths["/allocation_candidates"]["get"]["parameters"]}
+    assert {"resources", "resources1", "limit", "group_policy", "same_subtree"} <= candidates

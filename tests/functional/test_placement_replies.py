@@ -1,7 +1,7 @@
 """Placement's answers at the newest microversion match the reply schemas its OpenAPI document
 publishes (``berth/placement/api/schemas/replies.py``), through a story that reaches every
 operation with a body: providers in a tree, inventories, aggregates, traits, a consumer's
-allocations, usages, candidates and resource classes."""
+allocations, usages, candidates (and why none were found) and resource classes."""
 
 from __future__ import annotations
 
@@ -30,7 +30,11 @@ class Story:
         reply = REPLIES[(method, route)]
         assert answer.status_code == reply.status, (method, path, answer.text)
         if reply.schema is not None:
-            jsonschema.validate(answer.json(), reply.schema)
+            # Uuids are held to their format too.
+            validator = jsonschema.Draft202012Validator(
+                reply.schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+            )
+            validator.validate(answer.json())
         self.checked.add((method, route))
         return answer
 
@@ -90,11 +94,29 @@ def test_every_documented_reply_is_what_placement_answers(client: httpx.Client) 
     story.call("GET", f"{PROVIDER}/allocations", f"{at}/allocations")
     story.call("GET", f"{PROVIDER}/usages", f"{at}/usages")
     story.call("GET", "/usages", "/usages?project_id=p")
+    # Disk on the child, so an answer can span the tree and a summary names its parent.
+    disk = {
+        "inventories": {"DISK_GB": {"total": 100}},
+        "resource_provider_generation": story.generation(child),
+    }
+    client.put(
+        f"/resource_providers/{child}/inventories", json=disk, headers=LATEST
+    ).raise_for_status()
     for query in (
         "resources=VCPU:1&required=HW_CPU_X86_AVX",
         "resources1=VCPU:1&group_policy=none",
     ):
         story.call("GET", "/allocation_candidates", f"/allocation_candidates?{query}")
+    spanning = story.call(
+        "GET",
+        "/allocation_candidates",
+        "/allocation_candidates?resources1=VCPU:1&resources2=DISK_GB:10&group_policy=none",
+    ).json()
+    assert spanning["allocation_requests"][0]["mappings"] == {"1": [root], "2": [child]}
+    assert spanning["provider_summaries"][child]["parent_provider_uuid"] == root
+    story.call(
+        "GET", "/allocation_candidates/explain", "/allocation_candidates/explain?resources=VCPU:99"
+    )
     story.call("GET", "/traits", "/traits")
     story.call("GET", "/resource_classes", "/resource_classes")
     story.call("GET", "/resource_classes/{name}", "/resource_classes/VCPU")

@@ -1,5 +1,6 @@
-"""The Placement API's OpenAPI description: its route table, and the request and reply schemas
-of the newest microversion (older ones differ; the handlers pick theirs per request)."""
+"""The Placement API's OpenAPI description: its route table, and the request schemas, replies
+and query parameters of the newest microversion (older ones differ; the handlers pick theirs
+per request)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from berth.placement.api.schemas import (
     resource_provider,
     trait,
 )
-from berth.placement.api.schemas.replies import QUERIES, REPLIES
+from berth.placement.api.schemas.replies import QUERIES, REPLIES, REQUIRED_QUERIES
 
 ERROR: dict[str, Any] = {
     "type": "object",
@@ -50,6 +51,7 @@ DESCRIPTION = ApiDescription(
     error=ERROR,
     replies=REPLIES,
     queries=QUERIES,
+    required_queries=REQUIRED_QUERIES,
     bodies={
         ("POST", "/resource_providers"): Body(resource_provider.POST_V1_14),
         ("PUT", _PROVIDER): Body(resource_provider.PUT_V1_14),
@@ -66,6 +68,6 @@ DESCRIPTION = ApiDescription(
         ("PUT", "/resource_classes/{name}"): None,
         ("PUT", "/traits/{name}"): None,
     },
-    description="Request bodies are those of the newest microversion; send "
-    "'OpenStack-API-Version: placement latest' to be held to them.",
+    description="Request bodies, replies and query parameters are those of the newest "
+    "microversion; send 'OpenStack-API-Version: placement latest' to be held to them.",
 )

@@ -1,6 +1,11 @@
-"""What Placement's operations answer at the newest microversion (1.39), for its OpenAPI
-document, and the query parameters its lists read. Each schema names the members every answer
-of that operation has; older microversions answer a subset (upstream's API reference)."""
+"""What the Placement API answers at the newest microversion (1.39), for its OpenAPI document,
+and the query parameters its lists read.
+
+Placement's replies have one shape per microversion and no optional views, so each schema
+names every key the newest one shows and refuses any other: a key that appears or goes
+missing is a change of the API, which a fuzzer should notice. The query parameters are those
+the handlers validate queries with, at the newest microversion.
+"""
 
 from __future__ import annotations
 
@@ -8,222 +13,286 @@ from collections.abc import Mapping
 from typing import Any
 
 from berth.common.openapi import Reply
+from berth.placement import microversion
+from berth.placement.api.schemas import usage
+from berth.placement.api.schemas.allocation import RESOURCE_CLASS_PATTERN
+from berth.placement.candidates import qsschema
 
 _STRING: dict[str, Any] = {"type": "string"}
 _INTEGER: dict[str, Any] = {"type": "integer"}
 _UUID: dict[str, Any] = {"type": "string", "format": "uuid"}
-_STRINGS: dict[str, Any] = {"type": "array", "items": _STRING}
 _LINKS: dict[str, Any] = {
     "type": "array",
     "items": {
         "type": "object",
         "properties": {"rel": _STRING, "href": _STRING},
         "required": ["rel", "href"],
+        "additionalProperties": False,
     },
 }
-# Amounts by resource class.
-_AMOUNTS: dict[str, Any] = {"type": "object", "additionalProperties": _INTEGER}
+_TRAITS: dict[str, Any] = {"type": "array", "items": _STRING}
 
 
-def _object(properties: dict[str, Any], *required: str) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(required)}
+def _exactly(properties: dict[str, Any]) -> dict[str, Any]:
+    """An object with each of ``properties`` and nothing else."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
 
 
-def _with_generation(properties: dict[str, Any], *required: str) -> dict[str, Any]:
-    """A provider's sub-resource, with the provider's generation it was read at."""
-    return _object(
-        {**properties, "resource_provider_generation": _INTEGER},
-        *required,
-        "resource_provider_generation",
-    )
+def _by_class(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """An object keyed by resource class names."""
+    return {
+        "type": "object",
+        "propertyNames": {"pattern": RESOURCE_CLASS_PATTERN},
+        "additionalProperties": dict(schema),
+    }
 
 
-PROVIDER = _object(
-    {
-        "uuid": _UUID,
-        "name": _STRING,
-        "generation": _INTEGER,
-        "parent_provider_uuid": {"type": ["string", "null"]},
-        "root_provider_uuid": _UUID,
-        "links": _LINKS,
-    },
-    "uuid", "name", "generation", "parent_provider_uuid", "root_provider_uuid", "links",
-)  # fmt: skip
-INVENTORY = _object(
-    {
-        "total": _INTEGER,
-        "reserved": _INTEGER,
-        "min_unit": _INTEGER,
-        "max_unit": _INTEGER,
-        "step_size": _INTEGER,
-        "allocation_ratio": {"type": "number"},
-    },
-    "total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio",
-)  # fmt: skip
-# One inventory, with its provider's generation.
-_ONE_INVENTORY = _with_generation(dict(INVENTORY["properties"]), *INVENTORY["required"])
-INVENTORIES = _with_generation(
-    {"inventories": {"type": "object", "additionalProperties": INVENTORY}}, "inventories"
-)
-AGGREGATES = _with_generation({"aggregates": {"type": "array", "items": _UUID}}, "aggregates")
-PROVIDER_TRAITS = _with_generation({"traits": _STRINGS}, "traits")
-PROVIDER_USAGES = _with_generation({"usages": _AMOUNTS}, "usages")
-PROVIDER_ALLOCATIONS = _with_generation(
-    {
-        "allocations": {
-            "type": "object",
-            "additionalProperties": _object({"resources": _AMOUNTS}, "resources"),
-        }
-    },
-    "allocations",
-)
-# A consumer's: empty, and nothing else, for one with no allocations.
-CONSUMER_ALLOCATIONS = _object(
-    {
-        "allocations": {
-            "type": "object",
-            "additionalProperties": _object(
-                {"generation": _INTEGER, "resources": _AMOUNTS}, "resources"
-            ),
-        },
-        "consumer_generation": _INTEGER,
-        "project_id": _STRING,
-        "user_id": _STRING,
-        "consumer_type": _STRING,
-    },
-    "allocations",
-)
-# By consumer type from 1.38, each with its consumer_count.
-USAGES = _object({"usages": {"type": "object"}}, "usages")
-RESOURCE_CLASS = _object({"name": _STRING, "links": _LINKS}, "name", "links")
-CANDIDATES = _object(
-    {
-        "allocation_requests": {
-            "type": "array",
-            "items": _object(
-                {
-                    "allocations": {
-                        "type": "object",
-                        "additionalProperties": _object({"resources": _AMOUNTS}, "resources"),
-                    },
-                    # Which providers serve each request group (1.34).
-                    "mappings": {"type": "object", "additionalProperties": _STRINGS},
-                },
-                "allocations",
-            ),
-        },
-        "provider_summaries": {
-            "type": "object",
-            "additionalProperties": _object(
-                {
-                    "resources": {
-                        "type": "object",
-                        "additionalProperties": _object(
-                            {"capacity": _INTEGER, "used": _INTEGER}, "capacity", "used"
-                        ),
-                    },
-                    "traits": _STRINGS,
-                    "parent_provider_uuid": {"type": ["string", "null"]},
-                    "root_provider_uuid": _UUID,
-                },
-                "resources",
-            ),
-        },
-    },
-    "allocation_requests",
-    "provider_summaries",
-)
-VERSIONS = _object(
+def _by_uuid(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """An object keyed by uuids (of providers or consumers)."""
+    return {"type": "object", "propertyNames": _UUID, "additionalProperties": dict(schema)}
+
+
+_AMOUNTS = _by_class(_INTEGER)
+
+VERSIONS = _exactly(
     {
         "versions": {
             "type": "array",
-            "items": _object(
+            "items": _exactly(
                 {
                     "id": _STRING,
                     "min_version": _STRING,
                     "max_version": _STRING,
                     "status": _STRING,
                     "links": _LINKS,
-                },
-                "id",
-                "min_version",
-                "max_version",
-                "status",
-                "links",
+                }
             ),
         }
+    }
+)
+
+RESOURCE_PROVIDER = _exactly(
+    {
+        "uuid": _UUID,
+        "name": _STRING,
+        "generation": _INTEGER,
+        "links": _LINKS,
+        # null for a root provider.
+        "parent_provider_uuid": {"anyOf": [_UUID, {"type": "null"}]},
+        "root_provider_uuid": _UUID,
+    }
+)
+RESOURCE_PROVIDERS = _exactly({"resource_providers": {"type": "array", "items": RESOURCE_PROVIDER}})
+
+_INVENTORY_FIELDS: dict[str, Any] = {
+    "total": _INTEGER,
+    "reserved": _INTEGER,
+    "min_unit": _INTEGER,
+    "max_unit": _INTEGER,
+    "step_size": _INTEGER,
+    "allocation_ratio": {"type": "number"},
+}
+INVENTORY = _exactly({"resource_provider_generation": _INTEGER, **_INVENTORY_FIELDS})
+INVENTORIES = _exactly(
+    {
+        "resource_provider_generation": _INTEGER,
+        "inventories": _by_class(_exactly(_INVENTORY_FIELDS)),
+    }
+)
+
+AGGREGATES = _exactly(
+    {"aggregates": {"type": "array", "items": _UUID}, "resource_provider_generation": _INTEGER}
+)
+TRAITS = _exactly({"traits": _TRAITS})
+PROVIDER_TRAITS = _exactly({"traits": _TRAITS, "resource_provider_generation": _INTEGER})
+
+RESOURCE_CLASS = _exactly(
+    {"name": {"type": "string", "pattern": RESOURCE_CLASS_PATTERN}, "links": _LINKS}
+)
+RESOURCE_CLASSES = _exactly({"resource_classes": {"type": "array", "items": RESOURCE_CLASS}})
+
+# A consumer with no allocations answers {"allocations": {}} alone; one with some also names
+# its project, user, generation and type.
+CONSUMER_ALLOCATIONS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "allocations": _by_uuid(_exactly({"generation": _INTEGER, "resources": _AMOUNTS})),
+        "project_id": _STRING,
+        "user_id": _STRING,
+        "consumer_generation": _INTEGER,
+        "consumer_type": _STRING,
     },
-    "versions",
+    "required": ["allocations"],
+    "dependentRequired": {
+        "project_id": ["user_id", "consumer_generation", "consumer_type"],
+    },
+    "additionalProperties": False,
+}
+PROVIDER_ALLOCATIONS = _exactly(
+    {
+        "resource_provider_generation": _INTEGER,
+        "allocations": _by_uuid(_exactly({"resources": _AMOUNTS, "consumer_generation": _INTEGER})),
+    }
+)
+
+PROVIDER_USAGES = _exactly({"resource_provider_generation": _INTEGER, "usages": _AMOUNTS})
+# By consumer type ("unknown" for consumers that never gave one), each with its consumer count.
+TOTAL_USAGES = _exactly(
+    {
+        "usages": {
+            "type": "object",
+            "additionalProperties": {
+                **_AMOUNTS,
+                "properties": {"consumer_count": _INTEGER},
+                "required": ["consumer_count"],
+                # consumer_count is not a class name, so it is named outside the pattern.
+                "propertyNames": {
+                    "anyOf": [{"pattern": RESOURCE_CLASS_PATTERN}, {"const": "consumer_count"}]
+                },
+            },
+        }
+    }
+)
+
+ALLOCATION_CANDIDATES = _exactly(
+    {
+        "allocation_requests": {
+            "type": "array",
+            "items": _exactly(
+                {
+                    "allocations": _by_uuid(_exactly({"resources": _AMOUNTS})),
+                    # Each request group's suffix ("" for the unsuffixed one) to the providers
+                    # that satisfy it.
+                    "mappings": {
+                        "type": "object",
+                        "additionalProperties": {"type": "array", "items": _UUID, "minItems": 1},
+                    },
+                }
+            ),
+        },
+        "provider_summaries": _by_uuid(
+            _exactly(
+                {
+                    "resources": _by_class(_exactly({"capacity": _INTEGER, "used": _INTEGER})),
+                    "traits": _TRAITS,
+                    "parent_provider_uuid": {"anyOf": [_UUID, {"type": "null"}]},
+                    "root_provider_uuid": _UUID,
+                }
+            )
+        ),
+    }
+)
+# Berth's extension: why a query of allocation candidates found nothing.
+CANDIDATES_EXPLAINED = _exactly(
+    {
+        "allocation_candidates_found": {"type": "boolean"},
+        "first_unmet_group": {"type": ["string", "null"]},
+        "request_groups": {
+            "type": "array",
+            "items": _exactly(
+                {
+                    "suffix": _STRING,
+                    "met_alone": {"type": "boolean"},
+                    "resources": _by_class(
+                        _exactly({"requested": _INTEGER, "providers_with_room": _INTEGER})
+                    ),
+                    "missing_traits": _TRAITS,
+                }
+            ),
+        },
+        "nearest_providers": {
+            "type": "array",
+            "items": _exactly(
+                {
+                    "uuid": _UUID,
+                    "name": _STRING,
+                    "root_provider_uuid": _UUID,
+                    "resource_class": _STRING,
+                    "requested": _INTEGER,
+                    "free": _INTEGER,
+                    "capacity": _INTEGER,
+                    "used": _INTEGER,
+                    "max_unit": _INTEGER,
+                }
+            ),
+        },
+    }
 )
 
 _PROVIDER = "/resource_providers/{uuid}"
-_INVENTORY = f"{_PROVIDER}/inventories/{{resource_class}}"
+_NEWEST = (microversion.MAX_VERSION.major, microversion.MAX_VERSION.minor)
 
 REPLIES: Mapping[tuple[str, str], Reply] = {
     ("GET", "/"): Reply(200, VERSIONS),
-    ("GET", "/resource_providers"): Reply(
-        200,
-        _object({"resource_providers": {"type": "array", "items": PROVIDER}}, "resource_providers"),
-    ),
-    ("POST", "/resource_providers"): Reply(200, PROVIDER),
-    ("GET", _PROVIDER): Reply(200, PROVIDER),
-    ("PUT", _PROVIDER): Reply(200, PROVIDER),
+    ("GET", "/resource_providers"): Reply(200, RESOURCE_PROVIDERS),
+    # From 1.20 a created provider is answered with its body.
+    ("POST", "/resource_providers"): Reply(200, RESOURCE_PROVIDER),
+    ("GET", _PROVIDER): Reply(200, RESOURCE_PROVIDER),
+    ("PUT", _PROVIDER): Reply(200, RESOURCE_PROVIDER),
     ("DELETE", _PROVIDER): Reply(204, None),
     ("GET", f"{_PROVIDER}/inventories"): Reply(200, INVENTORIES),
-    ("POST", f"{_PROVIDER}/inventories"): Reply(201, _ONE_INVENTORY),
+    ("POST", f"{_PROVIDER}/inventories"): Reply(201, INVENTORY),
     ("PUT", f"{_PROVIDER}/inventories"): Reply(200, INVENTORIES),
     ("DELETE", f"{_PROVIDER}/inventories"): Reply(204, None),
-    ("GET", _INVENTORY): Reply(200, _ONE_INVENTORY),
-    ("PUT", _INVENTORY): Reply(200, _ONE_INVENTORY),
-    ("DELETE", _INVENTORY): Reply(204, None),
+    ("GET", f"{_PROVIDER}/inventories/{{resource_class}}"): Reply(200, INVENTORY),
+    ("PUT", f"{_PROVIDER}/inventories/{{resource_class}}"): Reply(200, INVENTORY),
+    ("DELETE", f"{_PROVIDER}/inventories/{{resource_class}}"): Reply(204, None),
     ("GET", f"{_PROVIDER}/aggregates"): Reply(200, AGGREGATES),
     ("PUT", f"{_PROVIDER}/aggregates"): Reply(200, AGGREGATES),
     ("GET", f"{_PROVIDER}/traits"): Reply(200, PROVIDER_TRAITS),
     ("PUT", f"{_PROVIDER}/traits"): Reply(200, PROVIDER_TRAITS),
     ("DELETE", f"{_PROVIDER}/traits"): Reply(204, None),
-    ("GET", f"{_PROVIDER}/usages"): Reply(200, PROVIDER_USAGES),
     ("GET", f"{_PROVIDER}/allocations"): Reply(200, PROVIDER_ALLOCATIONS),
-    ("GET", "/usages"): Reply(200, USAGES),
-    ("GET", "/allocation_candidates"): Reply(200, CANDIDATES),
-    ("POST", "/allocations"): Reply(204, None),
-    ("GET", "/allocations/{consumer_uuid}"): Reply(200, CONSUMER_ALLOCATIONS),
-    ("PUT", "/allocations/{consumer_uuid}"): Reply(204, None),
-    ("DELETE", "/allocations/{consumer_uuid}"): Reply(204, None),
-    ("POST", "/reshaper"): Reply(204, None),
-    ("GET", "/traits"): Reply(200, _object({"traits": _STRINGS}, "traits")),
+    ("GET", f"{_PROVIDER}/usages"): Reply(200, PROVIDER_USAGES),
+    ("GET", "/usages"): Reply(200, TOTAL_USAGES),
+    ("GET", "/traits"): Reply(200, TRAITS),
+    # PUT /traits/{name} and PUT /resource_classes/{name} answer 201 when they create, 204
+    # when it was there already; both without a body.
     ("GET", "/traits/{name}"): Reply(204, None),
     ("DELETE", "/traits/{name}"): Reply(204, None),
-    ("GET", "/resource_classes"): Reply(
-        200,
-        _object(
-            {"resource_classes": {"type": "array", "items": RESOURCE_CLASS}}, "resource_classes"
-        ),
-    ),
+    ("GET", "/resource_classes"): Reply(200, RESOURCE_CLASSES),
     ("POST", "/resource_classes"): Reply(201, None),
     ("GET", "/resource_classes/{name}"): Reply(200, RESOURCE_CLASS),
     ("DELETE", "/resource_classes/{name}"): Reply(204, None),
+    ("GET", "/allocations/{consumer_uuid}"): Reply(200, CONSUMER_ALLOCATIONS),
+    ("PUT", "/allocations/{consumer_uuid}"): Reply(204, None),
+    ("DELETE", "/allocations/{consumer_uuid}"): Reply(204, None),
+    ("POST", "/allocations"): Reply(204, None),
+    ("POST", "/reshaper"): Reply(204, None),
+    ("GET", "/allocation_candidates"): Reply(200, ALLOCATION_CANDIDATES),
+    ("GET", "/allocation_candidates/explain"): Reply(200, CANDIDATES_EXPLAINED),
 }
 
-# Granular request groups repeat these with a suffix (resources1, required_NET...).
-_GROUP_QUERY: dict[str, dict[str, Any]] = {
-    "resources": _STRING,
-    "required": _STRING,
-    "member_of": _STRING,
-    "in_tree": _STRING,
-}
+
+def _candidates_query() -> dict[str, dict[str, Any]]:
+    """The parameters of ``GET /allocation_candidates``: those of the unsuffixed request group
+    and the request-wide ones, and one numbered group's, as an example of granular groups (any
+    suffix of up to 64 letters, digits, ``_`` and ``-`` names one; OpenAPI has no patterned
+    parameter names)."""
+    schema = qsschema.candidates_schema(_NEWEST)
+    grouped = {key: _STRING for key in qsschema.GROUP_KEYS}
+    return {**grouped, **{f"{key}1": _STRING for key in grouped}, **schema["properties"]}
+
+
+_CANDIDATES_QUERY = _candidates_query()
+
 QUERIES: Mapping[tuple[str, str], Mapping[str, Mapping[str, Any]]] = {
-    ("GET", "/resource_providers"): {
-        **_GROUP_QUERY,
-        "name": _STRING,
-        "uuid": _STRING,
+    ("GET", "/resource_providers"): qsschema.providers_schema(_NEWEST)["properties"],
+    ("GET", "/allocation_candidates"): _CANDIDATES_QUERY,
+    ("GET", "/allocation_candidates/explain"): _CANDIDATES_QUERY,
+    ("GET", "/usages"): usage.QUERY_V1_38["properties"],
+    ("GET", "/traits"): {
+        # in:NAME,NAME or startswith:PREFIX
+        "name": {"type": "string", "pattern": "^(in|startswith):"},
+        "associated": {"enum": ["true", "false"]},
     },
-    ("GET", "/allocation_candidates"): {
-        **_GROUP_QUERY,
-        "limit": {"type": "integer", "minimum": 1},
-        "group_policy": {"enum": ["none", "isolate"]},
-        "root_required": _STRING,
-        "same_subtree": _STRING,
-    },
-    ("GET", "/usages"): {"project_id": _STRING, "user_id": _STRING, "consumer_type": _STRING},
-    ("GET", "/traits"): {"name": _STRING, "associated": _STRING},
+}
+# What a query must name: the project whose usages are asked for.
+REQUIRED_QUERIES: Mapping[tuple[str, str], frozenset[str]] = {
+    ("GET", "/usages"): frozenset(usage.QUERY_V1_38["required"]),
 }

@@ -1,4 +1,5 @@
-"""Schemas for resource provider bodies and the provider list's query string."""
+"""Schemas for resource provider bodies (the list's query string is
+``berth.placement.candidates.qsschema.providers_schema``)."""
 
 from __future__ import annotations
 
@@ -24,18 +25,3 @@ PUT_V1_0 = copy.deepcopy(POST_V1_0)
 del PUT_V1_0["properties"]["uuid"]
 PUT_V1_14 = copy.deepcopy(POST_V1_14)
 del PUT_V1_14["properties"]["uuid"]
-
-LIST_V1_0: dict[str, Any] = {
-    "type": "object",
-    "properties": {"name": {"type": "string"}, "uuid": _UUID},
-    "additionalProperties": False,
-}
-# 1.3: member_of; 1.4: resources; 1.14: in_tree; 1.18: required. Their values are parsed later.
-LIST_V1_3 = copy.deepcopy(LIST_V1_0)
-LIST_V1_3["properties"]["member_of"] = {"type": "string"}
-LIST_V1_4 = copy.deepcopy(LIST_V1_3)
-LIST_V1_4["properties"]["resources"] = {"type": "string"}
-LIST_V1_14 = copy.deepcopy(LIST_V1_4)
-LIST_V1_14["properties"]["in_tree"] = _UUID
-LIST_V1_18 = copy.deepcopy(LIST_V1_14)
-LIST_V1_18["properties"]["required"] = {"type": "string"}
