@@ -57,6 +57,16 @@ def _nothing_until(what: str, version: str) -> dict[str, Any]:
     }
 
 
+def _only(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """An argument of these keys and no other."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
 def _migrate(version: Version) -> dict[str, Any]:
     if version < microversion.MIGRATE_TO_HOST:
         return _nothing_until("a host", "2.56")
@@ -79,28 +89,18 @@ def _migrate_live(version: Version) -> dict[str, Any]:
         required.append("disk_over_commit")
     if version >= microversion.LIVE_MIGRATION_FORCE:
         properties["force"] = {"type": "boolean"}
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
+    return _only(properties, required)
 
 
 def _evacuate(version: Version) -> dict[str, Any]:
     properties: dict[str, Any] = {"host": _HOST, "adminPass": _PASSWORD}
-    required = []
+    required: list[str] = []
     if version < microversion.EVACUATE_NO_SHARED_STORAGE:
         properties["onSharedStorage"] = _FLAG
         required.append("onSharedStorage")
     if version >= microversion.EVACUATE_FORCE:
         properties["force"] = _FLAG
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
+    return _only(properties, required)
 
 
 def _rebuild(version: Version) -> dict[str, Any]:
@@ -123,12 +123,7 @@ def _rebuild(version: Version) -> dict[str, Any]:
         properties["user_data"] = _PARSED
     else:
         properties["personality"] = _PARSED
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": ["imageRef"],
-        "additionalProperties": False,
-    }
+    return _only(properties, ["imageRef"])
 
 
 _RESET_STATE: dict[str, Any] = {
