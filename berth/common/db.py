@@ -42,8 +42,10 @@ def normalise_url(url: str) -> str:
 # Connections a pool keeps open while idle, and how many more it may open for a burst.
 POOL_SIZE = 10
 MAX_OVERFLOW = 20
-# SQLite connections cost a file handle each, nothing on a server: keep one for each of an
-# app's handler threads (berth.common.asgi), as opening one runs its pragmas again.
+# SQLite connections cost three file handles each (the file, its WAL, its shared memory) and
+# nothing on a server: keep one for each of an app's handler threads (berth.common.asgi), as
+# opening one runs its pragmas again, and no more (a 41st transaction at once waits for one),
+# so that a process of six databases stays well inside a 1,024 file limit.
 SQLITE_POOL_SIZE = 40
 
 
@@ -90,7 +92,7 @@ def _sqlite_engine(url: sa.URL) -> Engine:
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
         # An in-memory database has its own pool, one connection each thread.
-        pool = {"pool_size": SQLITE_POOL_SIZE, "max_overflow": MAX_OVERFLOW}
+        pool = {"pool_size": SQLITE_POOL_SIZE, "max_overflow": 0}
     engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, **pool)
 
     @event.listens_for(engine, "connect")
