@@ -36,10 +36,12 @@ _PARAM = re.compile(r"\{(\w+)\}")
 
 @dataclass(frozen=True)
 class Body:
-    """What a write carries: ``schema`` in ``media_type``; ``None`` for no body at all."""
+    """What a write carries: ``schema`` in ``media_type``; ``None`` for no body at all.
+    ``required`` is false for a write that may go without one."""
 
     schema: Mapping[str, Any]
     media_type: str = "application/json"
+    required: bool = True
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,7 @@ def _operation(api: ApiDescription, method: str, path: str) -> dict[str, Any]:
         body = api.bodies.get((method, path), Body(ANY_OBJECT))
         if body is not None:
             operation["requestBody"] = {
-                "required": True,
+                "required": body.required,
                 "content": {body.media_type: {"schema": dict(body.schema)}},
             }
     if (method, path) in api.not_implemented:

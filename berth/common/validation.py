@@ -107,6 +107,11 @@ def first_error(body: Any, schema: Schema) -> Invalid | None:
     return Invalid(tuple(error.absolute_path), error.instance, _reason(error))
 
 
+def may_be_absent(schema: Schema) -> bool:
+    """Whether a write held to ``schema`` may go without a body: the schema takes null."""
+    return first_error(None, schema) is None
+
+
 def _reason(error: jsonschema.ValidationError) -> str:
     """The library's words, without the whole value they quote when it is long; for a value
     that matches none of a schema's forms or not its pattern, what it should be, when the

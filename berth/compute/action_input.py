@@ -14,9 +14,6 @@ from typing import Any
 from berth.compute import exceptions, guest_input, server_input, server_metadata
 
 _REBOOT_TYPES = {"SOFT": "reboot_soft", "HARD": "reboot_hard"}
-_RESET_STATES = ("active", "error")
-# Accepted for compatibility and changing nothing: Berth's guests have no ephemeral disks.
-_REBUILD_IGNORED = frozenset({"preserve_ephemeral"})
 
 
 def no_argument(action: str, argument: Any) -> None:
@@ -37,16 +34,6 @@ def reboot_change(argument: Any) -> str:
     return _REBOOT_TYPES[kind.upper()]
 
 
-def reset_state(argument: Any) -> str:
-    """``{"state": "active" | "error"}``: the vm_state to force."""
-    state = argument.get("state") if isinstance(argument, dict) else None
-    if not isinstance(argument, dict) or set(argument) - {"state"} or state not in _RESET_STATES:
-        raise exceptions.BadRequest(
-            'Invalid input for os-resetState: {"state": "active"} or {"state": "error"} expected.'
-        )
-    return str(state)
-
-
 @dataclass(frozen=True)
 class Rebuild:
     """A rebuild: the image, the password to report, and what else changes on the server (the
@@ -60,28 +47,21 @@ class Rebuild:
     personality: tuple[guest_input.InjectedFile, ...] = ()
 
 
-def rebuild(
-    argument: Any, with_description: bool, with_key_name: bool, with_user_data: bool = False
-) -> Rebuild:
+def rebuild(argument: Mapping[str, Any]) -> Rebuild:
     """``{"imageRef": ..., "name", "metadata", "adminPass", "accessIPv4", "accessIPv6",
-    "OS-DCF:diskConfig"}``, ``description`` from 2.19, ``key_name`` (null removes it) from
-    2.54, ``personality`` before 2.57 and ``user_data`` (null removes it) from 2.57."""
-    if not isinstance(argument, dict):
-        raise exceptions.BadRequest("Invalid input for rebuild: an object is expected.")
-    known = {
-        "imageRef", "name", "metadata", "adminPass", "accessIPv4", "accessIPv6",
-        "OS-DCF:diskConfig", "user_data" if with_user_data else "personality",
-    }  # fmt: skip
-    if with_description:
-        known.add("description")
-    if with_key_name:
-        known.add("key_name")
-    unknown = sorted(set(argument) - known - _REBUILD_IGNORED)
-    if unknown:
-        raise exceptions.BadRequest(f"Invalid input for rebuild: unsupported fields {unknown}.")
-    image = argument.get("imageRef")
-    if not isinstance(image, str) or not image.strip():
+    "OS-DCF:diskConfig", "preserve_ephemeral"}``, ``description`` from 2.19, ``key_name`` (null
+    removes it) from 2.54, ``personality`` before 2.57 and ``user_data`` (null removes it) from
+    2.57, ``trusted_image_certificates`` from 2.63: which keys a microversion takes, and their
+    types, are the request schema's (``schemas.server_action``); the values are parsed here."""
+    image = argument["imageRef"]
+    if not image.strip():
         raise exceptions.BadRequest("Invalid input for field 'imageRef': an image id is required.")
+    if argument.get("trusted_image_certificates"):
+        # As Nova answers when it is not configured to verify image signatures.
+        raise exceptions.BadRequest(
+            "Image signature certificate validation is not enabled: Berth verifies no image "
+            "signatures, so trusted_image_certificates must be null."
+        )
     changes = _user_fields(argument)
     if "metadata" in argument:
         changes["metadata"] = server_metadata.parse(argument["metadata"])

@@ -30,12 +30,12 @@ from berth.compute.clients.network import NetworkClient
 from berth.compute.conductor import claims, ports
 from berth.compute.objects import request_spec as rs
 from berth.compute.objects.what_if import WhatIf
-from berth.compute.server_input import MAX_COUNT, ServerRequest
+from berth.compute.server_input import ServerRequest
 from berth.compute.service import ComputeService
 from berth.network.model import qos_rule
 from berth.network.resource_request import resource_request
 
-__all__ = ["Asked", "AskedPort", "ask", "parse_count"]
+__all__ = ["Asked", "AskedPort", "ask"]
 
 
 @dataclass(frozen=True)
@@ -54,17 +54,6 @@ class Asked:
     spec: rs.RequestSpec
     ports: tuple[AskedPort, ...]
     answer: WhatIf
-
-
-def parse_count(body: Mapping[str, Any], request: ServerRequest) -> int:
-    """``count``: how many servers the request makes (default: its ``max_count``)."""
-    count = body.get("count", request.max_count)
-    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_COUNT:
-        raise exceptions.BadRequest(
-            f"Invalid input for field/attribute count. Value: {count!r}. "
-            f"An integer from 1 to {MAX_COUNT} is expected."
-        )
-    return count
 
 
 def ask(

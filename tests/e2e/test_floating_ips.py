@@ -49,6 +49,14 @@ def test_a_server_gets_a_floating_ip_through_the_proxies(start_stack: StackFacto
 
     missing = client.post("/compute/v2.1/os-floating-ips", json={"pool": "nowhere"}, headers=OLD)
     assert missing.status_code == 404, missing.text
+    # Without a body, the pool is the first external network.
+    bodiless = client.post("/compute/v2.1/os-floating-ips", headers=OLD)
+    assert bodiless.status_code == 200, bodiless.text
+    assert bodiless.json()["floating_ip"]["pool"] == "ext"
+    released = client.delete(
+        f"/compute/v2.1/os-floating-ips/{bodiless.json()['floating_ip']['id']}", headers=OLD
+    )
+    assert released.status_code == 202
     made = client.post("/compute/v2.1/os-floating-ips", json={"pool": "ext"}, headers=OLD)
     assert made.status_code == 200, made.text
     floating = made.json()["floating_ip"]

@@ -15,7 +15,7 @@ from berth import config
 from berth.allinone.stack import PREFIXES, Stack
 from berth.common.inprocess import InProcessTransport
 from berth.compute.api.routes import ROUTES as COMPUTE_ROUTES
-from berth.compute.api.schemas import flavor, keypair, server_action
+from berth.compute.api.schemas import flavor, floating_ip, keypair, server, server_action
 from berth.compute.host import fleet as fleets
 from berth.image import schemas as image_schemas
 from berth.image.api import ROUTES as IMAGE_ROUTES
@@ -97,6 +97,11 @@ def test_compute_bodies_are_its_newest_schemas(documents: dict[str, dict[str, An
     assert body("/v2.1/flavors") == flavor.CREATE_V2_55
     assert body("/v2.1/servers/{server_id}/action") == server_action.ACTION_BY_VERSION[0][1]
     assert body("/v2.1/os-keypairs") == keypair.CREATE_V2_10
+    assert body("/v2.1/os-berth-what-if") == server.WHAT_IF_BY_VERSION[0][1]
+    # The floating IP proxy (before 2.36) may go without a body; a server create may not.
+    assert paths["/v2.1/os-floating-ips"]["post"]["requestBody"]["required"] is False
+    assert body("/v2.1/os-floating-ips") == floating_ip.ALLOCATE
+    assert paths["/v2.1/servers"]["post"]["requestBody"]["required"] is True
 
 
 def test_networking_and_image_bodies_are_their_schemas(

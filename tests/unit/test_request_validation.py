@@ -14,6 +14,7 @@ import pytest
 from berth.common.validation import BOOLEAN, MAX_INT, first_error, guarded, integer
 from berth.compute.api.routes import ROUTES as COMPUTE_ROUTES
 from berth.compute.api.schemas import (
+    floating_ip,
     image_metadata,
     keypair,
     quota,
@@ -39,8 +40,10 @@ from berth.network.api.schemas import (
 from berth.network.api.schemas.bodies import BODIES as NETWORK_BODIES
 from berth.network.qos import BANDWIDTH_LIMIT
 
-# A server action's body at the newest microversion.
+# A server action's body at the newest microversion, and at each where an argument changes.
 ACTION = server_action.ACTION_BY_VERSION[0][1]
+ACTION_AT = dict(server_action.ACTION_BY_VERSION)
+WHAT_IF_AT = dict(server.WHAT_IF_BY_VERSION)
 
 
 def _schemas() -> list[tuple[str, tuple[str, str], Mapping[str, Any]]]:
@@ -160,6 +163,36 @@ CASES: list[tuple[Mapping[str, Any], Any, bool]] = [
     (ACTION, {"os-getConsoleOutput": {"length": -2}}, False),
     (ACTION, {"createImage": {"name": "i" * 256}}, False),
     (ACTION, {"restore": {"now": True}}, False),
+    # A host is a name, not blanks (the handlers do not check it again).
+    (ACTION_AT[(2, 56)], {"migrate": {"host": "cn1"}}, True),
+    (ACTION_AT[(2, 56)], {"migrate": {"host": " "}}, False),
+    (ACTION_AT[(2, 1)], {"migrate": {"host": "cn1"}}, False),
+    (ACTION, {"os-migrateLive": {"host": "\t", "block_migration": "auto"}}, False),
+    (ACTION, {"evacuate": {"host": ""}}, False),
+    # A rebuild's certificates from 2.63: null, or 1 to 50 distinct non-empty strings.
+    (ACTION_AT[(2, 57)], {"rebuild": {"imageRef": "i", "trusted_image_certificates": None}}, False),
+    (ACTION_AT[(2, 63)], {"rebuild": {"imageRef": "i", "trusted_image_certificates": None}}, True),
+    (ACTION, {"rebuild": {"imageRef": "i", "trusted_image_certificates": ["c"]}}, True),
+    (ACTION, {"rebuild": {"imageRef": "i", "trusted_image_certificates": []}}, False),
+    (ACTION, {"rebuild": {"imageRef": "i", "trusted_image_certificates": ["c", "c"]}}, False),
+    (ACTION, {"rebuild": {"imageRef": "i", "trusted_image_certificates": ["c"] * 51}}, False),
+    # Its metadata as a server's, its user data as long as a create's.
+    (ACTION, {"rebuild": {"imageRef": "i", "metadata": {"k": "v"}}}, True),
+    (ACTION, {"rebuild": {"imageRef": "i", "metadata": {"k": 1}}}, False),
+    (ACTION, {"rebuild": {"imageRef": "i", "metadata": {"k/l": "v"}}}, False),
+    (ACTION, {"rebuild": {"imageRef": "i", "user_data": None}}, True),
+    (ACTION, {"rebuild": {"imageRef": "i", "user_data": "e" * 65536}}, False),
+    # The floating IP proxy's allocation may go without a body (null).
+    (floating_ip.ALLOCATE, None, True),
+    (floating_ip.ALLOCATE, {"pool": "public"}, True),
+    (floating_ip.ALLOCATE, {"pool": "p" * 256}, False),
+    (floating_ip.ALLOCATE, [], False),
+    # A what-if: the create of the same microversion, and a count.
+    (WHAT_IF_AT[(2, 1)], {"server": {"name": "s"}, "count": 1000}, True),
+    (WHAT_IF_AT[(2, 1)], {"server": {"name": "s"}, "count": 1001}, False),
+    (WHAT_IF_AT[(2, 1)], {"server": {"name": "s"}, "count": "2"}, False),
+    (WHAT_IF_AT[(2, 37)], {"server": {"name": "s"}}, False),
+    (WHAT_IF_AT[(2, 57)], {"server": {"name": "s", "networks": "none", "personality": []}}, False),
     (server_external_events.BY_VERSION[1][1], {"events": [{"name": "volume-extended"}]}, False),
     (
         server_external_events.BY_VERSION[0][1],

@@ -1,6 +1,7 @@
 """/os-berth-what-if: where a boot request would go and how many more of it fit, without
-booting (Berth's own extension of the Compute API, the same at every microversion). The domain
-is :mod:`berth.compute.what_if`."""
+booting (Berth's own extension of the Compute API). Its body is a server create's at the same
+microversion plus ``count``, held to ``schemas.server.WHAT_IF_BY_VERSION`` before the handler
+runs. The domain is :mod:`berth.compute.what_if`."""
 
 from __future__ import annotations
 
@@ -23,12 +24,12 @@ def create(req: ComputeRequest) -> Response:
     req.authorize("os_compute_api:os-berth-what-if:create")
     if not req.context.project_id:
         raise exceptions.Forbidden("A server belongs to a project; this token has none.")
-    # The body of POST /servers at this microversion, plus "count" (schemas.bodies).
     body = req.json_body()
     request = server_input.parse_create(
         body, networks_required=req.at_least(microversion.NETWORKS_AUTO_NONE)
     )
-    count = what_if.parse_count(body, request)
+    # As many as the request would boot unless asked; the schema bounds a count given.
+    count: int = body.get("count", request.max_count)
     asked = what_if.ask(req.service, req.context, request, count)
     return req.respond({"what_if": _transform(req.service, asked, req.allowed(SEES_HOSTS))})
 

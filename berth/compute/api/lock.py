@@ -39,11 +39,12 @@ def unlock(req: ComputeRequest, server_id: str, argument: Any) -> Response:
     return req.no_content(202)
 
 
-def reset_state(req: ComputeRequest, server_id: str, argument: Any) -> Response:
-    """``os-resetState`` (Nova's ``os-admin-actions``): force ``active`` or ``error``."""
+def reset_state(req: ComputeRequest, server_id: str, argument: dict[str, str]) -> Response:
+    """``os-resetState`` (Nova's ``os-admin-actions``): force ``{"state": "active"}`` or
+    ``"error"`` (the request schema's choice of two)."""
     rule = "os_compute_api:os-admin-actions:reset_state"
     req.authorize(rule)
-    state = action_input.reset_state(argument)
+    state = argument["state"]
     locking.reset_state(req.service, req.context, server_id, _may_see(req, rule), state)
     return req.no_content(202)
 

@@ -39,7 +39,7 @@ PERSONALITY_GONE = (2, 57)  # create and rebuild take no personality; rebuild ta
 ACTIONS_PAGED = (2, 58)  # actions show updated_at; limit, marker and changes-since
 MIGRATIONS_PAGED = (2, 59)  # migrations show uuid; limit, marker and changes-since
 EVENT_HOSTS = (2, 62)  # events show hostId (and host to whom the events rule allows)
-TRUSTED_CERTS_IN_SERVER = (2, 63)  # a server shows trusted_image_certificates
+TRUSTED_CERTS_IN_SERVER = (2, 63)  # a server shows trusted_image_certificates; rebuild takes them
 SERVER_GROUP_POLICY_RULES = (2, 64)  # one "policy" and "rules" instead of "policies"
 
 Version = microversion_parse.Version

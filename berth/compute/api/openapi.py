@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from berth.common.openapi import ApiDescription, Body
+from berth.common.validation import may_be_absent
 from berth.compute.api import microversion
 from berth.compute.api.routes import ROUTES
 from berth.compute.api.schemas.bodies import BODIES, newest
@@ -32,7 +33,7 @@ DESCRIPTION = ApiDescription(
     queries=QUERIES,
     bodies={
         **{
-            route: Body(schema)
+            route: Body(schema, required=not may_be_absent(schema))
             for route, versioned in BODIES.items()
             if (schema := newest(versioned)) is not None
         },

@@ -13,7 +13,7 @@ from starlette.responses import Response
 
 from berth.common.body import MalformedBody, parse_json
 from berth.common.context import RequestContext
-from berth.common.validation import first_error
+from berth.common.validation import first_error, may_be_absent
 from berth.compute import exceptions
 from berth.compute.api import schemas
 from berth.compute.api.microversion import Version
@@ -109,7 +109,7 @@ def check_body(req: ComputeRequest, by_version: schemas.ByVersion) -> None:
     schema = schemas.pick(by_version, req.version)
     if schema is None:
         return
-    if not req.body and first_error(None, schema) is None:
+    if not req.body and may_be_absent(schema):
         return  # a body that may be left out, as its schema takes null
     validate(req.json_body(), schema)
 

@@ -233,6 +233,7 @@ def _live(block: object, **more: object) -> dict[str, object]:
         (55, {"migrate": {"host": "cn1"}}, "from microversion 2.56"),
         (56, {"migrate": {"host": "h" * 256}}, "field/attribute migrate/host."),
         (56, {"migrate": {"host": "cn1", "force": True}}, "'force' was unexpected"),
+        (56, {"migrate": {"host": " "}}, "is not null or a host name of 1 to 255 characters"),
         # Live migration: disk_over_commit until 2.25, "auto" from 2.25, force from 2.30.
         (24, {"os-migrateLive": {"host": None, "block_migration": False}}, "disk_over_commit"),
         (24, {"os-migrateLive": _live("auto", disk_over_commit=False)}, "migrateLive/block_"),
@@ -254,6 +255,10 @@ def _live(block: object, **more: object) -> dict[str, object]:
         (57, {"rebuild": {"name": "n"}}, "'imageRef' is a required property"),
         (57, {"rebuild": {"imageRef": "i", "name": "n" * 256}}, "field/attribute rebuild/name."),
         (64, {"rebuild": {"imageRef": "i", "preserve_ephemeral": "yes"}}, "rebuild/preserve_"),
+        (64, {"rebuild": {"imageRef": "i", "metadata": {"k": 1}}}, "rebuild/metadata/k."),
+        # Trusted image certificates from 2.63: null, or 1 to 50 distinct strings.
+        (62, {"rebuild": {"imageRef": "i", "trusted_image_certificates": None}}, "'trusted_"),
+        (63, {"rebuild": {"imageRef": "i", "trusted_image_certificates": []}}, "rebuild/trusted"),
         # Unshelve takes nothing before 2.77, past Berth's newest microversion.
         (64, {"unshelve": {"availability_zone": "az1"}}, "from microversion 2.77"),
         (1, {"os-resetState": {"state": "deleted"}}, "field/attribute os-resetState/state."),
@@ -278,6 +283,7 @@ def test_an_actions_argument_is_held_to_its_microversion(
         (29, {"evacuate": {"host": "cn1", "force": "true", "adminPass": "p"}}),
         (2, {"rebuild": {"imageRef": "i", "personality": [], "preserve_ephemeral": True}}),
         (64, {"rebuild": {"imageRef": "i", "description": None, "key_name": None}}),
+        (63, {"rebuild": {"imageRef": "i", "trusted_image_certificates": None}}),
         (64, {"unshelve": None}),
         (64, {"unshelve": {}}),
         (1, {"os-resetState": {"state": "error"}}),
@@ -312,3 +318,18 @@ def test_a_what_if_is_held_to_the_create_schema_of_its_microversion_and_a_count(
     assert "'description' was unexpected" in _refusal(
         compute.post(path, json=described, headers=version(18))
     )
+
+
+def test_a_rebuild_with_certificates_to_verify_is_refused(compute: httpx.Client) -> None:
+    # Past the schema, the handler's refusal (before the server is looked up): Berth verifies
+    # no image signatures, as Nova refuses when it is not configured to.
+    certified = {"rebuild": {"imageRef": "i", "trusted_image_certificates": ["cert-1"]}}
+    message = _refusal(compute.post(MISSING, json=certified, headers=version(63)))
+    assert "trusted_image_certificates must be null" in message
+
+
+def test_a_floating_ip_allocation_may_go_without_a_body(compute: httpx.Client) -> None:
+    # Past the schema without one, to the handler: there is no network service to ask here.
+    answer = compute.post("/v2.1/os-floating-ips", headers=version(35))
+    assert answer.status_code == 503, answer.text
+    assert "no network service" in answer.json()["serviceUnavailable"]["message"]

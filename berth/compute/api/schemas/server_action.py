@@ -2,11 +2,12 @@
 
 The arguments' shapes are checked here: which keys each action takes at the request's
 microversion (evacuate's ``onSharedStorage`` until 2.14 and ``force`` from 2.29, a rebuild's
-``description`` from 2.19, ``key_name`` from 2.54 and ``user_data`` for ``personality`` from
-2.57, live migration's ``"auto"`` from 2.25 and ``force`` from 2.30, a cold migration's
-``host`` from 2.56), their types and the lengths their columns hold. What needs parsing (a
-rebuild's metadata, addresses and files, a host name of blanks) is left to the handlers, and
-an action Berth does not have passes the schema and is refused by name by its handler.
+``description`` from 2.19, ``key_name`` from 2.54, ``user_data`` for ``personality`` from
+2.57 and ``trusted_image_certificates`` from 2.63, live migration's ``"auto"`` from 2.25 and
+``force`` from 2.30, a cold migration's ``host`` from 2.56), their types and the lengths their
+columns hold; the handlers do not check them again. What needs parsing (a rebuild's addresses,
+files and user data) is left to them, and an action Berth does not have passes the schema and
+is refused by name by its handler.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 
 from berth.compute.api import microversion
 from berth.compute.api.schemas.security_group import SERVER_GROUP
+from berth.compute.api.schemas.server_metadata import METADATA
+from berth.compute.guest_input import USER_DATA_LENGTH
 
 Version = tuple[int, int]
 
@@ -36,7 +39,14 @@ _IMAGE_METADATA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-_HOST: dict[str, Any] = {"type": ["string", "null"], "minLength": 1, "maxLength": 255}
+# A compute host's name (not blanks); null lets the scheduler choose.
+_HOST: dict[str, Any] = {
+    "description": "null or a host name of 1 to 255 characters",
+    "type": ["string", "null"],
+    "minLength": 1,
+    "maxLength": 255,
+    "pattern": "\\S",
+}
 # Evacuate's flags: a boolean, or one written as a word (Nova takes both).
 _FLAG: dict[str, Any] = {
     "anyOf": [
@@ -44,7 +54,7 @@ _FLAG: dict[str, Any] = {
         {"type": "string", "pattern": "^(?i:true|1|yes|on|false|0|no|off)$"},
     ]
 }
-# Parsed by berth.compute.action_input (a rebuild's metadata, addresses, files, user data).
+# Parsed by berth.compute.action_input (a rebuild's addresses and files).
 _PARSED: dict[str, Any] = {}
 
 
@@ -107,7 +117,7 @@ def _rebuild(version: Version) -> dict[str, Any]:
     properties: dict[str, Any] = {
         "imageRef": {"type": "string", "minLength": 1, "maxLength": 255},
         "name": {"type": "string", "minLength": 1, "maxLength": 255},
-        "metadata": _PARSED,
+        "metadata": METADATA,
         "adminPass": _PASSWORD,
         "accessIPv4": {"type": ["string", "null"], "maxLength": 64},
         "accessIPv6": {"type": ["string", "null"], "maxLength": 64},
@@ -120,9 +130,19 @@ def _rebuild(version: Version) -> dict[str, Any]:
     if version >= microversion.REBUILD_KEY_NAME:
         properties["key_name"] = {"type": ["string", "null"], "minLength": 1, "maxLength": 255}
     if version >= microversion.PERSONALITY_GONE:
-        properties["user_data"] = _PARSED
+        # Base64 text (decoded by berth.compute.guest_input); null removes it.
+        properties["user_data"] = {"type": ["string", "null"], "maxLength": USER_DATA_LENGTH}
     else:
         properties["personality"] = _PARSED
+    if version >= microversion.TRUSTED_CERTS_IN_SERVER:
+        # Taken as Nova takes them; the handler refuses a list, as Berth verifies no signatures.
+        properties["trusted_image_certificates"] = {
+            "type": ["array", "null"],
+            "minItems": 1,
+            "maxItems": 50,
+            "uniqueItems": True,
+            "items": {"type": "string", "minLength": 1},
+        }
     return _only(properties, ["imageRef"])
 
 
@@ -245,6 +265,7 @@ _ACTION: dict[str, Any] = {
 
 # Where an action's arguments change, newest first.
 _CHANGES = (
+    microversion.TRUSTED_CERTS_IN_SERVER,
     microversion.PERSONALITY_GONE,
     microversion.MIGRATE_TO_HOST,
     microversion.REBUILD_KEY_NAME,
