@@ -22,6 +22,7 @@ import yaml
 
 from berth.allinone.progress import StepProgress, timed
 from berth.bus.runtime import BusRuntime
+from berth.common.context import RequestContext
 from berth.common.db import Database
 from berth.common.dispatch import PrefixDispatcher
 from berth.common.timeutils import utcnow
@@ -46,10 +47,11 @@ from berth.compute.scheduler.config import scheduler_config
 from berth.compute.scheduler.service import SchedulerService
 from berth.compute.service import ComputeService
 from berth.compute.wiring import Wiring
-from berth.config import Settings
+from berth.config import AuthStrategy, KeystoneAuthtokenSettings, Settings
 from berth.dashboard.app import DashboardApp, PageConfig
 from berth.dashboard.sources import FleetReader, index_source
-from berth.identity.service_user import service_auth
+from berth.identity import embedded
+from berth.identity.service_user import in_process_caller, service_auth
 from berth.identity.strategy import authenticator
 from berth.image.app import build_app as build_image_app
 from berth.image.data import FileStore
@@ -116,11 +118,18 @@ class Stack:
         network_calls = service_auth(
             settings.network.auth_strategy, settings.network.placement_token, keystone
         )
-        self.placement_client = PlacementClient(
-            in_process_client(
-                self.placement_app, self.compute_calls, "http://placement", inline=True
-            )
+        # Placement is called as the services themselves, with no token: the hosts register
+        # while the identity service still starts (berth.allinone.up).
+        compute_caller = placement_caller(
+            settings.compute.auth_strategy, settings.compute.service_token, keystone
         )
+        compute_placement = in_process_client(
+            self.placement_app,
+            compute_caller or self.compute_calls,
+            "http://placement",
+            inline=True,
+        )
+        self.placement_client = PlacementClient(compute_placement)
         self.network_client = NetworkClient(
             in_process_client(self.network_app, self.compute_calls, "http://network", inline=True)
         )
@@ -149,8 +158,11 @@ class Stack:
         )
         self.compute_authenticator = authenticator(settings.compute.auth_strategy, keystone)
         self.compute_app = build_compute_app(self.compute, self.compute_authenticator)
+        network_caller = placement_caller(
+            settings.network.auth_strategy, settings.network.placement_token, keystone
+        )
         network_placement = in_process_client(
-            self.placement_app, network_calls, "http://placement", inline=True
+            self.placement_app, network_caller or network_calls, "http://placement", inline=True
         ).__enter__()
         self.reporter = PlacementReporter(
             self.network.db,
@@ -161,6 +173,7 @@ class Stack:
         self.network.on_change.append(self.reporter.wake)
         self.network.allocations = PlacementAllocations(network_placement)
         self.agents: dict[str, HostAgent] = {}
+        self.cells: list[Cell] = []
         self.network_agent_ids: list[str] = []
         self._stop = threading.Event()
         self._heartbeat: threading.Thread | None = None
@@ -199,23 +212,34 @@ class Stack:
     # -- starting ----------------------------------------------------------------------------------
 
     def start(self) -> None:
+        self.register()
+        self.serve()
+
+    def register(self) -> None:
+        """The databases, then every host, its network agents and its providers in Placement:
+        what needs no identity service (Placement is called in process as the services)."""
         with timed("databases ready"):
             placement_migrate.sync(self.placement.db)
             network_migrate.sync(self.network.db)
             compute_migrate.sync_api(self.api_db)
-            cells = self._ensure_cells()
+            self.cells = self._ensure_cells()
             ensure_catalog(self.api_db)
+        self._start_hosts(self.cells)
+        with timed("network agents reported"):
+            self._report_network_agents()
+        with timed("network providers (bridges, physical functions) in Placement"):
+            self.reporter.run_once()
+
+    def serve(self) -> None:
+        """After :meth:`register`: the builds the last run left are ended, and the scheduler,
+        the conductors and the hosts take requests."""
+        cells = self.cells
         # Nothing else works on this stack's builds: any left in BUILD stopped with the last run.
         for line in recovery.end_stuck_builds(
             self.api_db, self.compute.cells, self.placement_client, self.network_client,
             dt.timedelta(0), fault=RESTART_FAULT,
         ):  # fmt: skip
             LOG.info("ended at start: %s", line)
-        self._start_hosts(cells)
-        with timed("network agents reported"):
-            self._report_network_agents()
-        with timed("network providers (bridges, physical functions) in Placement"):
-            self.reporter.run_once()
         self.scheduler = scheduler = SchedulerService(
             self.api_db, self.compute.cells, self.placement_client, scheduler_config(self.settings.compute),
             self.settings.compute.default_availability_zone,
@@ -293,14 +317,13 @@ class Stack:
     def _report_network_agents(self) -> None:
         """Every host's network agents' first state report, in one transaction: the agents are
         in this process (in another, ``SimulatedAgent`` reports through the API)."""
+        reports = [
+            network_agents.StateReport(kind, host.name, AGENT_BINARIES[kind], "N/A", configurations)
+            for host in self.fleet.hosts
+            for kind, configurations in host.agents.items()
+        ]
         with self.network.db.write() as conn:
-            self.network_agent_ids = [
-                network_agents.report(
-                    conn, kind, host.name, AGENT_BINARIES[kind], "N/A", configurations
-                )[0]
-                for host in self.fleet.hosts
-                for kind, configurations in host.agents.items()
-            ]
+            self.network_agent_ids = network_agents.report_many(conn, reports)
         self.network.changed()
 
     # -- running -----------------------------------------------------------------------------------
@@ -342,6 +365,17 @@ class Stack:
         self.compute.cells.dispose()
         for db in (self.api_db, self.network.db, self.placement.db):
             db.dispose()
+
+
+def placement_caller(
+    strategy: AuthStrategy, noauth2_token: str, keystone: KeystoneAuthtokenSettings
+) -> RequestContext | None:
+    """Who a service of the stack is to Placement in process: under Keystone, the embedded
+    Keystone's service user with the roles it gives it. Placement keeps no record of who
+    called, only checks the roles."""
+    service_user = (embedded.SERVICE_USER, embedded.SERVICE_PROJECT)
+    known = {service_user: embedded.token_roles(embedded.SERVICE_USER)}
+    return in_process_caller(strategy, noauth2_token, keystone, known)
 
 
 def ensure_catalog(api_db: Database) -> None:

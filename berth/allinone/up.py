@@ -1,9 +1,10 @@
 """``berth up``: every service on one port, with a real Keystone at ``/identity`` by default.
 
-The port opens first, answering only the identity service (everything else 503 "starting"): the
-services validate tokens with that Keystone over HTTP, and starting the stack already calls them
-(hosts register in Placement, the network service publishes its providers). Once the stack has
-started, every path is served and clouds.yaml is written.
+The port opens first, answering only the identity service (everything else 503 "starting"). The
+hosts register in Placement, and the network service publishes its providers there, while the
+embedded Keystone sets itself up (``berth.allinone.identity``): those calls are in process, as
+the services themselves, without tokens. Once both are done, the builds the last run left are
+ended, every path is served and clouds.yaml is written.
 """
 
 from __future__ import annotations
@@ -17,25 +18,21 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import httpx
 import uvicorn
-from a2wsgi import WSGIMiddleware
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from berth.allinone.identity import EmbeddedIdentity
 from berth.allinone.stack import (
     Stack,
     endpoints,
-    keystone_cloud,
     noauth2_cloud,
     write_clouds_yaml,
 )
 from berth.common import logs
 from berth.common.dispatch import PrefixDispatcher
 from berth.compute.host import fleet as fleets
-from berth.config import AuthStrategy, KeystoneAuthtokenSettings, Settings
-from berth.identity import embedded
-from berth.identity.accounts import ensure_accounts
+from berth.config import AuthStrategy, Settings
 
 LOG = logging.getLogger(__name__)
 
@@ -59,10 +56,16 @@ def run(
         fleet = fleets.load(Path(fleet_path) if fleet_path else EXAMPLE_FLEET, defaults)
     base = f"http://{host}:{port}"
     apps: dict[str, Any] = {}
-    clouds: dict[str, dict[str, Any]]
+    identity: EmbeddedIdentity | None = None
     if auth == "keystone":
-        settings, keystone_app, clouds = _with_identity(settings, base)
-        apps[IDENTITY_PREFIX] = keystone_app
+        identity = EmbeddedIdentity(
+            settings.data_dir / "identity", base + IDENTITY_PREFIX, endpoints(base),
+            settings.log_level,
+        )  # fmt: skip
+        settings = identity.service_settings(settings)
+        clouds = identity.clouds()
+        apps[IDENTITY_PREFIX] = identity
+        identity.start()
     else:
         clouds = {"berth": noauth2_cloud(endpoints(base))}
     stack = Stack(settings, fleet)
@@ -85,7 +88,10 @@ def run(
                 return
             time.sleep(0.05)
         try:
-            stack.start()
+            stack.register()
+            if identity is not None:
+                identity.wait()
+            stack.serve()
         except Exception:
             LOG.exception("berth up could not start; stopping")
             server.should_exit = True
@@ -109,49 +115,6 @@ def run(
     finally:
         stack.stop()
     return 0 if started.is_set() else 1
-
-
-def _with_identity(
-    settings: Settings, base: str
-) -> tuple[Settings, ASGIApp, dict[str, dict[str, Any]]]:
-    """The embedded Keystone, set up and holding the accounts and catalog; the settings that
-    make every service validate its tokens and call the others as its service user; and the
-    clouds of clouds.yaml (``berth`` the admin, ``berth-demo`` a member, ``berth-reader``)."""
-    identity_url = base + IDENTITY_PREFIX
-    home = embedded.KeystoneHome(settings.data_dir / "identity")
-    passwords = embedded.prepare(home, identity_url)
-    flask_app = embedded.wsgi_app(home, lambda: logs.configure(settings.log_level))
-    with httpx.Client(
-        transport=httpx.WSGITransport(app=flask_app, script_name=IDENTITY_PREFIX),
-        base_url="http://identity.local",
-    ) as client:
-        catalog = {"identity": identity_url, **endpoints(base)}
-        ensure_accounts(client, passwords, catalog, home.accounts_stamp)
-    keystone = KeystoneAuthtokenSettings(
-        www_authenticate_uri=identity_url,
-        auth_url=identity_url,
-        username=embedded.SERVICE_USER,
-        password=passwords[embedded.SERVICE_USER],
-        project_name=embedded.SERVICE_PROJECT,
-        region_name=embedded.REGION,
-    )
-    settings = settings.model_copy(
-        update={
-            "keystone_authtoken": keystone,
-            **{
-                name: getattr(settings, name).model_copy(update={"auth_strategy": "keystone"})
-                for name in ("placement", "network", "compute")
-            },
-        }
-    )
-    clouds = {
-        "berth": keystone_cloud(identity_url, embedded.ADMIN, passwords[embedded.ADMIN], "admin"),
-        "berth-demo": keystone_cloud(identity_url, "demo", passwords["demo"], "demo"),
-        "berth-reader": keystone_cloud(
-            identity_url, "demo-reader", passwords["demo-reader"], "demo"
-        ),
-    }
-    return settings, WSGIMiddleware(flask_app), clouds
 
 
 class StartingGate:

@@ -40,6 +40,19 @@ USERS = {
     "demo": (DEMO_PROJECT, ("member",)),
     "demo-reader": (DEMO_PROJECT, ("reader",)),
 }
+# The role each role the bootstrap makes implies (keystone 30: admin, manager, member, reader).
+_IMPLIES = {"admin": "manager", "manager": "member", "member": "reader"}
+
+
+def token_roles(user: str) -> tuple[str, ...]:
+    """The roles a token of ``user`` (of USERS) carries in its project: its own and every role
+    they imply, as Keystone lists them."""
+    roles: list[str] = []
+    for role in USERS[user][1]:
+        while role and role not in roles:
+            roles.append(role)
+            role = _IMPLIES.get(role, "")
+    return tuple(roles)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Keystone, as its service user, the way Nova calls Placement and Neutron."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from typing import Any
 
 import httpx
@@ -12,6 +12,7 @@ from keystoneauth1 import loading
 from keystoneauth1 import session as ks_session
 
 from berth.common.auth import noauth2
+from berth.common.context import RequestContext
 from berth.config import AuthStrategy, KeystoneAuthtokenSettings
 from berth.identity.strategy import require_identity
 
@@ -81,7 +82,35 @@ def service_auth(
     if strategy == "keystone":
         require_identity(strategy, keystone)
         return ServiceUser(keystone)
-    # A service is a service under noauth2 too: its token's roles and the service role, which
-    # Placement's policy asks for (the reshaper), as a Keystone service user has.
-    roles = noauth2({"x-auth-token": noauth2_token}, "").roles
-    return StaticToken(noauth2_token, (*roles, SERVICE_ROLE))
+    return StaticToken(noauth2_token, _noauth2_roles(noauth2_token))
+
+
+def in_process_caller(
+    strategy: AuthStrategy,
+    noauth2_token: str,
+    keystone: KeystoneAuthtokenSettings,
+    known_roles: Mapping[tuple[str, str], tuple[str, ...]],
+) -> RequestContext | None:
+    """Who a service is when it calls another in process (berth.common.auth.caller): who its
+    token would say it is, without asking an identity service. Under Keystone that takes
+    knowing the service user's roles (``known_roles`` by user and project name, as the embedded
+    Keystone gives them); for any other user, None: its calls carry its token."""
+    if strategy == "noauth2":
+        signed = StaticToken(noauth2_token, _noauth2_roles(noauth2_token))
+        return noauth2({"x-auth-token": signed.token, "x-roles": signed.roles}, "")
+    roles = known_roles.get((keystone.username or "", keystone.project_name or ""))
+    if roles is None:
+        return None
+    return RequestContext(
+        user_id=keystone.username,
+        project_id=keystone.project_name,
+        roles=roles,
+        service_roles=roles,
+        extra={"user_name": keystone.username or "", "project_name": keystone.project_name or ""},
+    )
+
+
+def _noauth2_roles(token: str) -> tuple[str, ...]:
+    """A service is a service under noauth2 too: its token's roles and the service role, which
+    Placement's policy asks for (the reshaper), as a Keystone service user has."""
+    return (*noauth2({"x-auth-token": token}, "").roles, SERVICE_ROLE)

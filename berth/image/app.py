@@ -65,7 +65,7 @@ class ImageApp:
             context = (
                 auth.anonymous(request_id)
                 if anonymous
-                else await self.authenticate(request.headers, request_id)
+                else await auth.caller(scope, request.headers, request_id, self.authenticate)
             )
             handler, params = self.router.match(request.method, path)
             streamed = handler in STREAMED

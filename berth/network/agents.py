@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.engine import Connection, RowMapping
@@ -87,6 +88,74 @@ def report(
         state.update(resources_synced=None, updated_at=now)
     store.update_agent(conn, found["id"], state)
     return found["id"], False
+
+
+@dataclass(frozen=True)
+class StateReport:
+    """One agent's state report, as ``report`` takes it."""
+
+    agent_type: str
+    host: str
+    binary: str
+    topic: str
+    configurations: Mapping[str, Any]
+
+
+def report_many(conn: Connection, reports: Sequence[StateReport]) -> list[str]:
+    """``report`` for many agents at once (a fleet's agents as it starts): the agents read
+    once, the new ones written in one statement, the known ones whose state is as reported
+    given only a heartbeat, in one statement too. The agents' ids, in the reports' order."""
+    known = {(a["agent_type"], a["host"]): a for a in store.list_agents(conn)}
+    now = utcnow()
+    new: list[dict[str, Any]] = []
+    alive: list[str] = []
+    ids: list[str] = []
+    for given in reports:
+        found = known.get((given.agent_type, given.host))
+        if found is None:
+            ids.append(_report_new(given, now, new))
+        elif _only_alive(found, given):
+            alive.append(found["id"])
+            ids.append(found["id"])
+        else:
+            ids.append(_report_one(conn, given))
+    try:
+        with conn.begin_nested():
+            store.insert_agents(conn, new)
+    except IntegrityError:
+        # Some reported meanwhile through the API: one by one, as each would be.
+        return [_report_one(conn, given) for given in reports]
+    store.heartbeat(conn, alive, now)
+    return ids
+
+
+def _report_new(given: StateReport, now: dt.datetime, new: list[dict[str, Any]]) -> str:
+    """The row of an agent's first report, added to ``new``; its id."""
+    if not given.host:
+        raise exceptions.InvalidInput("Invalid input for host. Reason: it must not be empty.")
+    validate.one_of({"agent_type": given.agent_type}, "agent_type", AGENT_TYPES)
+    agent_id = str(uuid.uuid4())
+    new.append({
+        "id": agent_id, "agent_type": given.agent_type, "host": given.host,
+        "admin_state_up": True, "description": "", "resources_synced": None,
+        "started_at": now, "created_at": now, "binary": given.binary, "topic": given.topic,
+        "configurations": check_configurations(given.agent_type, given.configurations),
+        "availability_zone": None, "heartbeat_at": now,
+    })  # fmt: skip
+    return agent_id
+
+
+def _only_alive(found: RowMapping, given: StateReport) -> bool:
+    """Whether the report changes nothing of the known agent but its heartbeat."""
+    config = check_configurations(given.agent_type, given.configurations)
+    shown = (found["binary"], found["topic"], found["configurations"], found["availability_zone"])
+    return shown == (given.binary, given.topic, config, None)
+
+
+def _report_one(conn: Connection, given: StateReport) -> str:
+    return report(
+        conn, given.agent_type, given.host, given.binary, given.topic, given.configurations
+    )[0]
 
 
 def check_configurations(agent_type: str, configurations: Any) -> dict[str, Any]:

@@ -52,7 +52,7 @@ class NetworkApp:
         path = asgi.routed_path(scope)
         try:
             context = (
-                await self.authenticate(request.headers, request_id)
+                await auth.caller(scope, request.headers, request_id, self.authenticate)
                 if path != "/"
                 else auth.anonymous(request_id)
             )

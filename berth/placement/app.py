@@ -62,7 +62,9 @@ class PlacementApp:
                 request.scope["path"].replace("?", "%3F").replace("#", "%23").replace("\\", "%5C")
             )
             context = (
-                await self.authenticate(headers, request_id) if path not in ROOT_PATHS else None
+                await auth.caller(request.scope, headers, request_id, self.authenticate)
+                if path not in ROOT_PATHS
+                else None
             )
             version = microversion.negotiate(headers)
             handler, params = self.router.match(request.method, path)

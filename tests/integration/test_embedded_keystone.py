@@ -11,7 +11,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from berth.allinone.identity import EmbeddedIdentity, IdentityFailed
+from berth.allinone.stack import placement_caller
+from berth.common.inprocess import InProcessTransport
+from berth.config import KeystoneAuthtokenSettings
 from berth.identity import embedded
+from berth.identity.accounts import ensure_accounts
 
 # token_urlsafe draws from an alphabet with "-": one new data directory in 64 got such a
 # password, which keystone-manage took for an option, and berth up failed to start.
@@ -19,8 +24,13 @@ DASH_PASSWORD = "-starts-with-a-dash"
 
 
 @pytest.fixture(scope="module")
-def keystone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    home = embedded.KeystoneHome(tmp_path_factory.mktemp("identity") / "identity")
+def home(tmp_path_factory: pytest.TempPathFactory) -> embedded.KeystoneHome:
+    return embedded.KeystoneHome(tmp_path_factory.mktemp("identity") / "identity")
+
+
+# One Keystone app per process: Keystone's configuration is process-wide.
+@pytest.fixture(scope="module")
+def keystone(home: embedded.KeystoneHome) -> Iterator[httpx.Client]:
     home.root.mkdir()
     home.passwords_file.write_text(json.dumps({embedded.ADMIN: DASH_PASSWORD}))
     passwords = embedded.prepare(home, "http://identity.local/identity")
@@ -96,3 +106,47 @@ def test_a_set_up_step_that_fails_stops_berth_up_with_keystones_error(tmp_path: 
         embedded.prepare(home, "http://identity.local/identity")
     assert "fernet" in str(failed.value).lower()
     assert not home.setup_stamp.exists()
+
+
+def test_berth_ups_identity_answers_503_until_it_is_set_up(tmp_path: Path) -> None:
+    identity = EmbeddedIdentity(tmp_path / "identity", "http://identity.local/identity", {}, "INFO")
+    transport = InProcessTransport(identity)
+    with httpx.Client(transport=transport, base_url="http://identity.local") as client:
+        starting = client.get("/v3")
+    assert starting.status_code == 503
+    assert starting.headers["retry-after"] == "1"
+
+
+def test_the_in_process_caller_has_the_roles_of_the_service_users_token(
+    keystone: httpx.Client, home: embedded.KeystoneHome
+) -> None:
+    passwords = home.passwords()
+    catalog = {"identity": "http://identity.local/identity"}
+    ensure_accounts(keystone, passwords, catalog, home.accounts_stamp)
+    login = _login(
+        keystone, embedded.SERVICE_USER, passwords[embedded.SERVICE_USER], embedded.SERVICE_PROJECT
+    )
+    assert login.status_code == 201, login.text
+    token = login.json()["token"]
+    settings = KeystoneAuthtokenSettings(
+        username=embedded.SERVICE_USER, project_name=embedded.SERVICE_PROJECT
+    )
+    caller = placement_caller("keystone", "unused", settings)
+    assert caller is not None
+    assert set(caller.roles) == {role["name"] for role in token["roles"]}
+    assert set(caller.roles) == {"admin", "manager", "member", "reader", "service"}
+    assert (caller.user_id, caller.project_id) == (token["user"]["name"], token["project"]["name"])
+    stranger = KeystoneAuthtokenSettings(username="someone", project_name=embedded.SERVICE_PROJECT)
+    assert placement_caller("keystone", "unused", stranger) is None
+
+
+def test_a_failed_set_up_of_berth_ups_identity_is_raised_to_whoever_waits_for_it(
+    tmp_path: Path,
+) -> None:
+    identity = EmbeddedIdentity(tmp_path / "identity", "http://identity.local/identity", {}, "INFO")
+    (tmp_path / "identity" / "fernet-keys").write_text("not a directory")
+    with pytest.raises(RuntimeError, match="keystone-manage failed"):
+        identity.set_up()
+    with pytest.raises(IdentityFailed) as failed:
+        identity.wait()
+    assert "keystone-manage failed" in str(failed.value.__cause__)

@@ -59,7 +59,7 @@ class ComputeApp:
             context = (
                 auth.anonymous(request_id)
                 if anonymous
-                else await self.authenticate(request.headers, request_id)
+                else await auth.caller(scope, request.headers, request_id, self.authenticate)
             )
             version = microversion.negotiate(request.headers)
             handler, params = self.router.match(request.method, path)

@@ -7,7 +7,8 @@ from typing import Any
 
 import httpx
 
-from berth.common.inprocess import InProcessTransport
+from berth.common.context import RequestContext
+from berth.common.inprocess import InProcessClient, InProcessTransport
 
 
 class ServiceUnavailable(Exception):
@@ -20,10 +21,16 @@ def http_client(base_url: str, auth: httpx.Auth, timeout: float = 30.0) -> httpx
 
 
 def in_process_client(
-    app: Any, auth: httpx.Auth, base_url: str = "http://in-process", inline: bool = False
+    app: Any,
+    auth: httpx.Auth | RequestContext,
+    base_url: str = "http://in-process",
+    inline: bool = False,
 ) -> httpx.Client:
     """A client of an ASGI app in this process (berth.common.inprocess; ``inline``: the app
-    runs in the caller's thread)."""
+    runs in the caller's thread). ``auth`` signs each call, or is the caller itself, whom the
+    app then takes at its word (berth.common.auth.caller): no token, no identity service."""
+    if isinstance(auth, RequestContext):
+        return InProcessClient(InProcessTransport(app, inline, caller=auth), base_url)
     return httpx.Client(transport=InProcessTransport(app, inline), base_url=base_url, auth=auth)
 
 

@@ -131,11 +131,19 @@ def map_host(conn: Connection, host: str, cell_id: int) -> HostMapping:
 
 
 def map_hosts(conn: Connection, wanted: Mapping[str, int]) -> None:
-    """``map_host`` for many hosts (host -> cell id), reading the mappings once."""
+    """``map_host`` for many hosts (host -> cell id): the mappings read once, the missing ones
+    written in one statement."""
     mapped = host_cells(conn)
-    for host, cell_id in wanted.items():
-        if host not in mapped:
-            map_host(conn, host, cell_id)
+    missing = [{"host": h, "cell_id": c} for h, c in wanted.items() if h not in mapped]
+    if not missing:
+        return
+    try:
+        with conn.begin_nested():
+            conn.execute(host_mappings.insert(), missing)
+    except IntegrityError:
+        # Some were mapped meanwhile (by discover_hosts, say): each in turn, as map_host does.
+        for row in missing:
+            map_host(conn, row["host"], row["cell_id"])
 
 
 def cell_of_host(conn: Connection, host: str) -> int | None:

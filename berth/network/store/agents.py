@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -29,6 +29,12 @@ def list_agents(conn: Connection) -> list[RowMapping]:
 
 def insert_agent(conn: Connection, values: Mapping[str, Any]) -> None:
     conn.execute(agents.insert().values(**values))
+
+
+def insert_agents(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Many agents in one statement."""
+    if rows:
+        conn.execute(agents.insert(), list(rows))
 
 
 def update_agent(conn: Connection, agent_id: str, values: Mapping[str, Any]) -> None:

@@ -54,6 +54,30 @@ def test_a_cell_name_or_uuid_is_taken_once(api_db: Database) -> None:
     assert uuid_taken.value.what == "cell uuid"
 
 
+def test_many_hosts_are_mapped_at_once_and_none_moves(api_db: Database) -> None:
+    cell1, cell2 = _cell(api_db, "cell1"), _cell(api_db, "cell2")
+    with api_db.write() as conn:
+        cells.map_host(conn, "host1", cell1)
+        cells.map_hosts(conn, {"host1": cell2, "host2": cell2, "host3": cell1})
+        cells.map_hosts(conn, {"host2": cell1})
+    with api_db.read() as conn:
+        assert cells.host_cells(conn) == {"host1": cell1, "host2": cell2, "host3": cell1}
+
+
+def test_hosts_mapped_meanwhile_are_left_where_they_are(
+    api_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One of the hosts was mapped after the mappings were read: each is then mapped in turn."""
+    cell1, cell2 = _cell(api_db, "cell1"), _cell(api_db, "cell2")
+    with api_db.write() as conn:
+        cells.map_host(conn, "host2", cell1)
+        with monkeypatch.context() as patched:
+            patched.setattr(cells, "host_cells", lambda conn: {})
+            cells.map_hosts(conn, {"host1": cell2, "host2": cell2})
+    with api_db.read() as conn:
+        assert cells.host_cells(conn) == {"host1": cell2, "host2": cell1}
+
+
 def test_a_cell_with_hosts_or_instances_is_not_deleted(api_db: Database) -> None:
     cell_id = _cell(api_db)
     with api_db.write() as conn:
