@@ -9,7 +9,7 @@ the cloud only once both are.
 
 from __future__ import annotations
 
-import logging
+import contextlib
 import threading
 from pathlib import Path
 from typing import Any
@@ -24,8 +24,6 @@ from berth.common import logs
 from berth.config import KeystoneAuthtokenSettings, Settings
 from berth.identity import embedded
 from berth.identity.accounts import ensure_accounts
-
-LOG = logging.getLogger(__name__)
 
 
 class IdentityFailed(Exception):
@@ -81,8 +79,17 @@ class EmbeddedIdentity:
         }
 
     def start(self) -> None:
-        """:meth:`set_up` in a thread of its own."""
-        threading.Thread(target=self.set_up, name="identity set-up", daemon=True).start()
+        """:meth:`set_up` in a thread of its own, which then stays: importing Keystone makes
+        greenlets (eventlet's) that belong to the importing thread, and once that thread has
+        ended they can no longer be freed (berth up crashed in a later garbage collection, or
+        hung as the thread ended)."""
+        threading.Thread(target=self._set_up_and_stay, name="identity", daemon=True).start()
+
+    def _set_up_and_stay(self) -> None:
+        # A failure is kept for wait(), which raises it where berth up waits.
+        with contextlib.suppress(BaseException):
+            self.set_up()
+        threading.Event().wait()
 
     def set_up(self) -> None:
         """Schema, keys and bootstrap (once per data directory), the accounts and the catalog;
