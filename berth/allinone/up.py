@@ -83,14 +83,16 @@ def run(
     started = threading.Event()
 
     def start_stack() -> None:
-        while not server.started:
-            if server.should_exit:
-                return
-            time.sleep(0.05)
         try:
+            # Needs neither the port nor Keystone: Placement is called in process.
             stack.register()
             if identity is not None:
                 identity.wait()
+            # The services fetch their tokens from the Keystone on the port.
+            while not server.started:
+                if server.should_exit:
+                    return
+                time.sleep(0.05)
             stack.serve()
         except Exception:
             LOG.exception("berth up could not start; stopping")

@@ -78,6 +78,18 @@ class ApiDescription:
     description: str = ""
 
 
+def links_schema(strict: bool = False) -> dict[str, Any]:
+    """A reply's ``links``: a list of ``{"rel": ..., "href": ...}``; ``strict``, no other key."""
+    link: dict[str, Any] = {
+        "type": "object",
+        "properties": {"rel": {"type": "string"}, "href": {"type": "string"}},
+        "required": ["rel", "href"],
+    }
+    if strict:
+        link["additionalProperties"] = False
+    return {"type": "array", "items": link}
+
+
 def document(api: ApiDescription, server_url: str) -> dict[str, Any]:
     """The OpenAPI 3.1 document of ``api`` served under ``server_url``."""
     paths: dict[str, Any] = {

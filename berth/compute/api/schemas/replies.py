@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from berth.common.openapi import Reply
+from berth.common.openapi import Reply, links_schema
 
 _STRING: dict[str, Any] = {"type": "string"}
 _NULLABLE_STRING: dict[str, Any] = {"type": ["string", "null"]}
@@ -15,14 +15,7 @@ _INTEGER: dict[str, Any] = {"type": "integer"}
 _BOOLEAN: dict[str, Any] = {"type": "boolean"}
 _OBJECT: dict[str, Any] = {"type": "object"}
 _STRINGS: dict[str, Any] = {"type": "array", "items": _STRING}
-_LINKS: dict[str, Any] = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "properties": {"rel": _STRING, "href": _STRING},
-        "required": ["rel", "href"],
-    },
-}
+_LINKS = links_schema()
 
 
 def _object(properties: dict[str, Any], *required: str) -> dict[str, Any]:

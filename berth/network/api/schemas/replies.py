@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from berth.common.openapi import Reply
+from berth.common.openapi import Reply, links_schema
 from berth.network import qos as qos_kinds
 from berth.network.api import (
     agents,
@@ -31,14 +31,7 @@ _BOOLEAN: dict[str, Any] = {"type": "boolean"}
 _STRINGS: dict[str, Any] = {"type": "array", "items": _STRING}
 _OBJECT: dict[str, Any] = {"type": "object"}
 _TIME: dict[str, Any] = {"type": "string", "format": "date-time"}
-_LINKS: dict[str, Any] = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "properties": {"href": _STRING, "rel": _STRING},
-        "required": ["href", "rel"],
-    },
-}
+_LINKS = links_schema()
 _STANDARD: dict[str, Any] = {
     "id": _STRING,
     "name": _STRING,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from berth.common.openapi import Reply
+from berth.common.openapi import Reply, links_schema
 from berth.placement import microversion
 from berth.placement.api.schemas import usage
 from berth.placement.api.schemas.allocation import RESOURCE_CLASS_PATTERN
@@ -21,15 +21,7 @@ from berth.placement.candidates import qsschema
 _STRING: dict[str, Any] = {"type": "string"}
 _INTEGER: dict[str, Any] = {"type": "integer"}
 _UUID: dict[str, Any] = {"type": "string", "format": "uuid"}
-_LINKS: dict[str, Any] = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "properties": {"rel": _STRING, "href": _STRING},
-        "required": ["rel", "href"],
-        "additionalProperties": False,
-    },
-}
+_LINKS = links_schema(strict=True)
 _TRAITS: dict[str, Any] = {"type": "array", "items": _STRING}
 
 
