@@ -22,8 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from berth.allinone.stack import keystone_cloud
 from berth.common import logs
 from berth.config import KeystoneAuthtokenSettings, Settings
-from berth.identity import embedded
-from berth.identity.accounts import ensure_accounts
+from berth.identity import accounts, embedded
 
 
 class IdentityFailed(Exception):
@@ -96,12 +95,20 @@ class EmbeddedIdentity:
         then Keystone answers. A failure is kept for :meth:`wait`."""
         try:
             embedded.prepare(self.home, self.url)
-            flask_app = embedded.wsgi_app(self.home, lambda: logs.configure(self.log_level))
-            with httpx.Client(
-                transport=httpx.WSGITransport(app=flask_app, script_name=self.url_path),
-                base_url="http://identity.local",
-            ) as client:
-                ensure_accounts(client, self.passwords, self.catalog, self.home.accounts_stamp)
+
+            def keystone_app() -> Any:
+                return embedded.wsgi_app(self.home, lambda: logs.configure(self.log_level))
+
+            if accounts.ensured(self.passwords, self.catalog, self.home.accounts_stamp):
+                flask_app = keystone_app()
+            else:
+                # The password hashes and API calls in a child, while this process makes the
+                # app it serves: it has the fleet to register meanwhile.
+                job = {"home": str(self.home.root), "script_name": self.url_path,
+                       "passwords": self.passwords, "catalog": self.catalog}  # fmt: skip
+                flask_app = embedded.in_child(
+                    {"accounts": job}, "making the identity accounts", keystone_app
+                )
             self._app = WSGIMiddleware(flask_app)
         except BaseException as exc:
             self._failure = exc

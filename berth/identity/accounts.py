@@ -69,12 +69,20 @@ def ensure_accounts(
     """Users, projects, roles and the catalog (service type -> URL) on the Keystone ``client``
     reaches; ``passwords`` has the admin's and each user's. Nothing is asked of Keystone when
     ``stamp`` says this very set was ensured before."""
-    wanted = json.dumps([USERS, dict(passwords), dict(endpoints)], sort_keys=True)
-    digest = hashlib.sha256(wanted.encode()).hexdigest()
-    if stamp.exists() and stamp.read_text() == digest:
+    if ensured(passwords, endpoints, stamp):
         return
     _ensure(client, passwords, endpoints)
-    stamp.write_text(digest)
+    stamp.write_text(_digest(passwords, endpoints))
+
+
+def ensured(passwords: Mapping[str, str], endpoints: Mapping[str, str], stamp: Path) -> bool:
+    """Whether ``stamp`` says these very accounts and catalog were ensured before."""
+    return stamp.exists() and stamp.read_text() == _digest(passwords, endpoints)
+
+
+def _digest(passwords: Mapping[str, str], endpoints: Mapping[str, str]) -> str:
+    wanted = json.dumps([USERS, dict(passwords), dict(endpoints)], sort_keys=True)
+    return hashlib.sha256(wanted.encode()).hexdigest()
 
 
 def _ensure(

@@ -18,16 +18,17 @@ import sys
 import tempfile
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from berth.identity import deferred_saml
 
 LOG = logging.getLogger(__name__)
+T = TypeVar("T")
 
 REGION = "RegionOne"
 ADMIN = "admin"
@@ -149,27 +150,28 @@ def prepare(home: KeystoneHome, identity_url: str) -> dict[str, str]:
             "--bootstrap-public-url", identity_url, "--bootstrap-internal-url", identity_url,
         ],
     ]  # fmt: skip
-    _manage(steps)
+    in_child({"steps": steps}, "keystone-manage", _import_keystone_app)
     home.setup_stamp.write_text(release)
     return passwords
 
 
-def _manage(steps: list[list[str]]) -> None:
-    """The steps in one child (berth.identity.manage); the steps, which hold the admin's
-    password, go on its stdin rather than its command line, which any local user can read.
-    While it works, this process imports what it will serve Keystone with."""
+def in_child(job: Mapping[str, Any], what: str, meanwhile: Callable[[], T] = lambda: None) -> T:
+    """``job`` in a child (berth.identity.manage), given on its stdin rather than its command
+    line, which any local user can read: it holds passwords. ``meanwhile`` runs here while the
+    child works; what it answers is answered once the child has done."""
     with tempfile.TemporaryFile("w+") as errors:
         child = subprocess.Popen(
             [sys.executable, "-m", "berth.identity.manage"],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=errors, text=True,
         )  # fmt: skip
         assert child.stdin is not None
-        child.stdin.write(json.dumps(steps))
+        child.stdin.write(json.dumps(job))
         child.stdin.close()
-        _import_keystone_app()
+        done = meanwhile()
         if child.wait() != 0:
             errors.seek(0)
-            raise RuntimeError(f"keystone-manage failed:\n{errors.read()[-3000:]}")
+            raise RuntimeError(f"{what} failed:\n{errors.read()[-3000:]}")
+    return done
 
 
 def _import_keystone_app() -> None:
