@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -36,9 +37,17 @@ def trait_ids(conn: Connection, names: Iterable[str]) -> dict[str, int]:
     return _ids(conn, traits, names)
 
 
+@functools.cache
+def _by_names(table: sa.Table) -> sa.Select[tuple[str, int]]:
+    """Built once per name table: every inventory write looks its classes up."""
+    return sa.select(table.c.name, table.c.id).where(
+        table.c.name.in_(sa.bindparam("names", expanding=True))
+    )
+
+
 def _ids(conn: Connection, table: sa.Table, names: Iterable[str]) -> dict[str, int]:
     wanted = sorted(set(names))
     if not wanted:
         return {}
-    rows = conn.execute(sa.select(table.c.name, table.c.id).where(table.c.name.in_(wanted)))
+    rows = conn.execute(_by_names(table), {"names": wanted})
     return {name: id_ for name, id_ in rows}
