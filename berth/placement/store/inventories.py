@@ -20,6 +20,7 @@ from berth.common.timeutils import utcnow
 from berth.placement import errors, exceptions
 from berth.placement.capacity import Inventory
 from berth.placement.store import names, providers
+from berth.placement.store.listed import InList
 from berth.placement.store.providers import ResourceProvider
 from berth.placement.store.schema import allocations, inventories, resource_classes
 
@@ -184,20 +185,22 @@ def _class_ids(conn: Connection, wanted: Mapping[str, Inventory]) -> dict[str, i
     return class_ids
 
 
-def _statements() -> tuple[sa.Select[tuple[int, str, int]], sa.Select[tuple[int, str, int]]]:
+def _statements() -> tuple[InList[sa.Select[Any]], InList[sa.Select[Any]]]:
     inv, rc, a = inventories, resource_classes, allocations
-    held = (
-        sa.select(inv.c.resource_provider_id, rc.c.name, rc.c.id)
-        .join(inv, inv.c.resource_class_id == rc.c.id)
-        .where(inv.c.resource_provider_id.in_(sa.bindparam("providers", expanding=True)))
+    held = sa.select(inv.c.resource_provider_id, rc.c.name, rc.c.id).join(
+        inv, inv.c.resource_class_id == rc.c.id
     )
-    used = (
-        sa.select(a.c.resource_provider_id, rc.c.name, sa.func.sum(a.c.used))
-        .join(rc, rc.c.id == a.c.resource_class_id)
-        .where(a.c.resource_provider_id.in_(sa.bindparam("providers", expanding=True)))
-        .group_by(a.c.resource_provider_id, rc.c.name)
+    used = sa.select(a.c.resource_provider_id, rc.c.name, sa.func.sum(a.c.used)).join(
+        rc, rc.c.id == a.c.resource_class_id
     )
-    return held, used
+    return (
+        InList(inv.c.resource_provider_id, held.where, "providers"),
+        InList(
+            a.c.resource_provider_id,
+            lambda among: used.where(among).group_by(a.c.resource_provider_id, rc.c.name),
+            "providers",
+        ),
+    )
 
 
 # Built once, as every inventory write runs them (see ``providers``).
@@ -207,7 +210,7 @@ _HELD, _USED = _statements()
 def _held(conn: Connection, held_by: Sequence[ResourceProvider]) -> dict[int, dict[str, int]]:
     """Per provider id, the classes it has inventory of, by name, with their ids."""
     held: dict[int, dict[str, int]] = {provider.id: {} for provider in held_by}
-    rows = conn.execute(_HELD, {"providers": list(held)})
+    rows = conn.execute(*_HELD(list(held)))
     for provider_id, name, id_ in rows:
         held[provider_id][name] = id_
     return held
@@ -282,7 +285,7 @@ def _warn_if_overused(
     if not stocks:
         return
     wanted = {provider.id: (provider, stock) for provider, stock in stocks}
-    rows = conn.execute(_USED, {"providers": list(wanted)})
+    rows = conn.execute(*_USED(list(wanted)))
     for provider_id, name, used in rows:
         provider, stock = wanted[provider_id]
         if name in stock and used > stock[name].capacity:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from berth.placement.store.listed import InList
 from berth.placement.store.schema import resource_classes, traits
 
 
@@ -38,16 +39,14 @@ def trait_ids(conn: Connection, names: Iterable[str]) -> dict[str, int]:
 
 
 @functools.cache
-def _by_names(table: sa.Table) -> sa.Select[tuple[str, int]]:
+def _by_names(table: sa.Table) -> InList[sa.Select[tuple[str, int]]]:
     """Built once per name table: every inventory write looks its classes up."""
-    return sa.select(table.c.name, table.c.id).where(
-        table.c.name.in_(sa.bindparam("names", expanding=True))
-    )
+    return InList(table.c.name, sa.select(table.c.name, table.c.id).where, "names")
 
 
 def _ids(conn: Connection, table: sa.Table, names: Iterable[str]) -> dict[str, int]:
     wanted = sorted(set(names))
     if not wanted:
         return {}
-    rows = conn.execute(_by_names(table), {"names": wanted})
+    rows = conn.execute(*_by_names(table)(wanted))
     return {name: id_ for name, id_ in rows}

@@ -12,6 +12,7 @@ from berth.common.timeutils import utcnow
 from berth.placement import exceptions
 from berth.placement.store import changes, providers
 from berth.placement.store.links import replace_links
+from berth.placement.store.listed import InList
 from berth.placement.store.names import NamedRecord
 from berth.placement.store.providers import ResourceProvider
 from berth.placement.store.schema import resource_provider_traits, traits
@@ -34,7 +35,7 @@ def _from_rows(rows: Iterable[sa.Row[tuple[object, ...]]]) -> list[Trait]:
 
 # Built once: a provider's traits are set by name on every registration.
 _BY_NAME = _select().where(traits.c.name == sa.bindparam("name"))
-_BY_NAMES = _select().where(traits.c.name.in_(sa.bindparam("names", expanding=True)))
+_BY_NAMES = InList(traits.c.name, _select().where, "names")
 
 
 def find(conn: Connection, name: str) -> Trait | None:
@@ -59,7 +60,7 @@ def list_traits(
     has them."""
     t, link = traits, resource_provider_traits
     if names is not None and prefix is None and associated is None:
-        return _from_rows(conn.execute(_BY_NAMES, {"names": sorted(set(names))}))
+        return _from_rows(conn.execute(*_BY_NAMES(sorted(set(names)))))
     query = _select()
     if names is not None:
         query = query.where(t.c.name.in_(sorted(set(names))))
