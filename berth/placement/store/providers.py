@@ -74,8 +74,13 @@ def select_providers() -> sa.Select[tuple[object, ...]]:
 def _statements() -> tuple[sa.Select[tuple[object, ...]], sa.Select[tuple[object, ...]], sa.Update]:
     rp = resource_providers
     by_uuid = select_providers().where(rp.c.uuid == sa.bindparam("uuid"))
-    clashes = sa.select(rp.c.uuid, rp.c.name).where(
-        sa.or_(rp.c.uuid == sa.bindparam("uuid"), rp.c.name == sa.bindparam("name"))
+    # A new provider's parent and those that have its uuid or name, in one round trip.
+    clashes = select_providers().where(
+        sa.or_(
+            rp.c.uuid == sa.bindparam("uuid"),
+            rp.c.name == sa.bindparam("name"),
+            rp.c.uuid == sa.bindparam("parent"),
+        )
     )
     bump = (
         rp.update()
@@ -199,17 +204,19 @@ def create(
 ) -> ResourceProvider:
     """A new provider at generation 0: a root, or a child in its parent's tree."""
     refused = f'Unable to create resource provider "{name}", {uuid}'
+    if parent_uuid == uuid:
+        raise exceptions.InvalidInput(
+            f"{refused}: parent provider UUID cannot be same as UUID. Please set parent "
+            "provider UUID to None if there is no parent."
+        )
+    params = {"uuid": uuid, "name": name, "parent": parent_uuid}
+    found = [_from_row(row) for row in conn.execute(_CLASHES, params)]
     parent = None
     if parent_uuid is not None:
-        if parent_uuid == uuid:
-            raise exceptions.InvalidInput(
-                f"{refused}: parent provider UUID cannot be same as UUID. Please set parent "
-                "provider UUID to None if there is no parent."
-            )
-        parent = find(conn, parent_uuid)
+        parent = next((p for p in found if p.uuid == parent_uuid), None)
         if parent is None:
             raise exceptions.InvalidInput(f"{refused}: parent provider UUID does not exist.")
-    _refuse_duplicates(conn, uuid, name)
+    _refuse_duplicates(uuid, name, found)
     row = {
         "uuid": uuid,
         "name": name,
@@ -245,8 +252,7 @@ def create(
     )
 
 
-def _refuse_duplicates(conn: Connection, uuid: str, name: str) -> None:
-    taken = conn.execute(_CLASHES, {"uuid": uuid, "name": name}).all()
+def _refuse_duplicates(uuid: str, name: str, taken: Sequence[ResourceProvider]) -> None:
     clashes = []
     if any(row.uuid == uuid for row in taken):
         clashes.append(f"uuid: {uuid}")
