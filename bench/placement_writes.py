@@ -4,8 +4,9 @@
 
 Builds Placement's app (``build_placement_app``) on a fresh SQLite file (or an empty database at
 ``--database-url``) and calls it through the in-process client the all-in-one stack uses
-(``in_process_client(..., inline=True)``: the app runs in the caller's thread) with a noauth2
-service user. For each host it writes what the compute host and the network reporter write:
+(``in_process_client(..., inline=True)``: the app runs in the caller's thread) as noauth2's
+service user, named in the call (``in_process_caller``) as ``berth up``'s services are. For
+each host it writes what the compute host and the network reporter write:
 
 - the compute node: ``POST /resource_providers``, ``PUT .../traits``, ``PUT .../inventories``;
 - the OVS agent's provider under it and its bridge's provider under that: ``POST
@@ -38,7 +39,7 @@ import httpx
 from bench import procstat
 from berth.compute.clients.http import in_process_client
 from berth.config import Settings
-from berth.identity.service_user import service_auth
+from berth.identity.service_user import in_process_caller
 from berth.placement.app import build_app as build_placement_app
 from berth.placement.service import PlacementService
 from berth.placement.store import migrate
@@ -193,8 +194,11 @@ def placement_client(database_url: str) -> tuple[httpx.Client, PlacementService,
     service = PlacementService.from_settings(settings.placement, database_url)
     migrate.sync(service.db)
     app = TimedApp(build_placement_app(service))
-    auth = service_auth("noauth2", "admin", settings.keystone_authtoken)
-    client = in_process_client(app, auth, "http://placement", inline=True)
+    # As berth up's services call it: in the caller's thread, naming themselves (noauth2's
+    # service user, with the service role) rather than carrying a token.
+    caller = in_process_caller("noauth2", "admin", settings.keystone_authtoken, {})
+    assert caller is not None
+    client = in_process_client(app, caller, "http://placement", inline=True)
     client.headers["openstack-api-version"] = MICROVERSION
     return client, service, app
 
