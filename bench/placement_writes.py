@@ -15,8 +15,9 @@ each host it writes what the compute host and the network reporter write:
 - after each phase, one ``GET /resource_providers`` (the clients read the generations back so;
   it brings the candidate index up to date with the writes).
 
-Prints, per kind of call, the calls made, the milliseconds per call (wall and this process's
-CPU), and the providers registered per second overall. One thread: the figures are the CPU a
+Prints, per kind of call, the calls made, the milliseconds per call (wall, this process's CPU,
+and the CPU inside Placement's app: the rest is the client's and the in-process hop's), and the
+providers registered per second overall. One thread: the figures are the CPU a
 call costs, which concurrency does not divide on one interpreter. ``--profile`` runs only the
 writes, for ``py-spy record`` to watch.
 """
