@@ -1,8 +1,8 @@
 """A quick yes for a valid request body, before jsonschema's full walk.
 
 jsonschema walks a body keyword by keyword, a descent and an error iterator each: validating a
-reshape of 500 providers' inventories took a seventh of the request, and a provider's create or
-traits a tenth. ``acceptor(schema)`` turns a schema into nested closures that only answer
+reshape of 500 providers' inventories took a seventh of the request, a provider's three
+inventories 150 µs, its traits 35 µs. ``acceptor(schema)`` turns a schema into nested closures that only answer
 whether a body is valid. They are sound, never complete: True only where jsonschema (draft 7,
 formats checked) finds no error; False or a keyword they do not know sends the body to
 jsonschema, which finds the error and words it as before. So a valid body costs the closures
