@@ -25,6 +25,7 @@ Route = tuple[str, str]
 R = TypeVar("R")
 S = TypeVar("S")
 T = TypeVar("T")
+V = TypeVar("V")
 
 # The most of a refused value a message shows: a hostile body may be long.
 SHOWN_CHARACTERS = 200
@@ -101,7 +102,8 @@ class Invalid:
 
 def first_error(body: Any, schema: Schema) -> Invalid | None:
     """The most telling way ``body`` fails ``schema``; None when it is valid."""
-    error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(body))
+    validator = cached_validator(schema, jsonschema.Draft202012Validator)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(body))
     if error is None:
         return None
     return Invalid(tuple(error.absolute_path), error.instance, _reason(error))
@@ -133,14 +135,17 @@ def _quoted(value: Any) -> str:
 
 
 # By identity: the schemas are module constants, built once and never changed.
-_VALIDATORS: dict[int, tuple[Schema, jsonschema.Draft202012Validator]] = {}
+_VALIDATORS: dict[tuple[int, Callable[[Schema], Any]], tuple[Schema, Any]] = {}
 
 
-def _validator(schema: Schema) -> jsonschema.Draft202012Validator:
-    found = _VALIDATORS.get(id(schema))
+def cached_validator(schema: Schema, make: Callable[[Schema], V]) -> V:
+    """The validator ``make`` builds for ``schema`` (a jsonschema validator class, or a function
+    that builds one), built once per schema and kind rather than at every request."""
+    key = (id(schema), make)
+    found = _VALIDATORS.get(key)
     if found is None or found[0] is not schema:
-        found = _VALIDATORS[id(schema)] = (schema, jsonschema.Draft202012Validator(schema))
-    return found[1]
+        found = _VALIDATORS[key] = (schema, make(schema))
+    return found[1]  # type: ignore[no-any-return]
 
 
 def guarded(

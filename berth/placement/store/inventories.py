@@ -20,6 +20,7 @@ from berth.common.timeutils import utcnow
 from berth.placement import errors, exceptions
 from berth.placement.capacity import Inventory
 from berth.placement.store import names, providers
+from berth.placement.store.listed import InList
 from berth.placement.store.providers import ResourceProvider
 from berth.placement.store.schema import allocations, inventories, resource_classes
 
@@ -126,7 +127,9 @@ def replace_many(
             else:
                 new_rows.append({**key, "created_at": now, **inventory.fields()})
     _write(conn, new_rows, changed_rows)
-    _warn_if_overused(conn, stocks)
+    # Only inventory held before can have allocations against it (none can be made without
+    # it, and it cannot be removed while they last): a new provider's needs no look.
+    _warn_if_overused(conn, [(p, wanted) for p, wanted in stocks if held[p.id].keys() & wanted])
     generations = providers.bump_generations(conn, [provider for provider, _ in stocks])
     return [
         dataclasses.replace(provider, generation=generation)
@@ -182,15 +185,32 @@ def _class_ids(conn: Connection, wanted: Mapping[str, Inventory]) -> dict[str, i
     return class_ids
 
 
+def _statements() -> tuple[InList[sa.Select[Any]], InList[sa.Select[Any]]]:
+    inv, rc, a = inventories, resource_classes, allocations
+    held = sa.select(inv.c.resource_provider_id, rc.c.name, rc.c.id).join(
+        inv, inv.c.resource_class_id == rc.c.id
+    )
+    used = sa.select(a.c.resource_provider_id, rc.c.name, sa.func.sum(a.c.used)).join(
+        rc, rc.c.id == a.c.resource_class_id
+    )
+    return (
+        InList(inv.c.resource_provider_id, held.where, "providers"),
+        InList(
+            a.c.resource_provider_id,
+            lambda among: used.where(among).group_by(a.c.resource_provider_id, rc.c.name),
+            "providers",
+        ),
+    )
+
+
+# Built once, as every inventory write runs them (see ``providers``).
+_HELD, _USED = _statements()
+
+
 def _held(conn: Connection, held_by: Sequence[ResourceProvider]) -> dict[int, dict[str, int]]:
     """Per provider id, the classes it has inventory of, by name, with their ids."""
-    inv, rc = inventories, resource_classes
     held: dict[int, dict[str, int]] = {provider.id: {} for provider in held_by}
-    rows = conn.execute(
-        sa.select(inv.c.resource_provider_id, rc.c.name, rc.c.id)
-        .join(inv, inv.c.resource_class_id == rc.c.id)
-        .where(inv.c.resource_provider_id.in_(list(held)))
-    )
+    rows = conn.execute(*_HELD(list(held)))
     for provider_id, name, id_ in rows:
         held[provider_id][name] = id_
     return held
@@ -200,6 +220,10 @@ _KEY = (
     inventories.c.resource_provider_id == sa.bindparam("b_provider"),
     inventories.c.resource_class_id == sa.bindparam("b_class"),
 )
+_INSERT = inventories.insert().values(
+    resource_provider_id=sa.bindparam("b_provider"), resource_class_id=sa.bindparam("b_class")
+)
+_UPDATE = inventories.update().where(*_KEY)
 
 
 def _write(
@@ -207,17 +231,10 @@ def _write(
 ) -> None:
     """Insert ``new_rows`` and update ``changed_rows``, each keyed by ``b_provider`` and
     ``b_class``, one executemany each."""
-    inv = inventories
     if new_rows:
-        conn.execute(
-            inv.insert().values(
-                resource_provider_id=sa.bindparam("b_provider"),
-                resource_class_id=sa.bindparam("b_class"),
-            ),
-            list(new_rows),
-        )
+        conn.execute(_INSERT, list(new_rows))
     if changed_rows:
-        conn.execute(inv.update().where(*_KEY), list(changed_rows))
+        conn.execute(_UPDATE, list(changed_rows))
 
 
 def _delete(conn: Connection, class_ids: Mapping[int, set[int]]) -> None:
@@ -265,14 +282,10 @@ def _warn_if_overused(
     conn: Connection, stocks: Sequence[tuple[ResourceProvider, Mapping[str, Inventory]]]
 ) -> None:
     """Shrinking below usage is allowed, but an operator should hear about it."""
-    a, rc = allocations, resource_classes
+    if not stocks:
+        return
     wanted = {provider.id: (provider, stock) for provider, stock in stocks}
-    rows = conn.execute(
-        sa.select(a.c.resource_provider_id, rc.c.name, sa.func.sum(a.c.used))
-        .join(rc, rc.c.id == a.c.resource_class_id)
-        .where(a.c.resource_provider_id.in_(list(wanted)))
-        .group_by(a.c.resource_provider_id, rc.c.name)
-    )
+    rows = conn.execute(*_USED(list(wanted)))
     for provider_id, name, used in rows:
         provider, stock = wanted[provider_id]
         if name in stock and used > stock[name].capacity:

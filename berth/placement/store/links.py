@@ -33,14 +33,21 @@ def _statements(table: sa.Table, column: str) -> _Statements:
 
 
 def replace_links(
-    conn: Connection, table: sa.Table, column: str, provider_id: int, wanted: set[int]
+    conn: Connection,
+    table: sa.Table,
+    column: str,
+    provider_id: int,
+    wanted: set[int],
+    current: set[int] | None = None,
 ) -> bool:
     """Make the provider's ``column`` values in ``table`` exactly ``wanted``; True if they changed.
 
-    Only the difference is written, so unchanged links keep their rows.
+    Only the difference is written, so unchanged links keep their rows. ``current``: the values
+    now, when the caller read them already.
     """
     statements = _statements(table, column)
-    current = set(conn.scalars(statements.current, {"provider": provider_id}))
+    if current is None:
+        current = set(conn.scalars(statements.current, {"provider": provider_id}))
     if current != wanted:
         changes.touch(conn, [provider_id])
     if current - wanted:

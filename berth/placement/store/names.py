@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from berth.placement.store.listed import InList
 from berth.placement.store.schema import resource_classes, traits
 
 
@@ -36,9 +38,15 @@ def trait_ids(conn: Connection, names: Iterable[str]) -> dict[str, int]:
     return _ids(conn, traits, names)
 
 
+@functools.cache
+def _by_names(table: sa.Table) -> InList[sa.Select[tuple[str, int]]]:
+    """Built once per name table: every inventory write looks its classes up."""
+    return InList(table.c.name, sa.select(table.c.name, table.c.id).where, "names")
+
+
 def _ids(conn: Connection, table: sa.Table, names: Iterable[str]) -> dict[str, int]:
     wanted = sorted(set(names))
     if not wanted:
         return {}
-    rows = conn.execute(sa.select(table.c.name, table.c.id).where(table.c.name.in_(wanted)))
+    rows = conn.execute(*_by_names(table)(wanted))
     return {name: id_ for name, id_ in rows}

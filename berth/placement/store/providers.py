@@ -74,8 +74,13 @@ def select_providers() -> sa.Select[tuple[object, ...]]:
 def _statements() -> tuple[sa.Select[tuple[object, ...]], sa.Select[tuple[object, ...]], sa.Update]:
     rp = resource_providers
     by_uuid = select_providers().where(rp.c.uuid == sa.bindparam("uuid"))
-    clashes = sa.select(rp.c.uuid, rp.c.name).where(
-        sa.or_(rp.c.uuid == sa.bindparam("uuid"), rp.c.name == sa.bindparam("name"))
+    # A new provider's parent and those that have its uuid or name, in one round trip.
+    clashes = select_providers().where(
+        sa.or_(
+            rp.c.uuid == sa.bindparam("uuid"),
+            rp.c.name == sa.bindparam("name"),
+            rp.c.uuid == sa.bindparam("parent"),
+        )
     )
     bump = (
         rp.update()
@@ -89,6 +94,14 @@ def _statements() -> tuple[sa.Select[tuple[object, ...]], sa.Select[tuple[object
 # time cost more than SQLite's own work on it.
 _BY_UUID, _CLASHES, _BUMP = _statements()
 _INSERT = resource_providers.insert()
+_BUMP_MANY = (
+    resource_providers.update()
+    .where(resource_providers.c.id.in_(sa.bindparam("providers", expanding=True)))
+    .values(generation=resource_providers.c.generation + 1, updated_at=sa.bindparam("now"))
+)
+_GENERATIONS = sa.select(resource_providers.c.id, resource_providers.c.generation).where(
+    resource_providers.c.id.in_(sa.bindparam("providers", expanding=True))
+)
 _ROOT_OF_ITSELF = (
     resource_providers.update()
     .where(resource_providers.c.id == sa.bindparam("provider"))
@@ -147,14 +160,9 @@ def bump_generations(conn: Connection, bumped: Sequence[ResourceProvider]) -> li
     generations, in order."""
     if len(bumped) == 1:
         return [bump_generation(conn, bumped[0])]
-    rp = resource_providers
     ids = [provider.id for provider in bumped]
-    conn.execute(
-        rp.update()
-        .where(rp.c.id.in_(ids))
-        .values(generation=rp.c.generation + 1, updated_at=utcnow())
-    )
-    rows = conn.execute(sa.select(rp.c.id, rp.c.generation).where(rp.c.id.in_(ids)))
+    conn.execute(_BUMP_MANY, {"providers": ids, "now": utcnow()})
+    rows = conn.execute(_GENERATIONS, {"providers": ids})
     now = {provider_id: generation for provider_id, generation in rows}
     for provider in bumped:
         if now.get(provider.id) != provider.generation + 1:
@@ -196,17 +204,19 @@ def create(
 ) -> ResourceProvider:
     """A new provider at generation 0: a root, or a child in its parent's tree."""
     refused = f'Unable to create resource provider "{name}", {uuid}'
+    if parent_uuid == uuid:
+        raise exceptions.InvalidInput(
+            f"{refused}: parent provider UUID cannot be same as UUID. Please set parent "
+            "provider UUID to None if there is no parent."
+        )
+    params = {"uuid": uuid, "name": name, "parent": parent_uuid}
+    found = [_from_row(row) for row in conn.execute(_CLASHES, params)]
     parent = None
     if parent_uuid is not None:
-        if parent_uuid == uuid:
-            raise exceptions.InvalidInput(
-                f"{refused}: parent provider UUID cannot be same as UUID. Please set parent "
-                "provider UUID to None if there is no parent."
-            )
-        parent = find(conn, parent_uuid)
+        parent = next((p for p in found if p.uuid == parent_uuid), None)
         if parent is None:
             raise exceptions.InvalidInput(f"{refused}: parent provider UUID does not exist.")
-    _refuse_duplicates(conn, uuid, name)
+    _refuse_duplicates(uuid, name, found)
     row = {
         "uuid": uuid,
         "name": name,
@@ -226,11 +236,23 @@ def create(
         # A root is the root of its own tree, which needs its id first.
         conn.execute(_ROOT_OF_ITSELF, {"provider": new_id})
     changes.touch(conn, [new_id])
-    return get(conn, uuid)
+    # What reading it back would give: every column is one written here (a fleet's
+    # registration makes thousands, and the read was a sixth of each).
+    return ResourceProvider(
+        id=new_id,
+        uuid=uuid,
+        name=name,
+        generation=0,
+        parent_provider_uuid=parent.uuid if parent else None,
+        root_provider_uuid=parent.root_provider_uuid if parent else uuid,
+        parent_provider_id=parent.id if parent else None,
+        root_provider_id=parent.root_provider_id if parent else new_id,
+        created_at=row["created_at"],
+        updated_at=None,
+    )
 
 
-def _refuse_duplicates(conn: Connection, uuid: str, name: str) -> None:
-    taken = conn.execute(_CLASHES, {"uuid": uuid, "name": name}).all()
+def _refuse_duplicates(uuid: str, name: str, taken: Sequence[ResourceProvider]) -> None:
     clashes = []
     if any(row.uuid == uuid for row in taken):
         clashes.append(f"uuid: {uuid}")

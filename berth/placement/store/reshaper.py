@@ -61,8 +61,14 @@ def reshape(
             if rc not in class_ids:
                 raise allocations.UnknownResourceClass(f"No such resource class {rc}.")
     stocked = [uuid for uuid, new in inventories.items() if new.stock]
-    interim = [(moving[uuid], inventories[uuid].stock) for uuid in stocked]
-    moving |= zip(stocked, _replace(conn, interim, keep_unlisted=True), strict=True)
+    if claims:
+        interim = [(moving[uuid], inventories[uuid].stock) for uuid in stocked]
+        moving |= zip(stocked, _replace(conn, interim, keep_unlisted=True), strict=True)
+    else:
+        # Nothing is allocated between the steps, so the interim inventory would only be
+        # written over (a fleet's new providers, 500 a request): the final step alone leaves
+        # the same rows, and the providers take the generation the interim step gives.
+        moving |= zip(stocked, _bump(conn, [moving[uuid] for uuid in stocked]), strict=True)
     bumped = allocations.write(conn, claims)
     final = [
         (replace(moving[uuid], generation=bumped.get(uuid, moving[uuid].generation)), new.stock)
@@ -82,3 +88,14 @@ def _replace(
         return inventories_store.replace_many(conn, stocks, keep_unlisted=keep_unlisted)
     except exceptions.ConcurrentUpdate as exc:
         raise allocations.GenerationRace(str(exc)) from None
+
+
+def _bump(conn: Connection, bumped: Sequence[ResourceProvider]) -> list[ResourceProvider]:
+    """The providers a generation on, as ``_replace`` leaves them, with no inventory written."""
+    if not bumped:
+        return []
+    try:
+        generations = providers.bump_generations(conn, bumped)
+    except exceptions.ConcurrentUpdate as exc:
+        raise allocations.GenerationRace(str(exc)) from None
+    return [replace(p, generation=g) for p, g in zip(bumped, generations, strict=True)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -12,6 +13,7 @@ from berth.common.timeutils import utcnow
 from berth.placement import exceptions
 from berth.placement.store import changes, providers
 from berth.placement.store.links import replace_links
+from berth.placement.store.listed import InList
 from berth.placement.store.names import NamedRecord
 from berth.placement.store.providers import ResourceProvider
 from berth.placement.store.schema import resource_provider_traits, traits
@@ -32,9 +34,21 @@ def _from_rows(rows: Iterable[sa.Row[tuple[object, ...]]]) -> list[Trait]:
     return [Trait(**row._asdict()) for row in rows]
 
 
+def _named_and_linked() -> InList[sa.CompoundSelect[Any]]:
+    """Traits by name (``wanted`` 1) and, in the same round trip, the ids of a provider's traits
+    (``wanted`` 0, the other columns null)."""
+    t, link = traits, resource_provider_traits
+    named = sa.select(t.c.id, t.c.name, t.c.created_at, t.c.updated_at, sa.literal_column("1"))
+    linked = sa.select(
+        link.c.trait_id, sa.null(), sa.null(), sa.null(), sa.literal_column("0")
+    ).where(link.c.resource_provider_id == sa.bindparam("provider"))
+    return InList(t.c.name, lambda among: sa.union_all(named.where(among), linked), "names")
+
+
 # Built once: a provider's traits are set by name on every registration.
 _BY_NAME = _select().where(traits.c.name == sa.bindparam("name"))
-_BY_NAMES = _select().where(traits.c.name.in_(sa.bindparam("names", expanding=True)))
+_BY_NAMES = InList(traits.c.name, _select().where, "names")
+_NAMED_AND_LINKED = _named_and_linked()
 
 
 def find(conn: Connection, name: str) -> Trait | None:
@@ -59,7 +73,7 @@ def list_traits(
     has them."""
     t, link = traits, resource_provider_traits
     if names is not None and prefix is None and associated is None:
-        return _from_rows(conn.execute(_BY_NAMES, {"names": sorted(set(names))}))
+        return _from_rows(conn.execute(*_BY_NAMES(sorted(set(names)))))
     query = _select()
     if names is not None:
         query = query.where(t.c.name.in_(sorted(set(names))))
@@ -113,11 +127,14 @@ def replace_on_provider(
     Returns the traits and the provider's generation. Any trait that does not exist is refused
     by name.
     """
-    wanted = list_traits(conn, names=names)
+    rows = conn.execute(*_NAMED_AND_LINKED(sorted(set(names)), provider=provider.id)).all()
+    wanted = sorted((Trait(*row[:4]) for row in rows if row[4]), key=lambda trait: trait.id)
+    linked = {row[0] for row in rows if not row[4]}
     missing = set(names) - {t.name for t in wanted}
     if missing:
         raise exceptions.InvalidInput(f"No such trait {', '.join(sorted(missing))}")
     wanted_ids = {t.id for t in wanted}
-    if not replace_links(conn, resource_provider_traits, "trait_id", provider.id, wanted_ids):
+    table = resource_provider_traits
+    if not replace_links(conn, table, "trait_id", provider.id, wanted_ids, current=linked):
         return wanted, provider.generation
     return wanted, providers.bump_generation(conn, provider)
