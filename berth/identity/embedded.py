@@ -4,7 +4,7 @@ fernet keys in the data directory, served as a WSGI app at ``/identity`` on Bert
 Keystone keeps its configuration in oslo.config's process-wide object, so one process holds at
 most one embedded Keystone. Its one-time setup (schema, keys, the bootstrap admin) runs as
 ``keystone-manage``'s steps in a child process (``berth.identity.manage``), which parses its own
-command lines.
+command lines; the accounts and catalog are made in another (``berth.allinone.identity``).
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def prepare(home: KeystoneHome, identity_url: str) -> dict[str, str]:
     return passwords
 
 
-def in_child(job: Mapping[str, Any], what: str, meanwhile: Callable[[], T] = lambda: None) -> T:
+def in_child(job: Mapping[str, Any], what: str, meanwhile: Callable[[], T]) -> T:
     """``job`` in a child (berth.identity.manage), given on its stdin rather than its command
     line, which any local user can read: it holds passwords. ``meanwhile`` runs here while the
     child works; what it answers is answered once the child has done."""
