@@ -33,7 +33,7 @@ import dataclasses
 import hashlib
 import logging
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,6 +137,63 @@ class _Ranked:
 
     host: HostState
     options: list[tuple[float, Candidate]]
+
+
+class _Ranking:
+    """The hosts best first, a host ranking by its best option, options by weight and, among
+    equal weights, in the shuffled order (a stable sort).
+
+    A claim looks at the first ``host_subset_size`` hosts and the alternates at the next few of
+    the cell, so a host's entry is made only when it is looked at: with one option a host (the
+    usual case), that is the sorted order itself."""
+
+    def __init__(self, flat: Sequence[tuple[HostState, Candidate]], weights: Sequence[float]):
+        self._flat = flat
+        self._weights = weights
+        # Stable, as the shuffle is what orders equal weights.
+        order = sorted(range(len(flat)), key=weights.__getitem__, reverse=True)
+        self._order = iter(order)
+        self._ordered: list[_Ranked] = []
+        # When a host has several options: each host's indices in ``flat``, best first.
+        self._grouped: dict[str, list[int]] | None = None
+        nodes = {host.node_uuid for host, _ in flat}
+        self._size = len(nodes)
+        if len(nodes) < len(flat):
+            self._grouped = {}
+            for i in order:
+                self._grouped.setdefault(flat[i][0].node_uuid, []).append(i)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, index: int) -> _Ranked:
+        self._order_to(index)
+        return self._ordered[index]
+
+    def __delitem__(self, index: int) -> None:
+        self._order_to(index)
+        del self._ordered[index]
+        self._size -= 1
+
+    def __iter__(self) -> Iterator[_Ranked]:
+        index = 0
+        while index < self._size:
+            yield self[index]
+            index += 1
+
+    def _order_to(self, index: int) -> None:
+        if not 0 <= index < self._size:
+            raise IndexError(index)
+        flat, weights, grouped = self._flat, self._weights, self._grouped
+        while len(self._ordered) <= index:
+            i = next(self._order)
+            host = flat[i][0]
+            if grouped is None:
+                self._ordered.append(_Ranked(host, [(weights[i], flat[i][1])]))
+                continue
+            indices = grouped.pop(host.node_uuid, None)
+            if indices is not None:  # the host's first, so best, option
+                self._ordered.append(_Ranked(host, [(weights[j], flat[j][1]) for j in indices]))
 
 
 class Scheduler:
@@ -255,43 +312,40 @@ class Scheduler:
 
     def _rank(
         self, spec: RequestSpec, pool: _Pool, recorder: Recorder, rng: random.Random
-    ) -> list[_Ranked]:
+    ) -> _Ranking:
         options: dict[str, tuple[HostState, list[Candidate]]] = {}
         unknown: set[str] = set()
-        exhausted: dict[str, bool] = {}
+        # Hosts with a candidate, fitting or not: those left without options were taken.
+        known: set[str] = set()
+        by_node, fits = pool.by_node, pool.usage.fits
         for candidate in pool.remaining:
-            host = pool.by_node.get(candidate.root)
+            root = candidate.root
+            host = by_node.get(root)
             if host is None:
-                unknown.add(candidate.root)
+                unknown.add(root)
                 continue
-            fits = pool.usage.fits(candidate)
-            exhausted[candidate.root] = exhausted.get(candidate.root, True) and not fits
-            if fits:
-                options.setdefault(candidate.root, (host, []))[1].append(candidate)
+            known.add(root)
+            if fits(candidate):
+                found = options.get(root)
+                if found is None:
+                    options[root] = (host, [candidate])
+                else:
+                    found[1].append(candidate)
         for _ in unknown:
             recorder.removed(diag.HOST_STATE, diag.UNKNOWN_HOST)
-        for _ in (node for node, gone in exhausted.items() if gone):
+        for _ in range(len(known) - len(options)):
             recorder.removed(diag.REQUEST_CAPACITY, diag.TAKEN)
         survivors = run_filters(options, spec, self.filters, recorder, pool.filtered)
         flat = [(host, c) for host, cands in survivors.values() for c in cands]
         rng.shuffle(flat)
         weights = combine(flat, spec, self.weighers, pool.weighed)
-        # Stable, as the shuffle is what orders equal weights.
-        order = sorted(range(len(flat)), key=weights.__getitem__, reverse=True)
-        ranking: dict[str, _Ranked] = {}
-        for i in order:
-            host, candidate = flat[i]
-            ranked = ranking.get(host.node_uuid)
-            if ranked is None:
-                ranked = ranking[host.node_uuid] = _Ranked(host, [])
-            ranked.options.append((weights[i], candidate))
-        return list(ranking.values())
+        return _Ranking(flat, weights)
 
     def _claim(
         self,
         instance_uuid: str,
         spec: RequestSpec,
-        ranking: list[_Ranked],
+        ranking: _Ranking,
         remaining: list[Candidate],
         claim: Claim,
         recorder: Recorder,
@@ -318,7 +372,7 @@ class Scheduler:
         self,
         instance_uuid: str,
         spec: RequestSpec,
-        ranking: list[_Ranked],
+        ranking: _Ranking,
         chosen: _Ranked,
         view: View,
     ) -> list[Selection]:

@@ -6,6 +6,7 @@ and most general first. ``RequestedDestinationFilter`` always runs first, listed
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -109,20 +110,25 @@ class FilterMemo:
         self._spec: RequestSpec | None = None
         self._outcomes: dict[int, tuple[HostState, list[Candidate], _Outcome]] = {}
 
-    def outcome(
+    def outcomes(
         self,
-        host: HostState,
-        candidates: list[Candidate],
+        options: Mapping[str, tuple[HostState, list[Candidate]]],
         spec: RequestSpec,
         pipeline: Sequence[HostFilter],
-    ) -> _Outcome:
+    ) -> list[_Outcome]:
+        """Each host's outcome, in the order of ``options``."""
         if spec is not self._spec:
             self._spec, self._outcomes = spec, {}
-        seen = self._outcomes.get(id(host))
-        if seen is not None and seen[0] is host and _same(seen[1], candidates):
-            return seen[2]
-        found = _filter_host(host, candidates, spec, pipeline)
-        self._outcomes[id(host)] = (host, candidates, found)
+        known = self._outcomes
+        found = []
+        for host, candidates in options.values():
+            seen = known.get(id(host))
+            if seen is not None and seen[0] is host and _same(seen[1], candidates):
+                found.append(seen[2])
+                continue
+            outcome = _filter_host(host, candidates, spec, pipeline)
+            known[id(host)] = (host, candidates, outcome)
+            found.append(outcome)
         return found
 
 
@@ -144,12 +150,8 @@ def run_filters(
     stage in pipeline order, hosts in the order given."""
     survivors: dict[str, tuple[HostState, list[Candidate]]] = {}
     removals: list[tuple[int, str, str]] = []
-    for node, (host, cands) in options.items():
-        kept, removed = (
-            memo.outcome(host, cands, spec, pipeline)
-            if memo is not None
-            else _filter_host(host, cands, spec, pipeline)
-        )
+    outcomes = (memo or FilterMemo()).outcomes(options, spec, pipeline)
+    for (node, (host, _)), (kept, removed) in zip(options.items(), outcomes, strict=True):
         if removed is None:
             survivors[node] = (host, kept)
         else:
@@ -182,6 +184,4 @@ def _filter_host(
 
 
 def _same(seen: list[Candidate], candidates: list[Candidate]) -> bool:
-    return len(seen) == len(candidates) and all(
-        a is b for a, b in zip(seen, candidates, strict=True)
-    )
+    return len(seen) == len(candidates) and all(map(operator.is_, seen, candidates))

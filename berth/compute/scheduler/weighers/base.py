@@ -52,25 +52,29 @@ class WeightMemo:
 
     def __init__(self) -> None:
         self._spec: RequestSpec | None = None
-        self._raws: dict[tuple[int, int], tuple[HostState, Candidate, list[float]]] = {}
+        self._raws: dict[int, tuple[HostState, Candidate, list[float]]] = {}
 
     def raws(
         self,
-        host: HostState,
-        candidate: Candidate,
+        options: Sequence[tuple[HostState, Candidate]],
         spec: RequestSpec,
         weighers: Sequence[tuple[HostWeigher, float]],
-    ) -> list[float]:
-        """The raw weight of each weigher, in order."""
+    ) -> list[list[float]]:
+        """Per option, the raw weight of each weigher, in order."""
         if spec is not self._spec:
             self._spec, self._raws = spec, {}
-        key = (id(host), id(candidate))
-        seen = self._raws.get(key)
-        if seen is not None and seen[0] is host and seen[1] is candidate:
-            return seen[2]
-        raws = [weigher.raw(host, spec, candidate) for weigher, _ in weighers]
-        self._raws[key] = (host, candidate, raws)
-        return raws
+        known = self._raws
+        found = []
+        for host, candidate in options:
+            # A candidate is one host's: its identity and the host's say what was weighed.
+            seen = known.get(id(candidate))
+            if seen is not None and seen[0] is host and seen[1] is candidate:
+                found.append(seen[2])
+                continue
+            raws = [weigher.raw(host, spec, candidate) for weigher, _ in weighers]
+            known[id(candidate)] = (host, candidate, raws)
+            found.append(raws)
+        return found
 
 
 def combine(
@@ -83,9 +87,12 @@ def combine(
     weighing = [(weigher, multiplier) for weigher, multiplier in weighers if multiplier != 0]
     if memo is None:
         memo = WeightMemo()
-    raws = [memo.raws(host, candidate, spec, weighing) for host, candidate in options]
+    raws = memo.raws(options, spec, weighing)
     totals = [0.0] * len(options)
-    for index, (_, multiplier) in enumerate(weighing):
-        for i, weight in enumerate(normalise([raw[index] for raw in raws])):
-            totals[i] += multiplier * weight
+    for (_, multiplier), column in zip(weighing, zip(*raws, strict=True), strict=False):
+        low, high = min(column), max(column)
+        if high == low:  # every option's normalised weight is 0.0: the totals stay
+            continue
+        span = high - low
+        totals = [t + multiplier * ((v - low) / span) for t, v in zip(totals, column, strict=True)]
     return totals
