@@ -17,8 +17,9 @@ import time
 from collections import deque
 from collections.abc import Collection
 from concurrent.futures import Future
-from dataclasses import dataclass
 from typing import Any
+
+import sqlalchemy as sa
 
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
@@ -27,6 +28,8 @@ from berth.compute.cells import CellRegistry
 from berth.compute.clients.placement import PlacementClient, PlacementError
 from berth.compute.db import aggregates as aggregate_store
 from berth.compute.db import compute_nodes, instances, pci_devices, services
+from berth.compute.db.cell_schema import compute_nodes as cn
+from berth.compute.db.cell_schema import services as svc
 from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.objects.selection import Selection
 from berth.compute.objects.what_if import WhatIf
@@ -282,15 +285,13 @@ class SchedulerService:
         now = utcnow()
         for cell in self.cells.cells(include_cell0=False):
             with self.cells.database(cell).read() as conn:
-                # Every node and service row of the cell (one per host, read whole: faster in
-                # SQLite than a thousand-uuid IN list), then those of the candidates.
-                nodes = [n for n in compute_nodes.list_nodes(conn) if n["uuid"] in node_uuids]
+                # Every node of the cell with its service, the few columns a HostState is made
+                # of (one query, read whole: faster in SQLite than a thousand-uuid IN list),
+                # then those of the candidates.
+                nodes = [n for n in conn.execute(_NODES) if n.uuid in node_uuids]
                 if not nodes:
                     continue
-                service_rows = {
-                    s["id"]: s for s in services.list_services(conn, binary="nova-compute")
-                }
-                free_vfs = pci_devices.free_vfs_by_node(conn, [n["id"] for n in nodes])
+                free_vfs = pci_devices.free_vfs_by_node(conn, [n.id for n in nodes])
                 failures = instances.failures_by_host(conn, now - FAILURE_MEMORY)
                 servers: dict[str, set[str]] = {}
                 if named_instances:
@@ -298,19 +299,16 @@ class SchedulerService:
                         if row["host"]:
                             servers.setdefault(row["host"], set()).add(row["uuid"])
                 for node in nodes:
-                    service = service_rows.get(node["service_id"])
-                    inputs = _StateInputs(
-                        tuple(node.values()), tuple(service.values()) if service else None,
-                        bool(service and services.is_up(service, now, self.service_down_time)),
-                        frozenset(servers.get(node["host"], ())),
-                        tuple(sorted(free_vfs.get(node["id"], {}).items())),
-                        tuple(by_host.get(node["host"], ())), failures.get(node["host"], 0),
+                    up = services.is_up(node._mapping, now, self.service_down_time)
+                    inputs = (
+                        tuple(node), up, frozenset(servers.get(node.host, ())),
+                        tuple(sorted(free_vfs.get(node.id, {}).items())),
+                        tuple(by_host.get(node.host, ())), failures.get(node.host, 0),
                     )  # fmt: skip
-                    known = self._known_states.get(node["uuid"])
+                    known = self._known_states.get(node.uuid)
                     if known is None or known[0] != inputs:
-                        known = self._known_states[node["uuid"]] = (
-                            inputs, _state(node, service, cell.uuid, inputs,
-                                           self.default_availability_zone),
+                        known = self._known_states[node.uuid] = (
+                            inputs, _state(node, cell.uuid, inputs, self.default_availability_zone)
                         )  # fmt: skip
                     states.append(known[1])
         return states
@@ -370,39 +368,45 @@ class SchedulerService:
         return list(answer.json().get("resource_providers", [])) if answer.is_success else []
 
 
-@dataclass(frozen=True, slots=True)
-class _StateInputs:
-    """Everything a node's HostState is made of, as read for one request: the same inputs make
-    the same HostState, so it is made again only when one of them changed."""
+# A compute node and its compute service (None's when it has none), as a HostState needs them.
+_NODES = (
+    sa.select(
+        cn.c.id, cn.c.uuid, cn.c.host, cn.c.hypervisor_hostname, cn.c.hypervisor_type,
+        cn.c.vcpus, cn.c.vcpus_used, cn.c.cpu_allocation_ratio,
+        cn.c.memory_mb, cn.c.memory_mb_used, cn.c.ram_allocation_ratio,
+        cn.c.local_gb, cn.c.local_gb_used, cn.c.disk_allocation_ratio,
+        svc.c.disabled, svc.c.forced_down, svc.c.last_seen_up,
+    )
+    .select_from(cn)
+    .outerjoin(svc, sa.and_(svc.c.id == cn.c.service_id, svc.c.binary == "nova-compute"))
+    .order_by(cn.c.id)
+)  # fmt: skip
 
-    node: tuple[Any, ...]
-    service: tuple[Any, ...] | None
-    up: bool
-    instances: frozenset[str]
-    free_vfs: tuple[tuple[str, int], ...]
-    aggregates: tuple[Aggregate, ...]
-    failed_builds: int
+# Everything a node's HostState is made of, as read for one request (its row, whether its
+# service is up, the named instances on it, its free VFs, aggregates and failed builds): the
+# same inputs make the same HostState, so it is made again only when one of them changed.
+_StateInputs = tuple[
+    tuple[Any, ...], bool, frozenset[str], tuple[tuple[str, int], ...], tuple[Aggregate, ...], int
+]
 
 
-def _state(
-    node: Any, service: Any, cell_uuid: str, inputs: _StateInputs, default_zone: str
-) -> HostState:
-    aggregates = inputs.aggregates
+def _state(node: Any, cell_uuid: str, inputs: _StateInputs, default_zone: str) -> HostState:
+    _, up, servers, free_vfs, aggregates, failed_builds = inputs
     zones = {a.metadata.get("availability_zone") for a in aggregates} - {None}
     return HostState(
-        host=node["host"],
-        node=node["hypervisor_hostname"],
-        node_uuid=node["uuid"],
+        host=node.host,
+        node=node.hypervisor_hostname,
+        node_uuid=node.uuid,
         cell_uuid=cell_uuid,
         availability_zone=next(iter(sorted(zones)), default_zone),  # type: ignore[arg-type]
-        disabled=bool(service and service["disabled"]),
-        up=inputs.up,
-        free_vcpus=int(node["vcpus"] * node["cpu_allocation_ratio"]) - node["vcpus_used"],
-        free_ram_mb=int(node["memory_mb"] * node["ram_allocation_ratio"]) - node["memory_mb_used"],
-        free_disk_gb=int(node["local_gb"] * node["disk_allocation_ratio"]) - node["local_gb_used"],
+        disabled=bool(node.disabled),
+        up=up,
+        free_vcpus=int(node.vcpus * node.cpu_allocation_ratio) - node.vcpus_used,
+        free_ram_mb=int(node.memory_mb * node.ram_allocation_ratio) - node.memory_mb_used,
+        free_disk_gb=int(node.local_gb * node.disk_allocation_ratio) - node.local_gb_used,
         aggregates=aggregates,
-        failed_builds=inputs.failed_builds,
-        instances=inputs.instances,
-        hypervisor_type=node["hypervisor_type"] or "",
-        free_vfs=dict(inputs.free_vfs),
+        failed_builds=failed_builds,
+        instances=servers,
+        hypervisor_type=node.hypervisor_type or "",
+        free_vfs=dict(free_vfs),
     )
