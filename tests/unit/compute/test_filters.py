@@ -358,3 +358,46 @@ def run_filters_alone(options: Any, request: RequestSpec, stage: HostFilter) -> 
     recorder = Recorder(2, 2)
     survivors = run_filters(options, request, [stage], recorder)
     return recorder.result(len(survivors)).render()
+
+
+def test_a_filter_that_passes_every_host_for_a_spec_refuses_none_of_them() -> None:
+    """What the pipeline skips must be what would have passed: every filter, over specs that
+    ask it nothing and specs that ask it something, against hosts of every kind."""
+    hosts = [
+        host("plain"),
+        host("off", disabled=True, up=False, availability_zone="other"),
+        host(
+            "busy",
+            instances=frozenset({"vm-a", "vm-b"}),
+            supported_instances=(("arm", "xen", "xen"),),
+        ),
+        host("agg", aggregates=(Aggregate("a1", "a1", {"ssd": "false"}),), free_vfs={"eth1": 0}),
+    ]
+    specs = [
+        spec(),
+        spec(ignore_hosts=("plain",)),
+        spec(destination=Destination(host="agg")),
+        spec(availability_zone="nova"),
+        spec(flavor=flavor(extra_specs={"aggregate_instance_extra_specs:ssd": "true"})),
+        spec(flavor=flavor(extra_specs={"hw:cpu_policy": "dedicated"})),
+        spec(hints=SchedulerHints(same_host=("vm-a",), different_host=("vm-b",))),
+        spec(server_group=ServerGroup("g", "anti-affinity", hosts=("busy",))),
+        spec(server_group=ServerGroup("g", "affinity", hosts=("busy",))),
+        spec(server_group=ServerGroup("g", "affinity")),
+        spec(image=Image("img", {"hw_architecture": "x86_64", "img_hv_requested_version": ">=9"})),
+        spec(image=Image("img", {"hw_vm_mode": " "})),
+        spec(ports=(port("p1", vnic_type="direct"),)),
+        spec(ports=(port("p1"),)),
+    ]
+    skipped = 0
+    for stage in (cls() for cls in FILTERS.values()):
+        for request in specs:
+            if stage.passes_every_host(request):
+                skipped += 1
+                assert [stage.check(h, request, candidate(h)) for h in hosts] == [None] * 4, (
+                    stage.NAME,
+                    request,
+                )
+    # Each filter but ComputeFilter (which asks every host) is skipped for the plain spec.
+    assert sum(s.passes_every_host(spec()) for s in (c() for c in FILTERS.values())) == 9
+    assert skipped > len(FILTERS)

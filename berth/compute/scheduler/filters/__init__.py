@@ -108,7 +108,9 @@ class FilterMemo:
 
     def __init__(self) -> None:
         self._spec: RequestSpec | None = None
+        self._pipeline: tuple[HostFilter, ...] = ()
         self._outcomes: dict[int, tuple[HostState, list[Candidate], _Outcome]] = {}
+        self._stages: list[tuple[int, HostFilter]] = []
 
     def outcomes(
         self,
@@ -117,16 +119,17 @@ class FilterMemo:
         pipeline: Sequence[HostFilter],
     ) -> list[_Outcome]:
         """Each host's outcome, in the order of ``options``."""
-        if spec is not self._spec:
-            self._spec, self._outcomes = spec, {}
-        known = self._outcomes
+        if spec is not self._spec or tuple(pipeline) != self._pipeline:
+            self._spec, self._pipeline, self._outcomes = spec, tuple(pipeline), {}
+            self._stages = _asking(pipeline, spec)
+        known, stages = self._outcomes, self._stages
         found = []
         for host, candidates in options.values():
             seen = known.get(id(host))
             if seen is not None and seen[0] is host and _same(seen[1], candidates):
                 found.append(seen[2])
                 continue
-            outcome = _filter_host(host, candidates, spec, pipeline)
+            outcome = _filter_host(host, candidates, spec, stages)
             known[id(host)] = (host, candidates, outcome)
             found.append(outcome)
         return found
@@ -161,12 +164,21 @@ def run_filters(
     return survivors
 
 
+def _asking(pipeline: Sequence[HostFilter], spec: RequestSpec) -> list[tuple[int, HostFilter]]:
+    """The stages that may refuse a host for ``spec``, with their places in the pipeline: the
+    others would pass every host, so asking them host by host is skipped."""
+    return [(i, stage) for i, stage in enumerate(pipeline) if not stage.passes_every_host(spec)]
+
+
 def _filter_host(
-    host: HostState, candidates: list[Candidate], spec: RequestSpec, pipeline: Sequence[HostFilter]
+    host: HostState,
+    candidates: list[Candidate],
+    spec: RequestSpec,
+    stages: Sequence[tuple[int, HostFilter]],
 ) -> _Outcome:
     """One host through the pipeline, stage by stage."""
     kept = list(candidates)
-    for index, stage in enumerate(pipeline):
+    for index, stage in stages:
         passed: list[Candidate] = []
         first_reason: str | None = None
         for candidate in kept:

@@ -27,6 +27,9 @@ class AggregateInstanceExtraSpecsFilter(HostFilter):
     NAME = "AggregateInstanceExtraSpecsFilter"
     REASONS = frozenset({METADATA_MISSING, METADATA_MISMATCH})
 
+    def passes_every_host(self, spec: RequestSpec) -> bool:
+        return not any(key.startswith(SCOPE) for key in spec.flavor.extra_specs)
+
     def check(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> str | None:
         for key, wanted in sorted(spec.flavor.extra_specs.items()):
             if not key.startswith(SCOPE):

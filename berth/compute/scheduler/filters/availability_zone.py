@@ -22,6 +22,9 @@ class AvailabilityZoneFilter(HostFilter):
     NAME = "AvailabilityZoneFilter"
     REASONS = frozenset({WRONG_AZ})
 
+    def passes_every_host(self, spec: RequestSpec) -> bool:
+        return not spec.availability_zone
+
     def check(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> str | None:
         if spec.availability_zone and spec.availability_zone != host.availability_zone:
             return WRONG_AZ

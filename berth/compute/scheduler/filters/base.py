@@ -28,6 +28,11 @@ class HostFilter(ABC):
     NAME: ClassVar[str]
     REASONS: ClassVar[frozenset[str]]
 
+    def passes_every_host(self, spec: RequestSpec) -> bool:
+        """True when nothing in ``spec`` asks this filter anything, so that every host passes
+        whatever its state (the pipeline then skips it); False when unsure."""
+        return False
+
     @abstractmethod
     def check(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> str | None:
         """None if the host passes, else one of ``REASONS``."""

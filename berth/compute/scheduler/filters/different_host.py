@@ -20,6 +20,9 @@ class DifferentHostFilter(HostFilter):
     NAME = "DifferentHostFilter"
     REASONS = frozenset({WITH_INSTANCES})
 
+    def passes_every_host(self, spec: RequestSpec) -> bool:
+        return not spec.hints.different_host
+
     def check(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> str | None:
         if not host.instances.isdisjoint(spec.hints.different_host):
             return WITH_INSTANCES

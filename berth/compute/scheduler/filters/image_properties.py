@@ -77,6 +77,15 @@ class ImagePropertiesFilter(HostFilter):
         {ARCH_UNSUPPORTED, HV_TYPE_UNSUPPORTED, VM_MODE_UNSUPPORTED, HV_VERSION_UNSUPPORTED}
     )
 
+    def passes_every_host(self, spec: RequestSpec) -> bool:
+        props = spec.image.properties
+        return (
+            _prop(props, "hw_architecture", "architecture") is None
+            and _prop(props, "img_hv_type", "hypervisor_type") is None
+            and _prop(props, "hw_vm_mode", "vm_mode") is None
+            and not _prop(props, "img_hv_requested_version", "hypervisor_version_requires")
+        )
+
     def check(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> str | None:
         props = spec.image.properties
         arch = _prop(props, "hw_architecture", "architecture")

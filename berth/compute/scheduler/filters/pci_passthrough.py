@@ -70,6 +70,9 @@ class PciPassthroughFilter(HostFilter):
     NAME = "PciPassthroughFilter"
     REASONS = frozenset({BANDWIDTH_NOT_ON_A_PF, NO_FREE_VF})
 
+    def passes_every_host(self, spec: RequestSpec) -> bool:
+        return all(port.vnic_type not in VF_VNIC_TYPES for port in spec.ports)
+
     def check(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> str | None:
         found = vf_demand(host, spec, candidate)
         return found if isinstance(found, str) else None

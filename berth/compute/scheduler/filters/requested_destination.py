@@ -29,6 +29,9 @@ class RequestedDestinationFilter(HostFilter):
     NAME = "RequestedDestinationFilter"
     REASONS = frozenset({IGNORED_HOST, NOT_REQUESTED_HOST, NOT_REQUESTED_NODE, NOT_REQUESTED_CELL})
 
+    def passes_every_host(self, spec: RequestSpec) -> bool:
+        return not spec.ignore_hosts and spec.destination is None
+
     def check(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> str | None:
         if host.host in spec.ignore_hosts:
             return IGNORED_HOST

@@ -19,6 +19,9 @@ class SameHostFilter(HostFilter):
     NAME = "SameHostFilter"
     REASONS = frozenset({NOT_WITH_INSTANCES})
 
+    def passes_every_host(self, spec: RequestSpec) -> bool:
+        return not spec.hints.same_host
+
     def check(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> str | None:
         wanted = spec.hints.same_host
         if wanted and host.instances.isdisjoint(wanted):

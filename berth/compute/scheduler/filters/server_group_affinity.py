@@ -22,6 +22,10 @@ class ServerGroupAffinityFilter(HostFilter):
     NAME = "ServerGroupAffinityFilter"
     REASONS = frozenset({NOT_GROUP_HOST})
 
+    def passes_every_host(self, spec: RequestSpec) -> bool:
+        group = spec.server_group
+        return group is None or group.policy != AFFINITY or not group.hosts
+
     def check(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> str | None:
         group = spec.server_group
         if group is None or group.policy != AFFINITY or not group.hosts:

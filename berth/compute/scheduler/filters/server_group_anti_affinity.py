@@ -22,6 +22,9 @@ class ServerGroupAntiAffinityFilter(HostFilter):
     NAME = "ServerGroupAntiAffinityFilter"
     REASONS = frozenset({HOST_IN_GROUP})
 
+    def passes_every_host(self, spec: RequestSpec) -> bool:
+        return spec.server_group is None or spec.server_group.policy != ANTI_AFFINITY
+
     def check(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> str | None:
         group = spec.server_group
         if group is None or group.policy != ANTI_AFFINITY:
