@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from berth.compute.objects.request_spec import RequestSpec, ServerGroup
+from berth.compute.objects.request_spec import SOFT_AFFINITY, RequestSpec, ServerGroup
 from berth.compute.scheduler.candidates import Candidate
 from berth.compute.scheduler.host_state import HostState
 from berth.compute.scheduler.weighers import (
@@ -125,3 +125,17 @@ def test_the_memo_weighs_only_the_hosts_that_changed() -> None:
     landed = dataclasses.replace(landed, free_ram_mb=512)
     again = combine([options[0], (landed, options[1][1])], request, [(counting, 1.0)], memo)
     assert again == [1.0, 0.0] and counting.weighed[2:] == ["big"]
+
+
+def test_a_weigher_the_same_for_every_host_gives_one_raw_weight_to_all() -> None:
+    """What ``combine`` leaves out must be a column it would have normalised to zeros."""
+    hosts = [host("a", failed_builds=2), host("b", free_ram_mb=1), host("c")]
+    plain, grouped = spec(), spec(server_group=ServerGroup("g", SOFT_AFFINITY, hosts=("a",)))
+    for weigher in (cls() for cls in WEIGHERS.values()):
+        for request in (plain, grouped):
+            if weigher.same_for_every_host(request):
+                assert len({weigher.raw(h, request, candidate(h)) for h in hosts}) == 1
+    assert [w.NAME for w in (c() for c in WEIGHERS.values()) if w.same_for_every_host(plain)] == [
+        "ServerGroupSoftAffinityWeigher",
+        "ServerGroupSoftAntiAffinityWeigher",
+    ]

@@ -25,6 +25,11 @@ class HostWeigher(ABC):
     NAME: ClassVar[str]
     DEFAULT_MULTIPLIER: ClassVar[float] = 1.0
 
+    def same_for_every_host(self, spec: RequestSpec) -> bool:
+        """True when every option's raw weight is the same for ``spec``, so that it adds
+        nothing once normalised (and is not worked out); False when unsure."""
+        return False
+
     @abstractmethod
     def raw(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> float:
         """The raw weight: higher is better before the multiplier."""
@@ -37,7 +42,8 @@ def normalise(values: Sequence[float]) -> list[float]:
     low, high = min(values), max(values)
     if high == low:
         return [0.0] * len(values)
-    return [(v - low) / (high - low) for v in values]
+    span = high - low
+    return [(v - low) / span for v in values]
 
 
 class WeightMemo:
@@ -84,15 +90,16 @@ def combine(
     memo: WeightMemo | None = None,
 ) -> list[float]:
     """The total weight of each option: sum over weighers of multiplier * normalised raw."""
-    weighing = [(weigher, multiplier) for weigher, multiplier in weighers if multiplier != 0]
+    # A weigher with no multiplier, or equal raw weights everywhere, adds 0.0 to every total.
+    weighing = [
+        (weigher, multiplier)
+        for weigher, multiplier in weighers
+        if multiplier != 0 and not weigher.same_for_every_host(spec)
+    ]
     if memo is None:
         memo = WeightMemo()
     raws = memo.raws(options, spec, weighing)
     totals = [0.0] * len(options)
     for (_, multiplier), column in zip(weighing, zip(*raws, strict=True), strict=False):
-        low, high = min(column), max(column)
-        if high == low:  # every option's normalised weight is 0.0: the totals stay
-            continue
-        span = high - low
-        totals = [t + multiplier * ((v - low) / span) for t, v in zip(totals, column, strict=True)]
+        totals = [t + multiplier * w for t, w in zip(totals, normalise(column), strict=True)]
     return totals

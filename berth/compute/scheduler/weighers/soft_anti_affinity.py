@@ -12,6 +12,9 @@ from berth.compute.scheduler.weighers.base import HostWeigher
 class ServerGroupSoftAntiAffinityWeigher(HostWeigher):
     NAME = "ServerGroupSoftAntiAffinityWeigher"
 
+    def same_for_every_host(self, spec: RequestSpec) -> bool:
+        return spec.server_group is None or spec.server_group.policy != SOFT_ANTI_AFFINITY
+
     def raw(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> float:
         group = spec.server_group
         if group is None or group.policy != SOFT_ANTI_AFFINITY:
