@@ -56,38 +56,57 @@ def report(
     """Record an agent's state report: (its id, whether this report made it).
 
     A changed configuration marks the agent's resources as not yet synced with Placement."""
-    validate.one_of({"agent_type": agent_type}, "agent_type", AGENT_TYPES)
-    if not host:
-        raise exceptions.InvalidInput("Invalid input for host. Reason: it must not be empty.")
-    config = check_configurations(agent_type, configurations)
     now = utcnow()
-    state = {
-        "binary": binary,
-        "topic": topic,
-        "configurations": config,
-        "availability_zone": availability_zone,
-        "heartbeat_at": now,
-    }
+    state = _state(agent_type, host, binary, topic, configurations, availability_zone, now)
     found = store.find_agent(conn, agent_type, host)
     if found is None:
-        agent_id = str(uuid.uuid4())
+        row = _first_row(agent_type, host, state, now)
         try:
             with conn.begin_nested():
-                store.insert_agent(conn, {
-                    "id": agent_id, "agent_type": agent_type, "host": host,
-                    "admin_state_up": True, "description": "", "resources_synced": None,
-                    "started_at": now, "created_at": now, **state,
-                })  # fmt: skip
-            return agent_id, True
+                store.insert_agent(conn, row)
+            return row["id"], True
         except IntegrityError:
             # The same agent's first report, made concurrently, won: this one refreshes it.
             found = store.find_agent(conn, agent_type, host)
             if found is None:
                 raise
-    if found["configurations"] != config:
+    if found["configurations"] != state["configurations"]:
         state.update(resources_synced=None, updated_at=now)
     store.update_agent(conn, found["id"], state)
     return found["id"], False
+
+
+def _state(
+    agent_type: str,
+    host: str,
+    binary: str,
+    topic: str,
+    configurations: Mapping[str, Any],
+    availability_zone: str | None,
+    now: dt.datetime,
+) -> dict[str, Any]:
+    """What a report sets of its agent, the report checked first."""
+    validate.one_of({"agent_type": agent_type}, "agent_type", AGENT_TYPES)
+    if not host:
+        raise exceptions.InvalidInput("Invalid input for host. Reason: it must not be empty.")
+    return {
+        "binary": binary,
+        "topic": topic,
+        "configurations": check_configurations(agent_type, configurations),
+        "availability_zone": availability_zone,
+        "heartbeat_at": now,
+    }
+
+
+def _first_row(
+    agent_type: str, host: str, state: Mapping[str, Any], now: dt.datetime
+) -> dict[str, Any]:
+    """An agent's row as its first report makes it."""
+    return {
+        "id": str(uuid.uuid4()), "agent_type": agent_type, "host": host,
+        "admin_state_up": True, "description": "", "resources_synced": None,
+        "started_at": now, "created_at": now, **state,
+    }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -101,6 +120,11 @@ class StateReport:
     configurations: Mapping[str, Any]
 
 
+# What a report sets besides the heartbeat: an agent whose row shows all of it as reported
+# gets only the heartbeat.
+_REPORTED = ("binary", "topic", "configurations", "availability_zone")
+
+
 def report_many(conn: Connection, reports: Sequence[StateReport]) -> list[str]:
     """``report`` for many agents at once (a fleet's agents as it starts): the agents read
     once, the new ones written in one statement, the known ones whose state is as reported
@@ -111,10 +135,15 @@ def report_many(conn: Connection, reports: Sequence[StateReport]) -> list[str]:
     alive: list[str] = []
     ids: list[str] = []
     for given in reports:
+        state = _state(
+            given.agent_type, given.host, given.binary, given.topic, given.configurations,
+            None, now,
+        )  # fmt: skip
         found = known.get((given.agent_type, given.host))
         if found is None:
-            ids.append(_report_new(given, now, new))
-        elif _only_alive(found, given):
+            new.append(_first_row(given.agent_type, given.host, state, now))
+            ids.append(new[-1]["id"])
+        elif all(found[key] == state[key] for key in _REPORTED):
             alive.append(found["id"])
             ids.append(found["id"])
         else:
@@ -127,29 +156,6 @@ def report_many(conn: Connection, reports: Sequence[StateReport]) -> list[str]:
         return [_report_one(conn, given) for given in reports]
     store.heartbeat(conn, alive, now)
     return ids
-
-
-def _report_new(given: StateReport, now: dt.datetime, new: list[dict[str, Any]]) -> str:
-    """The row of an agent's first report, added to ``new``; its id."""
-    if not given.host:
-        raise exceptions.InvalidInput("Invalid input for host. Reason: it must not be empty.")
-    validate.one_of({"agent_type": given.agent_type}, "agent_type", AGENT_TYPES)
-    agent_id = str(uuid.uuid4())
-    new.append({
-        "id": agent_id, "agent_type": given.agent_type, "host": given.host,
-        "admin_state_up": True, "description": "", "resources_synced": None,
-        "started_at": now, "created_at": now, "binary": given.binary, "topic": given.topic,
-        "configurations": check_configurations(given.agent_type, given.configurations),
-        "availability_zone": None, "heartbeat_at": now,
-    })  # fmt: skip
-    return agent_id
-
-
-def _only_alive(found: RowMapping, given: StateReport) -> bool:
-    """Whether the report changes nothing of the known agent but its heartbeat."""
-    config = check_configurations(given.agent_type, given.configurations)
-    shown = (found["binary"], found["topic"], found["configurations"], found["availability_zone"])
-    return shown == (given.binary, given.topic, config, None)
 
 
 def _report_one(conn: Connection, given: StateReport) -> str:
