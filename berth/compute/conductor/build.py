@@ -234,16 +234,18 @@ class SuperConductor:
         """Bind (trying alternates), create the Instance in its cell, cast the build to the host."""
         uuid, instance, made = build.uuid, build.instance, build.made
         attempts: list[BuildAttempt] = []
+        bound: dict[str, Mapping[str, Any]] = {}
         chosen = claims.bind_first(
-            self.api_db, self.placement, self.network, instance, made, selections, attempts
-        )
+            self.api_db, self.placement, self.network, instance, made, selections, attempts,
+            bound=bound,
+        )  # fmt: skip
         if chosen is None:
             self._bury(uuid, failed_everywhere(attempts), build.step, made)
             return
         selection = selections[chosen]
         cell = self.cells.cell(selection.cell_uuid)
         assert cell is not None, "the scheduler chose a host of an unknown cell"
-        network_info = ports.refreshed(self.network, made)
+        network_info = ports.refreshed(self.network, made, bound)
         with self.cells.database(cell).write() as conn:
             instances.create(conn, _instance_row(instance, selection, network_info))
             build.step.record(conn, instance, actions.SUCCESS)

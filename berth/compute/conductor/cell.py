@@ -11,7 +11,8 @@ their addresses), the user's ports unbound. Rescheduling never leaves the cell (
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from berth.common.db import Database
 from berth.compute import cleanup
@@ -72,15 +73,16 @@ class CellConductor:
             "project_id": instance["project_id"],
             "user_id": instance["user_id"],
         }
+        bound: dict[str, Mapping[str, Any]] = {}
         chosen = bind_first(
             self.api_db, self.placement, self.network, owner, made, alternates, attempts,
-            first_claimed=False,
+            first_claimed=False, bound=bound,
         )  # fmt: skip
         if chosen is None:
             self._fail(instance_uuid, failed_host, failed_everywhere(attempts), made)
             return
         selection = alternates[chosen]
-        network_info = ports.refreshed(self.network, made)
+        network_info = ports.refreshed(self.network, made, bound)
         with self.db.write() as conn:
             instances.update(
                 conn,

@@ -58,13 +58,15 @@ def bind_first(
     selections: Sequence[Selection],
     attempts: list[BuildAttempt],
     first_claimed: bool = True,
+    bound: dict[str, Mapping[str, Any]] | None = None,
 ) -> int | None:
     """The index of the first selection whose host takes the server and every port. The
     scheduler claimed the first of its selections (``first_claimed``); any other is claimed here.
     The server's group must admit it on the host (decided in the API database, where concurrent
     builds of one group cannot race), then every port must bind; a refusal releases the claim.
     ``attempts`` collects each host that failed and why. When none takes it, the caller ends
-    the build and its group forgets the server (``group_placements.release``)."""
+    the build and its group forgets the server (``group_placements.release``). ``bound``
+    collects the ports as bound on the chosen host (``ports.bind_all``)."""
     uuid = instance["uuid"]
     for index, selection in enumerate(selections):
         host = selection.host
@@ -78,7 +80,7 @@ def bind_first(
             placement.release(uuid)
             continue
         try:
-            ports.bind_all(network, made, host, selection.port_allocations)
+            ports.bind_all(network, made, host, selection.port_allocations, bound)
             return index
         except BindingRefused as exc:
             attempts.append(BuildAttempt(host, str(exc)))

@@ -125,26 +125,36 @@ def bind_all(
     made: Sequence[PortEntry],
     host: str,
     allocations: Mapping[str, Mapping[str, str]],
+    bound: dict[str, Mapping[str, Any]] | None = None,
 ) -> None:
     """Bind every port to ``host`` with the providers of its request groups; on a refusal the
-    ports bound so far are unbound again and the refusal is raised."""
-    bound: list[str] = []
+    ports bound so far are unbound again and the refusal is raised. ``bound`` collects each
+    port as the network service answered its binding (for ``refreshed``)."""
+    answers: dict[str, Mapping[str, Any]] = {}
     try:
         for entry in made:
-            network.bind(entry.port_id, host, allocations.get(entry.port_id))
-            bound.append(entry.port_id)
+            answers[entry.port_id] = network.bind(
+                entry.port_id, host, allocations.get(entry.port_id)
+            )
     except NetworkError:
-        for port_id in bound:
+        for port_id in answers:
             network.unbind(port_id)
         raise
+    if bound is not None:
+        bound.update(answers)
 
 
-def refreshed(network: NetworkClient, made: Sequence[PortEntry]) -> list[PortEntry]:
-    """The entries with the ports' current addresses (a deferred address comes with binding)."""
+def refreshed(
+    network: NetworkClient,
+    made: Sequence[PortEntry],
+    known: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[PortEntry]:
+    """The entries with the ports' current addresses (a deferred address comes with binding);
+    a port in ``known`` (as its binding was just answered) is not read again."""
     names: dict[str, str] = {}
     out = []
     for entry in made:
-        port = network.port(entry.port_id)
+        port = (known or {}).get(entry.port_id) or network.port(entry.port_id)
         if port["network_id"] not in names:
             names[port["network_id"]] = network.network(port["network_id"])["name"]
         out.append(
