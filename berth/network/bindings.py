@@ -44,10 +44,17 @@ def plan(
         for agent in agents
         for p in reporting.agent_providers(agent)
     }
-    free = {
-        s.id: ipam.allocatable_count(s, subnet_store.used_addresses(conn, s.id))
-        for s in layout.subnets
-    }
+    fixed_ips = ports.fixed_ips(conn, row["id"])
+    # Free addresses matter only to a port still to take its (deferred) address, and counting
+    # them reads every address of the subnets: an ordinary port's binding does not.
+    free = (
+        {
+            s.id: ipam.allocatable_count(s, subnet_store.used_addresses(conn, s.id))
+            for s in layout.subnets
+        }
+        if row["ip_allocation"] == "deferred" and not fixed_ips
+        else {}
+    )
     port = Port(
         id=row["id"],
         network_id=row["network_id"],
@@ -55,7 +62,7 @@ def plan(
         resource_request=request,
         binding_profile=profile,
         ip_allocation=row["ip_allocation"],
-        fixed_ips=ports.fixed_ips(conn, row["id"]),
+        fixed_ips=fixed_ips,
     )
     found = plan_binding(
         port, layout.segments, host, agents, providers, subnets=layout.subnets, free_ips=free

@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import ipaddress
 import itertools
+import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -234,11 +235,25 @@ def _position(pools: Sequence[tuple[int, int]], value: int) -> int | None:
     return None
 
 
+def _integer(address: str, version: int) -> int | None:
+    """``address`` as an integer, or None when it is not of IP ``version``. The C parser first:
+    every used address of a subnet is parsed on each allocation, ten times faster than
+    ipaddress's; ipaddress for a form it does not take."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    if (family == socket.AF_INET6) != (version == 6):
+        return None
+    try:
+        return int.from_bytes(socket.inet_pton(family, address), "big")
+    except OSError:
+        parsed = ipaddress.ip_address(address)
+        return int(parsed) if parsed.version == version else None
+
+
 def _taken(subnet: Addressed, pools: Sequence[tuple[int, int]], used: Iterable[str]) -> list[int]:
     """The distinct pool addresses no port may get, sorted: the used ones and the gateway (valid
     pools never hold the gateway; an old stored pool that does still must not hand it out)."""
     blocked = [*used, *([subnet.gateway_ip] if subnet.gateway_ip else [])]
-    values = {int(a) for a in map(ipaddress.ip_address, blocked) if a.version == subnet.ip_version}
+    values = {v for a in blocked if (v := _integer(a, subnet.ip_version)) is not None}
     return sorted(v for v in values if _position(pools, v) is not None)
 
 

@@ -11,6 +11,7 @@ from berth.network import bindings, bound_requests, exceptions, policy, ports, q
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import ports as store
+from berth.network.store.remembered import remembering
 
 PORT_FILTERS = {
     "id", "name", "description", "network_id", "project_id", "tenant_id", "mac_address",
@@ -38,6 +39,7 @@ def _fields(req: NetworkRequest) -> list[str]:
     return [value for name, value in req.query_items if name == "fields"]
 
 
+@remembering()
 def list_ports(req: NetworkRequest) -> Response:
     query = listing.parse(
         req.query_items,
@@ -54,6 +56,7 @@ def list_ports(req: NetworkRequest) -> Response:
     return req.respond(listing.page(chosen, query, "ports", req.base_url, req.path))
 
 
+@remembering()
 def show_port(req: NetworkRequest) -> Response:
     with req.service.db.read() as conn:
         row = ports.get_visible(conn, req.context, req.param("port_id"))
@@ -61,6 +64,7 @@ def show_port(req: NetworkRequest) -> Response:
     return req.respond({"port": listing.trim(view, _fields(req))})
 
 
+@remembering()
 def create_port(req: NetworkRequest) -> Response:
     """One port, or several (``{"ports": [...]}``) in one transaction: all or none."""
     bodies, bulk = req.resource_bodies("port", "ports")
@@ -92,6 +96,7 @@ def _create_one_port(req: NetworkRequest, conn: Any, body: dict[str, Any]) -> st
     return port_id
 
 
+@remembering()
 def update_port(req: NetworkRequest) -> Response:
     body = req.resource_body("port")
     port_id = req.param("port_id")
@@ -103,6 +108,7 @@ def update_port(req: NetworkRequest) -> Response:
     return _answer(req, port_id, 200)
 
 
+@remembering()
 def delete_port(req: NetworkRequest) -> Response:
     with req.service.db.write() as conn:
         row = ports.get_visible(conn, req.context, req.param("port_id"))
@@ -133,6 +139,7 @@ def _port_for_binding(req: NetworkRequest, conn: Any, locked: bool = False) -> A
     return store.get_for_update(conn, row["id"]) if locked else row
 
 
+@remembering()
 def list_bindings(req: NetworkRequest) -> Response:
     with req.service.db.read() as conn:
         row = _port_for_binding(req, conn)
@@ -140,6 +147,7 @@ def list_bindings(req: NetworkRequest) -> Response:
     return req.respond({"bindings": found})
 
 
+@remembering()
 def show_binding(req: NetworkRequest) -> Response:
     with req.service.db.read() as conn:
         row = _port_for_binding(req, conn)
@@ -147,6 +155,7 @@ def show_binding(req: NetworkRequest) -> Response:
     return req.respond({"binding": _one(found, row["id"], req.param("host"))})
 
 
+@remembering()
 def create_binding(req: NetworkRequest) -> Response:
     body = req.resource_body("binding")
     with req.service.db.write() as conn:
@@ -155,6 +164,7 @@ def create_binding(req: NetworkRequest) -> Response:
     return _answer_binding(req, body.get("host"), 201)
 
 
+@remembering()
 def activate_binding(req: NetworkRequest) -> Response:
     with req.service.db.write() as conn:
         row = _port_for_binding(req, conn, locked=True)
@@ -162,6 +172,7 @@ def activate_binding(req: NetworkRequest) -> Response:
     return _answer_binding(req, req.param("host"), 200)
 
 
+@remembering()
 def delete_binding(req: NetworkRequest) -> Response:
     with req.service.db.write() as conn:
         row = _port_for_binding(req, conn, locked=True)

@@ -10,6 +10,7 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common.timeutils import utcnow
 from berth.network.store import rbac
+from berth.network.store.remembered import remembered
 from berth.network.store.schema import networks, ports, segments, subnets
 
 Row = RowMapping
@@ -19,10 +20,12 @@ def insert_network(conn: Connection, values: Mapping[str, Any]) -> None:
     conn.execute(networks.insert().values(revision_number=0, created_at=utcnow(), **values))
 
 
+@remembered
 def get_network(conn: Connection, network_id: str) -> Row | None:
     return conn.execute(sa.select(networks).where(networks.c.id == network_id)).mappings().first()
 
 
+@remembered
 def list_networks(
     conn: Connection, visible_to: str | None, ids: Collection[str] | None = None
 ) -> list[Row]:
@@ -74,6 +77,7 @@ def get_segment(conn: Connection, segment_id: str) -> Row | None:
     return conn.execute(sa.select(segments).where(segments.c.id == segment_id)).mappings().first()
 
 
+@remembered
 def segments_of(conn: Connection, network_ids: Iterable[str] | None) -> dict[str, list[Row]]:
     """Each network's segments in creation order (every network's when ``network_ids`` is None)."""
     query = sa.select(segments).order_by(segments.c.network_id, segments.c.segment_index)

@@ -10,6 +10,7 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common.timeutils import utcnow
 from berth.network.store import rbac
+from berth.network.store.remembered import remembered
 from berth.network.store.schema import networks, ports, qos_policies, qos_rules
 
 
@@ -89,6 +90,7 @@ def get_rule(conn: Connection, rule_id: str) -> RowMapping | None:
     return conn.execute(sa.select(qos_rules).where(qos_rules.c.id == rule_id)).mappings().first()
 
 
+@remembered
 def rules_of_policies(
     conn: Connection, policy_ids: Iterable[str], rule_type: str | None = None
 ) -> dict[str, list[RowMapping]]:

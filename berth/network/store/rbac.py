@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 from sqlalchemy.exc import IntegrityError
 
+from berth.network.store.remembered import remembered
 from berth.network.store.schema import rbac_policies
 
 WILDCARD = "*"
@@ -60,6 +61,7 @@ def granted_to(
     return query
 
 
+@remembered
 def granted_ids(
     conn: Connection, object_type: str, action: str, project: str, ids: Collection[str]
 ) -> set[str]:

@@ -10,6 +10,7 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common.timeutils import utcnow
 from berth.network.store import rbac
+from berth.network.store.remembered import remembered
 from berth.network.store.schema import ip_allocations, subnets
 
 
@@ -33,6 +34,7 @@ def list_visible(conn: Connection, visible_to: str | None) -> list[RowMapping]:
     return list(conn.execute(query).mappings())
 
 
+@remembered
 def of_networks(conn: Connection, network_ids: Collection[str]) -> list[RowMapping]:
     query = sa.select(subnets).where(subnets.c.network_id.in_(list(network_ids)))
     return list(conn.execute(query.order_by(subnets.c.created_at, subnets.c.id)).mappings())

@@ -339,3 +339,27 @@ def test_specific_allocation_matches_its_definition(
             ipam.allocate_specific(layout, str(address), used)
     else:
         assert ipam.allocate_specific(layout, str(address), used) == str(address)
+
+
+@given(small_subnets(), st.sampled_from(["exploded", "upper", "mapped"]))
+def test_used_addresses_count_the_same_in_any_valid_spelling(
+    case: tuple[SubnetLayout, list[str]], spelling: str
+) -> None:
+    """Used addresses are parsed by the C parser first: every spelling ipaddress reads as the
+    same address takes the same room, and an IPv4-mapped IPv6 address takes none in an IPv4
+    subnet."""
+    layout, used = case
+
+    def spelled(address: str) -> str:
+        parsed = ipaddress.ip_address(address)
+        if spelling == "exploded":
+            return parsed.exploded
+        if spelling == "upper":
+            return address.upper()
+        return f"::ffff:{parsed}" if parsed.version == 4 else address
+
+    respelled = [spelled(a) for a in used]
+    if spelling == "mapped" and layout.ip_version == 4:
+        assert ipam.allocatable_count(layout, respelled) == ipam.allocatable_count(layout, [])
+    else:
+        assert ipam.allocatable_count(layout, respelled) == ipam.allocatable_count(layout, used)

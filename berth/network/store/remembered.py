@@ -1,0 +1,61 @@
+"""Reads a port request repeats, made once.
+
+A port request reads its network, the network's segments and subnets, the QoS rules in effect
+and the network's grants several times over: its checks, its binding plan and its answer each
+read them again, a statement each time (a binding was 30 statements). Within ``remembering()``
+the reads marked ``@remembered`` are kept, per argument, until the scope ends: the request's
+write transaction and the read of its answer see one snapshot of those tables. A port request
+writes ports, addresses, bindings and security group links, never a table these reads read, so
+nothing it does makes what is kept stale; a scope is only opened around such requests.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_KEPT: ContextVar[dict[tuple[Any, ...], Any] | None] = ContextVar("remembered_reads", default=None)
+
+
+@contextmanager
+def remembering() -> Iterator[None]:
+    """Keep the marked reads made in this scope (a decorator too: a handler's whole run)."""
+    token = _KEPT.set({})
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
+
+
+def _key_part(value: Any) -> Any:
+    # A collection of ids asks the same whatever its order: the reads order their answers.
+    if isinstance(value, Collection) and not isinstance(value, str):
+        return frozenset(value)
+    return value
+
+
+def remembered(read: Callable[P, R]) -> Callable[P, R]:
+    """``read`` (its first argument a connection) answered from the scope's memory when the
+    scope made the same read before, in any transaction. Its answer is shared: callers only
+    read it."""
+
+    @functools.wraps(read)
+    def kept(*args: P.args, **kwargs: P.kwargs) -> R:
+        memory = _KEPT.get()
+        if memory is None:
+            return read(*args, **kwargs)
+        key = (
+            read,
+            *map(_key_part, args[1:]),
+            *sorted((name, _key_part(value)) for name, value in kwargs.items()),
+        )
+        if key not in memory:
+            memory[key] = read(*args, **kwargs)
+        return memory[key]  # type: ignore[no-any-return]
+
+    return kept
