@@ -56,12 +56,7 @@ def rebuild(argument: Mapping[str, Any]) -> Rebuild:
     image = argument["imageRef"]
     if not image.strip():
         raise exceptions.BadRequest("Invalid input for field 'imageRef': an image id is required.")
-    if argument.get("trusted_image_certificates"):
-        # As Nova answers when it is not configured to verify image signatures.
-        raise exceptions.BadRequest(
-            "Image signature certificate validation is not enabled: Berth verifies no image "
-            "signatures, so trusted_image_certificates must be null."
-        )
+    guest_input.no_trusted_certificates(argument)
     changes = _user_fields(argument)
     if "metadata" in argument:
         changes["metadata"] = server_metadata.parse(argument["metadata"])

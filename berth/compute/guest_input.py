@@ -95,6 +95,17 @@ def user_data(value: Any) -> str | None:
     return _base64(value, "user_data")
 
 
+def no_trusted_certificates(server: Mapping[str, Any]) -> None:
+    """A create or rebuild's ``trusted_image_certificates`` (2.63): null or absent only. Berth
+    verifies no image signatures, so a list is refused, as Nova refuses one when it is not
+    configured to verify them."""
+    if server.get("trusted_image_certificates"):
+        raise exceptions.BadRequest(
+            "Image signature certificate validation is not enabled: Berth verifies no image "
+            "signatures, so trusted_image_certificates must be null."
+        )
+
+
 def disk_config(value: Any) -> bool | None:
     """``"AUTO"`` (true) or ``"MANUAL"`` (false); None when not given."""
     if value is None:

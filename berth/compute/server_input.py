@@ -82,6 +82,7 @@ def parse_create(body: Mapping[str, Any], networks_required: bool) -> ServerRequ
     keys, ``networks`` given from 2.37); ``networks_required`` from 2.37, where ``networks``
     may also be ``"auto"`` or ``"none"``."""
     server: dict[str, Any] = body["server"]
+    guest_input.no_trusted_certificates(server)
     min_count = _count(server, "min_count", 1)
     max_count = _count(server, "max_count", min_count)
     if min_count > max_count:

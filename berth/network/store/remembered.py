@@ -8,6 +8,7 @@ write transaction and the read of its answer see one snapshot of those tables. A
 writes ports, addresses, bindings and security group links, never a table these reads read, so
 nothing it does makes what is kept stale; a scope is only opened around such requests.
 """
+
 from __future__ import annotations
 
 import functools

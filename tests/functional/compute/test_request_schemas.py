@@ -333,3 +333,29 @@ def test_a_floating_ip_allocation_may_go_without_a_body(compute: httpx.Client) -
     answer = compute.post("/v2.1/os-floating-ips", headers=version(35))
     assert answer.status_code == 503, answer.text
     assert "no network service" in answer.json()["serviceUnavailable"]["message"]
+
+
+def test_a_create_takes_trusted_image_certificates_from_2_63_and_null_only(
+    compute: httpx.Client,
+) -> None:
+    server = {"name": "web", "flavorRef": "1", "imageRef": "i", "networks": "none"}
+    path = "/v2.1/servers"
+    # Before 2.63 the key is unknown to the schema.
+    before = {"server": {**server, "trusted_image_certificates": None}}
+    assert "'trusted_image_certificates' was unexpected" in _refusal(
+        compute.post(path, json=before, headers=version(62))
+    )
+    # From 2.63 its shape is checked: null, or 1 to 50 distinct strings.
+    empty = {"server": {**server, "trusted_image_certificates": []}}
+    assert "trusted_image_certificates" in _refusal(
+        compute.post(path, json=empty, headers=version(63))
+    )
+    # A list passes the schema and is refused: Berth verifies no image signatures.
+    certified = {"server": {**server, "trusted_image_certificates": ["cert-1"]}}
+    message = _refusal(compute.post(path, json=certified, headers=version(63)))
+    assert "trusted_image_certificates must be null" in message
+    # Null passes both, to the create's own checks (here: the flavor does not exist).
+    unset = {"server": {**server, "trusted_image_certificates": None}}
+    answer = compute.post(path, json=unset, headers=version(63))
+    assert answer.status_code == 400, answer.text
+    assert "flavor 1 could not be found" in answer.text

@@ -1,5 +1,5 @@
 """POST /servers: 2.19 adds ``description``, 2.37 requires ``networks``, 2.52 adds ``tags``,
-2.57 removes ``personality``.
+2.57 removes ``personality``, 2.63 adds ``trusted_image_certificates``.
 
 The shape only: which keys a server may have and the lengths its columns hold. The values that
 need parsing (counts, networks, block devices, addresses) are checked by
@@ -70,7 +70,23 @@ CREATE_V2_52["properties"]["server"]["properties"]["tags"] = {"type": "array"}
 CREATE_V2_57 = copy.deepcopy(CREATE_V2_52)
 del CREATE_V2_57["properties"]["server"]["properties"]["personality"]
 
+# Taken as Nova takes them (create and rebuild); berth.compute.guest_input refuses a list, as
+# Berth verifies no image signatures.
+TRUSTED_CERTIFICATES: dict[str, Any] = {
+    "type": ["array", "null"],
+    "minItems": 1,
+    "maxItems": 50,
+    "uniqueItems": True,
+    "items": {"type": "string", "minLength": 1},
+}
+
+CREATE_V2_63 = copy.deepcopy(CREATE_V2_57)
+CREATE_V2_63["properties"]["server"]["properties"]["trusted_image_certificates"] = (
+    TRUSTED_CERTIFICATES
+)
+
 CREATE_BY_VERSION = [
+    (microversion.TRUSTED_CERTS_IN_SERVER, CREATE_V2_63),
     (microversion.PERSONALITY_GONE, CREATE_V2_57),
     (microversion.TAGS_AT_CREATE, CREATE_V2_52),
     (microversion.NETWORKS_AUTO_NONE, CREATE_V2_37),

@@ -16,6 +16,7 @@ from typing import Any
 
 from berth.compute.api import microversion
 from berth.compute.api.schemas.security_group import SERVER_GROUP
+from berth.compute.api.schemas.server import TRUSTED_CERTIFICATES
 from berth.compute.api.schemas.server_metadata import METADATA
 from berth.compute.guest_input import USER_DATA_LENGTH
 
@@ -135,14 +136,7 @@ def _rebuild(version: Version) -> dict[str, Any]:
     else:
         properties["personality"] = _PARSED
     if version >= microversion.TRUSTED_CERTS_IN_SERVER:
-        # Taken as Nova takes them; the handler refuses a list, as Berth verifies no signatures.
-        properties["trusted_image_certificates"] = {
-            "type": ["array", "null"],
-            "minItems": 1,
-            "maxItems": 50,
-            "uniqueItems": True,
-            "items": {"type": "string", "minLength": 1},
-        }
+        properties["trusted_image_certificates"] = TRUSTED_CERTIFICATES
     return _only(properties, ["imageRef"])
 
 
