@@ -239,7 +239,10 @@ def _live(block: object, **more: object) -> dict[str, object]:
         (24, {"os-migrateLive": _live("auto", disk_over_commit=False)}, "migrateLive/block_"),
         (25, {"os-migrateLive": _live(False, disk_over_commit=False)}, "'disk_over_commit' was"),
         (29, {"os-migrateLive": _live("auto", force=True)}, "'force' was unexpected"),
-        (30, {"os-migrateLive": _live("auto", force="yes")}, "os-migrateLive/force."),
+        (30, {"os-migrateLive": _live("auto", force="maybe")}, "os-migrateLive/force."),
+        # Nova's words for a flag, in its three casings only.
+        (24, {"os-migrateLive": _live("tRue", disk_over_commit=False)}, "/block_migration."),
+        (25, {"os-migrateLive": _live("always")}, "os-migrateLive/block_migration."),
         (30, {"os-migrateLive": {"block_migration": "auto"}}, "'host' is a required property"),
         # Evacuate: onSharedStorage until 2.14 (required then), force from 2.29.
         (13, {"evacuate": {"host": "cn1"}}, "'onSharedStorage' is a required property"),
@@ -254,7 +257,8 @@ def _live(block: object, **more: object) -> dict[str, object]:
         (57, {"rebuild": {"imageRef": "i", "personality": []}}, "'personality' was unexpected"),
         (57, {"rebuild": {"name": "n"}}, "'imageRef' is a required property"),
         (57, {"rebuild": {"imageRef": "i", "name": "n" * 256}}, "field/attribute rebuild/name."),
-        (64, {"rebuild": {"imageRef": "i", "preserve_ephemeral": "yes"}}, "rebuild/preserve_"),
+        (64, {"rebuild": {"imageRef": "i", "preserve_ephemeral": "maybe"}}, "rebuild/preserve_"),
+        (64, {"rebuild": {"imageRef": "i", "preserve_ephemeral": 1}}, "rebuild/preserve_"),
         (64, {"rebuild": {"imageRef": "i", "metadata": {"k": 1}}}, "rebuild/metadata/k."),
         # Trusted image certificates from 2.63: null, or 1 to 50 distinct strings.
         (62, {"rebuild": {"imageRef": "i", "trusted_image_certificates": None}}, "'trusted_"),
@@ -278,6 +282,10 @@ def test_an_actions_argument_is_held_to_its_microversion(
         (1, {"migrate": {}}),
         (56, {"migrate": {"host": None}}),
         (24, {"os-migrateLive": _live(True, disk_over_commit=False)}),
+        (24, {"os-migrateLive": _live("True", disk_over_commit="0")}),
+        (25, {"os-migrateLive": _live("NO")}),
+        (30, {"os-migrateLive": _live("auto", force="yes")}),
+        (64, {"rebuild": {"imageRef": "i", "preserve_ephemeral": "Off"}}),
         (30, {"os-migrateLive": _live("auto", force=False)}),
         (1, {"evacuate": {"onSharedStorage": "False"}}),
         (29, {"evacuate": {"host": "cn1", "force": "true", "adminPass": "p"}}),

@@ -48,13 +48,17 @@ _HOST: dict[str, Any] = {
     "maxLength": 255,
     "pattern": "\\S",
 }
-# Evacuate's flags: a boolean, or one written as a word (Nova takes both).
+# The words Nova takes for a boolean flag (evacuate's, live migration's, a rebuild's
+# preserve_ephemeral), each in lower case, capitalised or in upper case, or a JSON boolean.
+FLAG_WORDS = ("true", "1", "on", "yes", "false", "0", "off", "no")
 _FLAG: dict[str, Any] = {
-    "anyOf": [
-        {"type": "boolean"},
-        {"type": "string", "pattern": "^(?i:true|1|yes|on|false|0|no|off)$"},
-    ]
-}
+    "type": ["boolean", "string"],
+    "enum": [
+        True, False,
+        *dict.fromkeys(spelled for word in FLAG_WORDS
+                       for spelled in (word, word.capitalize(), word.upper())),
+    ],
+}  # fmt: skip
 # Parsed by berth.compute.action_input (a rebuild's addresses and files).
 _PARSED: dict[str, Any] = {}
 
@@ -93,13 +97,13 @@ def _migrate_live(version: Version) -> dict[str, Any]:
     properties: dict[str, Any] = {"host": _HOST}
     required = ["host", "block_migration"]
     if version >= microversion.LIVE_MIGRATION_AUTO:
-        properties["block_migration"] = {"enum": [True, False, "auto"]}
+        properties["block_migration"] = {**_FLAG, "enum": [*_FLAG["enum"], "auto"]}
     else:
-        properties["block_migration"] = {"type": "boolean"}
-        properties["disk_over_commit"] = {"type": "boolean"}
+        properties["block_migration"] = _FLAG
+        properties["disk_over_commit"] = _FLAG
         required.append("disk_over_commit")
     if version >= microversion.LIVE_MIGRATION_FORCE:
-        properties["force"] = {"type": "boolean"}
+        properties["force"] = _FLAG
     return _only(properties, required)
 
 
@@ -124,7 +128,7 @@ def _rebuild(version: Version) -> dict[str, Any]:
         "accessIPv6": {"type": ["string", "null"], "maxLength": 64},
         "OS-DCF:diskConfig": {"enum": ["AUTO", "MANUAL", None]},
         # Accepted and changing nothing: Berth's guests have no ephemeral disks.
-        "preserve_ephemeral": {"type": "boolean"},
+        "preserve_ephemeral": _FLAG,
     }
     if version >= microversion.SERVER_DESCRIPTION:
         properties["description"] = {"type": ["string", "null"], "maxLength": 255}
