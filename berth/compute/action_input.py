@@ -16,12 +16,6 @@ from berth.compute import exceptions, guest_input, server_input, server_metadata
 _REBOOT_TYPES = {"SOFT": "reboot_soft", "HARD": "reboot_hard"}
 
 
-def no_argument(action: str, argument: Any) -> None:
-    """Actions that take nothing: ``null`` or ``{}`` (what clients send; Nova takes both)."""
-    if argument is not None and argument != {}:
-        raise exceptions.BadRequest(f"Invalid input for {action}: null expected.")
-
-
 def reboot_change(argument: Any) -> str:
     """``{"type": "SOFT" | "HARD"}`` (any case): the power change to make."""
     kind = argument.get("type") if isinstance(argument, dict) else None

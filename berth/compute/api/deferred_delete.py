@@ -11,7 +11,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from berth.compute import action_input, servers, soft_delete
+from berth.compute import servers, soft_delete
 from berth.compute.api.request import ComputeRequest
 
 _RULE = "os_compute_api:os-deferred-delete:"
@@ -20,7 +20,6 @@ _RULE = "os_compute_api:os-deferred-delete:"
 def restore(req: ComputeRequest, server_id: str, argument: Any) -> Response:
     rule = f"{_RULE}restore"
     req.authorize(rule)
-    action_input.no_argument("restore", argument)
     soft_delete.restore(req.service, req.context, server_id, _may_see(req, rule))
     return req.no_content(202)
 
@@ -28,7 +27,6 @@ def restore(req: ComputeRequest, server_id: str, argument: Any) -> Response:
 def force_delete(req: ComputeRequest, server_id: str, argument: Any) -> Response:
     rule = f"{_RULE}force"
     req.authorize(rule)
-    action_input.no_argument("forceDelete", argument)
     servers.delete_server(req.service, req.context, server_id, _may_see(req, rule), force=True)
     return req.no_content(202)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from berth.compute import action_input, exceptions, guest_actions, server_input
+from berth.compute import exceptions, guest_actions, server_input
 from berth.compute.api.request import ComputeRequest
 
 
@@ -32,7 +32,6 @@ def rescue(req: ComputeRequest, server_id: str, argument: Any) -> Response:
 def unrescue(req: ComputeRequest, server_id: str, argument: Any) -> Response:
     rule = "os_compute_api:os-unrescue"
     req.authorize(rule)
-    action_input.no_argument("unrescue", argument)
     guest_actions.unrescue(req.service, req.context, server_id, _may_see(req, rule))
     return req.no_content(202)
 

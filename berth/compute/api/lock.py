@@ -14,7 +14,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from berth.compute import action_input, locking
+from berth.compute import locking
 from berth.compute.api.request import ComputeRequest
 
 _RULE = "os_compute_api:os-lock-server:"
@@ -23,7 +23,6 @@ _RULE = "os_compute_api:os-lock-server:"
 def lock(req: ComputeRequest, server_id: str, argument: Any) -> Response:
     rule = f"{_RULE}lock"
     req.authorize(rule)
-    action_input.no_argument("lock", argument)
     locking.lock(req.service, req.context, server_id, _may_see(req, rule))
     return req.no_content(202)
 
@@ -31,7 +30,6 @@ def lock(req: ComputeRequest, server_id: str, argument: Any) -> Response:
 def unlock(req: ComputeRequest, server_id: str, argument: Any) -> Response:
     rule = f"{_RULE}unlock"
     req.authorize(rule)
-    action_input.no_argument("unlock", argument)
     may_see = _may_see(req, rule)
     if locking.locked_by_other(req.service, req.context, server_id, may_see):
         req.authorize(f"{rule}:unlock_override")
@@ -52,7 +50,6 @@ def reset_state(req: ComputeRequest, server_id: str, argument: dict[str, str]) -
 def inject_network_info(req: ComputeRequest, server_id: str, argument: Any) -> Response:
     rule = "os_compute_api:os-admin-actions:inject_network_info"
     req.authorize(rule)
-    action_input.no_argument("injectNetworkInfo", argument)
     locking.inject_network_info(req.service, req.context, server_id, _may_see(req, rule))
     return req.no_content(202)
 

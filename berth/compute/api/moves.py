@@ -64,7 +64,6 @@ def resize(req: ComputeRequest, server_id: str, argument: Any) -> Response:
 def confirm_resize(req: ComputeRequest, server_id: str, argument: Any) -> Response:
     rule = "os_compute_api:servers:confirm_resize"
     req.authorize(rule)
-    _no_argument("confirmResize", argument)
     moves.confirm_resize(req.service, req.context, server_id, _may_see(req, rule))
     return req.no_content(204)
 
@@ -72,14 +71,8 @@ def confirm_resize(req: ComputeRequest, server_id: str, argument: Any) -> Respon
 def revert_resize(req: ComputeRequest, server_id: str, argument: Any) -> Response:
     rule = "os_compute_api:servers:revert_resize"
     req.authorize(rule)
-    _no_argument("revertResize", argument)
     moves.revert_resize(req.service, req.context, server_id, _may_see(req, rule))
     return req.no_content(202)
-
-
-def _no_argument(action: str, argument: Any) -> None:
-    if argument not in (None, {}):
-        raise exceptions.BadRequest(f"Invalid input for {action}: it takes no argument (null).")
 
 
 def _cross_cell(req: ComputeRequest) -> bool:

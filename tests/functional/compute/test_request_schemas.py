@@ -43,6 +43,25 @@ def test_a_malformed_action_is_a_400_before_the_server_is_looked_up(
     assert message.startswith(f"Invalid input for field/attribute {field}. Value: ")
 
 
+TAKING_NOTHING = (
+    "confirmResize", "revertResize", "os-stop", "os-start", "pause", "unpause", "suspend",
+    "resume", "lock", "unlock", "shelve", "shelveOffload", "injectNetworkInfo", "restore",
+    "forceDelete", "unrescue",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("action", TAKING_NOTHING)
+def test_an_action_that_takes_nothing_takes_null_or_an_empty_object_only(
+    compute: httpx.Client, action: str
+) -> None:
+    # The schema alone decides: its handler never sees anything else.
+    for argument in ({"x": 1}, "now", 0, []):
+        message = _refusal(compute.post(MISSING, json={action: argument}))
+        assert message.startswith(f"Invalid input for field/attribute {action}. Value: ")
+    for argument in (None, {}):
+        assert compute.post(MISSING, json={action: argument}).status_code == 404
+
+
 def test_a_well_formed_action_reaches_the_handler(compute: httpx.Client) -> None:
     assert compute.post(MISSING, json={"reboot": {"type": "soft"}}).status_code == 404
     # An action Berth does not have is refused by name, by the handler, once the server is

@@ -32,17 +32,6 @@ def test_other_reboot_arguments_are_refused(argument: Any) -> None:
         action_input.reboot_change(argument)
 
 
-@pytest.mark.parametrize("argument", [None, {}])
-def test_an_action_without_argument_takes_null_or_an_empty_object(argument: Any) -> None:
-    action_input.no_argument("pause", argument)
-
-
-@pytest.mark.parametrize("argument", [{"x": 1}, "now", 0, []])
-def test_an_action_without_argument_refuses_anything_else(argument: Any) -> None:
-    with pytest.raises(BadRequest, match="null expected"):
-        action_input.no_argument("pause", argument)
-
-
 def test_rebuild_parses_what_changes_under_build_request_keys() -> None:
     request = action_input.rebuild(
         {
