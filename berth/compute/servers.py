@@ -432,7 +432,10 @@ def list_servers(service: ComputeService, query: ListQuery, detail: bool) -> lis
         if cell.uuid not in in_cells:
             continue
         with service.cells.database(cell).read() as conn:
-            rows = instances.list_instances(conn, uuids=in_cells[cell.uuid])
+            # changes-since in SQL: a poller's listing reads what changed, not every server.
+            rows = instances.list_instances(
+                conn, uuids=in_cells[cell.uuid], changed_since=query.changes_since
+            )
             errors = [row["uuid"] for row in rows if row["vm_state"] == "error"]
             faults = instances.latest_faults(conn, errors) if detail and errors else {}
         zones = _zones(service, rows) if detail else {}

@@ -68,10 +68,12 @@ def list_instances(
     uuids: Collection[str] | None = None,
     include_deleted: bool = False,
     changed_before: dt.datetime | None = None,
+    changed_since: dt.datetime | None = None,
 ) -> list[RowMapping]:
     """Instances, newest first, narrowed by project, host, state(s), a substring of the display
-    name (case-insensitive), a set of uuids, and a time their row last changed before (its
-    update, else its creation). Hidden copies (of a server moving between cells) are left out."""
+    name (case-insensitive), a set of uuids, and a time their row last changed before, or at or
+    after (its update, else its creation). Hidden copies (of a server moving between cells) are
+    left out."""
     query = sa.select(instances).order_by(instances.c.created_at.desc(), instances.c.id.desc())
     if project_id is not None:
         query = query.where(instances.c.project_id == project_id)
@@ -85,9 +87,11 @@ def list_instances(
         query = query.where(display_name.contains(name.lower(), autoescape=True))
     if uuids is not None:
         query = query.where(instances.c.uuid.in_(list(uuids)))
+    changed = sa.func.coalesce(instances.c.updated_at, instances.c.created_at)
     if changed_before is not None:
-        changed = sa.func.coalesce(instances.c.updated_at, instances.c.created_at)
         query = query.where(changed < changed_before)
+    if changed_since is not None:
+        query = query.where(changed >= changed_since)
     if not include_deleted:
         query = query.where(instances.c.deleted == sa.false())
     return list(conn.execute(query.where(instances.c.hidden == sa.false())).mappings())

@@ -7,6 +7,7 @@ choose) a host: the Instance in a cell, the mapping pointed at it, the BuildRequ
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import re
 import uuid
@@ -17,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+import sqlalchemy as sa
 from a2wsgi import ASGIMiddleware
 
 from berth.bus import BusUnavailable
@@ -37,6 +39,7 @@ from berth.compute.db import (
     request_specs,
     server_groups,
 )
+from berth.compute.db.cell_schema import instances as instances_table
 from berth.compute.objects.request_spec import RequestSpec, SchedulerHints
 from berth.compute.rpc import BusCellRPC, SuperConductorClient
 from berth.compute.service import ComputeService
@@ -713,6 +716,33 @@ def test_name_ip_and_changes_since_filters(world: World, three: dict[str, str]) 
         refused = world.client.get("/v2.1/servers", params=bad, headers=DEMO)
         assert refused.status_code == 400, bad
         assert bad.split("=")[0] in refused.json()["badRequest"]["message"]
+
+
+def test_changes_since_lists_only_what_changed_at_or_after_it(
+    world: World, three: dict[str, str]
+) -> None:
+    # Each server's last change, set in its cell (the building one has none yet: its
+    # BuildRequest's creation counts, which is now).
+    for server, cell_uuid, when in (
+        (three["active"], CELL1_UUID, dt.datetime(2040, 1, 1)),
+        (three["error"], cells.CELL0_UUID, dt.datetime(2030, 1, 1)),
+    ):
+        with world.service.cells.database(world.cell(cell_uuid)).write() as conn:
+            conn.execute(
+                sa.update(instances_table)
+                .where(instances_table.c.uuid == server)
+                .values(updated_at=when)
+            )
+
+    def listed(since: str) -> list[str]:
+        answer = world.client.get("/v2.1/servers", params={"changes-since": since}, headers=DEMO)
+        return _ids(answer)
+
+    assert listed("2039-12-31T23:59:59Z") == [three["active"]]
+    assert listed("2040-01-01T00:00:00Z") == [three["active"]]  # at it counts
+    assert listed("2040-01-01T00:00:01Z") == []
+    assert listed("2029-12-31T23:59:59+00:00") == [three["error"], three["active"]]
+    assert set(listed("2011-01-01T00:00:00Z")) == set(three.values())
 
 
 def test_projects_see_only_their_own(world: World, three: dict[str, str]) -> None:
