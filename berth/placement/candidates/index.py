@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from berth.placement import capacity
+from berth.placement.candidates.kept import KeptTexts
 
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 NO_ROW = -1
@@ -295,9 +296,9 @@ class ProviderIndex:
         self.trait_rank: dict[str, int] = {}
         self.dead = 0
         self._cache: dict[object, object] = {}
-        # Rendered provider summaries by row and form (see ``render.summaries``); a row's go
-        # when it changes.
-        self.fragments: dict[int, dict[object, object]] = {}
+        # Rendered provider summaries and list items by row (about 300 and 700 bytes each);
+        # a row's go when it changes.
+        self.fragments = KeptTexts(most=100_000)
         # Per candidates request (``solver._slices``): how many leading roots had no anchor
         # when it was last searched. Claims only fill providers, so this holds until capacity
         # is freed or providers change, which forgets every entry.
@@ -378,8 +379,7 @@ class ProviderIndex:
         rows = np.asarray([row for row, _ in changed], np.int64)
         before = self._shape(rows)
         self._link(changed)
-        for row in rows.tolist():
-            self.fragments.pop(row, None)
+        self.fragments.forget(rows.tolist())
         # Trees, roots and sharing only change with providers' places, traits or aggregates;
         # a claim (usage, generation) keeps what was derived from them.
         if (
@@ -395,10 +395,12 @@ class ProviderIndex:
     def apply_usage(self, usages: Iterable[Usage]) -> None:
         """Set the usage and generation of providers a claim changed; nothing else moved, so
         trees, traits and aggregates (and what is derived from them) stay."""
+        changed: list[int] = []
         for usage in usages:
             row = self.row_of_id(usage.id)
             if row is None:
                 continue
+            changed.append(row)
             self.generation[row] = usage.generation
             self.modified[row] = usage.modified
             for rc, column in self.columns.items():
@@ -408,7 +410,7 @@ class ProviderIndex:
                     if used < column.used[entry]:
                         self.no_anchor_prefix.clear()
                     column.used[entry] = used
-            self.fragments.pop(row, None)
+        self.fragments.forget(changed)
 
     def _shape(self, rows: Rows) -> tuple[Rows, ...]:
         return (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import orjson
@@ -84,49 +84,28 @@ def summaries(
     return body
 
 
-# How many rendered pieces an index keeps (summaries, about 300 bytes each; provider list items,
-# about 700).
-_FRAGMENTS_KEPT = 100_000
-
-T = TypeVar("T")
-
-
 def kept_per_row(
-    index: ProviderIndex, rows: Rows, form: object, make: Callable[[Rows], list[T]]
-) -> list[T]:
-    """``make(rows)``, each row's piece kept in the index under ``form`` until the row changes:
-    queries mostly show the providers the last ones did, and only the rows that changed since
-    need rendering again. More rows than are kept are made afresh."""
-    if len(rows) > _FRAGMENTS_KEPT:
+    index: ProviderIndex, rows: Rows, form: object, make: Callable[[Rows], list[str]]
+) -> list[str]:
+    """``make(rows)``, each row's piece kept in the index under ``form`` until the row changes
+    (``kept.KeptTexts``). More rows than are kept are made afresh."""
+    if len(rows) > index.fragments.most:
         return make(rows)
-    kept = index.fragments
-    at = rows.tolist()
-    missing = [row for row in at if form not in kept.get(row, ())]
-    if missing:
-        if len(kept) + len(missing) > _FRAGMENTS_KEPT:
-            kept.clear()
-        for row, piece in zip(missing, make(np.asarray(missing, np.int64)), strict=True):
-            kept.setdefault(row, {})[form] = piece
-    return [kept[row][form] for row in at]  # type: ignore[misc]
+    return index.fragments.get(form, rows, index.size, make)
 
 
 def _summary_fragments(
     index: ProviderIndex, rows: Rows, requested: frozenset[str], version: Version
 ) -> dict[str, Any] | orjson.Fragment:
-    """``summaries`` as already-serialised JSON: kept per row, or past the kept size the whole
-    object in one piece. Before 1.27 a summary depends on the request's classes and is built as
-    data."""
+    """``summaries`` as already-serialised JSON, one piece, each row's ``"RP":{...}`` kept. Before
+    1.27 a summary depends on the request's classes and is built as data."""
     if version < (1, 27):
         return summaries(index, rows, requested, version)
-    if len(rows) > _FRAGMENTS_KEPT:
-        return _joined(summary_texts(index, rows, version, True), "{", "}")
-    uuids = index.uuids
 
-    def make(missing: Rows) -> list[orjson.Fragment]:
-        return [orjson.Fragment(t) for t in summary_texts(index, missing, version, False)]
+    def make(missing: Rows) -> list[str]:
+        return summary_texts(index, missing, version, True)
 
-    pieces = kept_per_row(index, rows, ("summary", version >= (1, 29)), make)
-    return dict(zip([uuids[row] for row in rows.tolist()], pieces, strict=True))
+    return _joined(kept_per_row(index, rows, ("summary", version >= (1, 29)), make), "{", "}")
 
 
 def render(candidates: Candidates, index: ProviderIndex, version: Version) -> dict[str, Any]:

@@ -186,26 +186,28 @@ def test_a_slice_never_anchors_on_a_sharing_root_of_another_slice() -> None:
         assert set(np.flatnonzero(trees.sharing_anchor_mask(row))) <= set(trees.roots())
 
 
-def test_summaries_past_what_is_kept_go_out_in_one_piece(
+def test_summaries_are_kept_per_row_up_to_the_kept_size(
     sharing: ProviderIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Keeping every summary apart would hold more than the kept size; they go out as one
-    piece of JSON text, the same summaries."""
-    # The module, which the package's ``render`` function hides.
+    """Past the kept size the summaries are written afresh and none is kept; within it each
+    row's is kept, and kept or not they are the same summaries, in one piece of JSON text."""
     rendering = sys.modules["berth.placement.candidates.render"]
     req = parse_candidates_request([("resources", "VCPU:1")], (1, 39))
     found = allocation_candidates(sharing, req, randomize=False, rng=random.Random())
-    monkeypatch.setattr(rendering, "_FRAGMENTS_KEPT", len(found.summaries) - 1)
-    whole = render(found, sharing, (1, 39))["provider_summaries"]
-    assert isinstance(whole, orjson.Fragment)
-    assert orjson.loads(orjson.dumps(whole)) == rendering.summaries(
-        sharing, found.summaries, found.requested_classes, (1, 39)
-    )
-    assert not sharing.fragments
-    monkeypatch.setattr(rendering, "_FRAGMENTS_KEPT", len(found.summaries))
-    summaries = render(found, sharing, (1, 39))["provider_summaries"]
-    assert all(isinstance(s, orjson.Fragment) for s in summaries.values())
+    expected = rendering.summaries(sharing, found.summaries, found.requested_classes, (1, 39))
+
+    def rendered() -> object:
+        whole = render(found, sharing, (1, 39))["provider_summaries"]
+        assert isinstance(whole, orjson.Fragment)
+        return orjson.loads(orjson.dumps(whole))
+
+    monkeypatch.setattr(sharing.fragments, "most", len(found.summaries) - 1)
+    assert rendered() == expected
+    assert not len(sharing.fragments)
+    monkeypatch.setattr(sharing.fragments, "most", len(found.summaries))
+    assert rendered() == expected
     assert len(sharing.fragments) == len(found.summaries)
+    assert rendered() == expected
 
 
 @pytest.mark.parametrize("asked", ["MEMORY_MB:1,DISK_GB:1", "DISK_GB:1,MEMORY_MB:1"])
