@@ -34,6 +34,17 @@ Rows = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
 
 
+def distinct(rows: Rows, size: int) -> Rows:
+    """The distinct rows among ``rows`` (each below ``size``), ascending. Marked in a mask when
+    there are many: for the thousands of rows of an answer, many times faster than
+    ``np.unique``, which hashes or sorts."""
+    if len(rows) * 64 < size:
+        return np.unique(rows)
+    marked = np.zeros(size, np.bool_)
+    marked[rows] = True
+    return np.flatnonzero(marked)
+
+
 @dataclass(frozen=True, slots=True)
 class Inventory(capacity.Inventory):
     """An inventory and how much of it is already allocated."""

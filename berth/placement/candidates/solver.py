@@ -45,7 +45,7 @@ from berth.placement.candidates.groups import (
     group_tables,
     has_traits,
 )
-from berth.placement.candidates.index import Mask, ProviderIndex, Rows
+from berth.placement.candidates.index import Mask, ProviderIndex, Rows, distinct
 from berth.placement.candidates.listing import (
     Checks,
     ListedAnswers,
@@ -159,14 +159,14 @@ def allocation_candidates(
             part = Part.of(trees, options, common)
             budget.check_listed(part.combinations())
             listed = list_answers([part], index.sharing(), _checks(rules, slots))
-            return candidates(listed, listed.allocated())
+            return candidates(listed, listed.allocated(index.size))
         anchors = _anchor_slots(trees, options, slots, common, min(_CHUNK, request.limit or _CHUNK))
     else:
         slices = _slices(index, request, shuffle, slice_roots, budget)
         if not randomize:
             listed, slices = _listed_slices(slices, request, rules, index.sharing())
             if listed is not None:
-                return candidates(listed, listed.allocated())
+                return candidates(listed, listed.allocated(index.size))
         anchors = _sliced_anchors(slices, request)
     # Answers reached from two anchors are returned once. Only sharing providers serve more than
     # one anchor, so an answer with any other provider cannot come twice and skips the check.
@@ -184,7 +184,7 @@ def allocation_candidates(
     answers = list(found.values())
     if answers and not any(isinstance(a, AllocationRequest) for a in answers):
         listed = ListedAnswers(plan, np.asarray(answers, np.int64))
-        return candidates(listed, listed.allocated())
+        return candidates(listed, listed.allocated(index.size))
     areqs = tuple(
         a if isinstance(a, AllocationRequest) else _direct_answer(plan, a, index.uuids, sharing)
         for a in answers
@@ -354,14 +354,14 @@ def _enough_for_isolation(trees: TreeSlice, tables: list[GroupTable]) -> Mask:
     if len(suffixed) < 2:
         return trees.alive
     own = np.logical_or.reduce([s.own for s in suffixed])
-    distinct = np.bincount(trees.root[own], minlength=trees.size)
+    providers = np.bincount(trees.root[own], minlength=trees.size)
     sharing: dict[int, Mask] = {}
     for slot in suffixed:
         for row, served in slot.shared:
             sharing[row] = sharing[row] | served if row in sharing else served
     for served in sharing.values():
-        distinct += served
-    return distinct >= len(suffixed)
+        providers += served
+    return providers >= len(suffixed)
 
 
 _CHUNK = 256
@@ -713,5 +713,5 @@ def _summaries(index: ProviderIndex, request: CandidatesRequest, used: Rows) -> 
     (when any tree exists) only the providers the candidates take from."""
     if not request.nested_aware and index.has_trees:
         return np.sort(used)
-    rows, _, _ = index.tree_rows(np.unique(index.root[used]))
+    rows, _, _ = index.tree_rows(distinct(index.root[used], index.size))
     return np.sort(rows)
