@@ -596,6 +596,12 @@ class ProviderIndex:
         """Every row's uuid, as an array to gather from (kept until providers come or go)."""
         return self._cached("uuid_array", lambda: np.array(self.uuids, dtype=object))  # type: ignore[return-value]
 
+    def uuid_bytes_array(self) -> npt.NDArray[np.object_]:
+        """``uuid_array``, each uuid encoded (for text written as bytes)."""
+        return self._cached(  # type: ignore[return-value]
+            "uuid_bytes_array", lambda: np.array([u.encode() for u in self.uuids], dtype=object)
+        )
+
     @property
     def has_trees(self) -> bool:
         return bool(self._cached("has_trees", lambda: bool((self.parent[self.alive] >= 0).any())))

@@ -10,11 +10,13 @@ lookups rather than a dict lookup per row.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 Rows = npt.NDArray[np.int64]
+T = TypeVar("T", str, bytes)
 
 
 class KeptTexts:
@@ -45,9 +47,7 @@ class KeptTexts:
                 self._texts[form][held] = None
                 self._count -= len(held)
 
-    def get(
-        self, form: object, rows: Rows, size: int, make: Callable[[Rows], list[str]]
-    ) -> list[str]:
+    def get(self, form: object, rows: Rows, size: int, make: Callable[[Rows], list[T]]) -> list[T]:
         """The texts of ``rows`` in ``form``; ``make(rows)`` renders those not kept (``size``
         is the number of rows the index has)."""
         texts, have = self._column(form, size)

@@ -14,7 +14,7 @@ The text is the same, byte for byte, as orjson makes of the objects (tests hold 
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +29,7 @@ from berth.placement.candidates.index import (
 from berth.placement.candidates.listing import ListedAnswers, Plan
 
 Version = tuple[int, int]
+Text = TypeVar("Text", str, bytes)
 
 
 def ordered_trait_sets(index: ProviderIndex) -> list[tuple[str, ...]]:
@@ -81,14 +82,16 @@ def summary_texts(index: ProviderIndex, rows: Rows, version: Version, keyed: boo
     return _in_order(shapes, texts)
 
 
-def listed_texts(index: ProviderIndex, listed: ListedAnswers, version: Version) -> list[str]:
-    """Each listed answer (from 1.12), in order: the text of its object as ``render`` makes it.
+def listed_texts(index: ProviderIndex, listed: ListedAnswers, version: Version) -> list[bytes]:
+    """Each listed answer (from 1.12), in order: the text of its object as ``render`` makes it,
+    encoded (it goes into the body as it is).
 
     An answer's shape is which of its slots took one provider, and, for a group spread over
     several providers, the order of their uuids (its mapping lists them sorted)."""
     chosen = listed.chosen
     count, n_slots = chosen.shape
     uuids = index.uuid_array()
+    encoded = index.uuid_bytes_array()
     keys: list[tuple[npt.NDArray[Any], int]] = []
     for s in range(n_slots):
         # The first slot that took the same provider.
@@ -105,10 +108,12 @@ def listed_texts(index: ProviderIndex, listed: ListedAnswers, version: Version) 
                 before[apart] = uuids[chosen[apart, a]] < uuids[chosen[apart, b]]
                 keys.append((before, 2))
     shapes = _groups(keys, count)
-    texts: list[str] = []
+    texts: list[bytes] = []
     for at in shapes:
         template, sources = _answer_template(listed, chosen[at[0]].tolist(), uuids, mappings)
-        texts += _filled(template, [uuids[chosen[at, s]].tolist() for s in sources], len(at))
+        texts += _filled(
+            template.encode(), [encoded[chosen[at, s]].tolist() for s in sources], len(at)
+        )
     return _in_order(shapes, texts)
 
 
@@ -163,13 +168,13 @@ def _groups(keys: list[tuple[npt.NDArray[Any], int]], size: int) -> list[Rows]:
     return np.split(order, breaks) if size else []
 
 
-def _filled(template: str, values: list[list[Any]], count: int) -> list[str]:
+def _filled(template: Text, values: list[list[Any]], count: int) -> list[Text]:
     if not values:
         return [template] * count
     return [template % row for row in zip(*values, strict=True)]
 
 
-def _in_order(groups: list[Rows], texts: list[str]) -> list[str]:
+def _in_order(groups: list[Rows], texts: list[Text]) -> list[Text]:
     """``texts``, made group by group, back in the order of the positions."""
     position = np.empty(len(texts), np.int64)
     if groups:
