@@ -390,7 +390,6 @@ class ProviderIndex:
         rows = np.asarray([row for row, _ in changed], np.int64)
         before = self._shape(rows)
         self._link(changed)
-        self.fragments.forget(rows.tolist())
         # Trees, roots and sharing only change with providers' places, traits or aggregates;
         # a claim (usage, generation) keeps what was derived from them.
         if (
@@ -402,6 +401,10 @@ class ProviderIndex:
             )
         ):
             self._cache.clear()
+            # Texts kept per tree (by root) are of trees that may have changed shape.
+            self.fragments.clear()
+        else:
+            self.fragments.forget(self._with_roots(rows.tolist()))
 
     def apply_usage(self, usages: Iterable[Usage]) -> None:
         """Set the usage and generation of providers a claim changed; nothing else moved, so
@@ -421,7 +424,11 @@ class ProviderIndex:
                     if used < column.used[entry]:
                         self.no_anchor_prefix.clear()
                     column.used[entry] = used
-        self.fragments.forget(changed)
+        self.fragments.forget(self._with_roots(changed))
+
+    def _with_roots(self, rows: list[int]) -> list[int]:
+        """``rows`` and their roots: texts are kept per row and per tree (by its root)."""
+        return rows + self.root[rows].tolist()
 
     def _shape(self, rows: Rows) -> tuple[Rows, ...]:
         return (

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from berth.placement.candidates.index import CAPACITY_CEILING, ProviderIndex, Rows
+from berth.placement.candidates.index import CAPACITY_CEILING, ProviderIndex, Rows, distinct
 from berth.placement.candidates.kept import T
 from berth.placement.candidates.listing import ListedAnswers
 from berth.placement.candidates.solver import AllocationRequest, Candidates
@@ -96,12 +96,29 @@ def kept_per_row(
 
 
 def _summary_texts(index: ProviderIndex, rows: Rows, version: Version) -> list[bytes]:
-    """Each row's summary (from 1.27) as ``"RP":{...}``, encoded, kept per row."""
+    """The summaries of ``rows`` (from 1.27) as ``"RP":{...}``, encoded and kept: a whole
+    tree's in one piece (commas between) when ``rows`` are whole trees one after the other, as
+    from 1.29 they usually are; else row by row. (A piece per row, the body's join spent half
+    a millisecond finding 6,000 small objects in cold memory.)"""
+    with_tree = version >= (1, 29)
+    roots = distinct(index.root[rows], index.size)
+    trees, _, _ = index.tree_rows(roots)
+    if np.array_equal(trees, rows):
+
+        def make_trees(missing: Rows) -> list[bytes]:
+            tree_rows, begins, ends = index.tree_rows(missing)
+            texts = summary_texts(index, tree_rows, version, True)
+            return [
+                ",".join(texts[b:e]).encode()
+                for b, e in zip(begins.tolist(), ends.tolist(), strict=True)
+            ]
+
+        return kept_per_row(index, roots, ("tree summaries", with_tree), make_trees)
 
     def make(missing: Rows) -> list[bytes]:
         return [text.encode() for text in summary_texts(index, missing, version, True)]
 
-    return kept_per_row(index, rows, ("summary", version >= (1, 29)), make)
+    return kept_per_row(index, rows, ("summary", with_tree), make)
 
 
 def _answer_texts(candidates: Candidates, index: ProviderIndex, version: Version) -> list[bytes]:

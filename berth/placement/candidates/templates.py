@@ -14,7 +14,7 @@ The text is the same, byte for byte, as orjson makes of the objects (tests hold 
 from __future__ import annotations
 
 import itertools
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +29,6 @@ from berth.placement.candidates.index import (
 from berth.placement.candidates.listing import ListedAnswers, Plan
 
 Version = tuple[int, int]
-Text = TypeVar("Text", str, bytes)
 
 
 def ordered_trait_sets(index: ProviderIndex) -> list[tuple[str, ...]]:
@@ -85,8 +84,8 @@ def summary_texts(index: ProviderIndex, rows: Rows, version: Version, keyed: boo
 def listed_texts(index: ProviderIndex, listed: ListedAnswers, version: Version) -> list[bytes]:
     """The listed answers (from 1.12), in order, as the text of their objects as ``render``
     makes them, encoded (it goes into the body as it is): one piece per run of answers of one
-    shape, the answers in it separated by commas. (Usually a few pieces: an answer each, the
-    body's join spent a millisecond finding a thousand small objects over cold memory.)
+    shape, the answers in it separated by commas. (Usually a few pieces: with one per answer,
+    the body's join spent a millisecond finding a thousand small objects in cold memory.)
 
     An answer's shape is which of its slots took one provider, and, for a group spread over
     several providers, the order of their uuids (its mapping lists them sorted)."""
@@ -111,15 +110,17 @@ def listed_texts(index: ProviderIndex, listed: ListedAnswers, version: Version) 
                 keys.append((before, 2))
     shapes = _groups(keys, count)
     shape_of = np.empty(count, np.int64)
-    made = []
+    made: list[tuple[bytes, list[int]]] = []
     for shape, at in enumerate(shapes):
         shape_of[at] = shape
         template, sources = _answer_template(listed, chosen[at[0]].tolist(), uuids, mappings)
         made.append((template.encode(), sources))
+    if not count:
+        return []
     ends = [*(np.flatnonzero(np.diff(shape_of)) + 1).tolist(), count]
     texts: list[bytes] = []
     begin = 0
-    for end in ends if count else []:
+    for end in ends:
         template, sources = made[shape_of[begin]]
         values = encoded[chosen[begin:end, sources]].ravel().tolist()
         texts.append(b",".join([template] * (end - begin)) % tuple(values))
@@ -178,13 +179,13 @@ def _groups(keys: list[tuple[npt.NDArray[Any], int]], size: int) -> list[Rows]:
     return np.split(order, breaks) if size else []
 
 
-def _filled(template: Text, values: list[list[Any]], count: int) -> list[Text]:
+def _filled(template: str, values: list[list[Any]], count: int) -> list[str]:
     if not values:
         return [template] * count
     return [template % row for row in zip(*values, strict=True)]
 
 
-def _in_order(groups: list[Rows], texts: list[Text]) -> list[Text]:
+def _in_order(groups: list[Rows], texts: list[str]) -> list[str]:
     """``texts``, made group by group, back in the order of the positions."""
     position = np.empty(len(texts), np.int64)
     if groups:

@@ -27,7 +27,7 @@ from berth.placement.candidates import (
     qsschema,
     render,
 )
-from berth.placement.candidates.index import SHARING_TRAIT
+from berth.placement.candidates.index import SHARING_TRAIT, Usage
 from berth.placement.candidates.listing import ListedAnswers
 from berth.placement.candidates.loading import load_index, load_names, load_providers
 from berth.placement.candidates.slices import TreeSlice
@@ -104,6 +104,34 @@ def numa() -> ProviderIndex:
         traits=frozenset({"CUSTOM_PHYSNET1"}),
     )
     return ProviderIndex.build([cn, numa0, numa1, pf0, pf1], CLASSES, TRAITS)
+
+
+def test_kept_summaries_follow_changes_to_their_rows_and_trees(numa: ProviderIndex) -> None:
+    """Summaries are kept per tree and per row: after a claim, an inventory change and a new
+    provider in the tree, each body is the one an index built afresh gives."""
+    render_json = sys.modules["berth.placement.candidates.render"].render_json
+
+    def body(index: ProviderIndex, version: tuple[int, int]) -> bytes:
+        req = parse_candidates_request([("resources", "VCPU:1")], version)
+        found = allocation_candidates(index, req, randomize=False, rng=random.Random())
+        rendered = render_json(found, index, version)
+        assert rendered is not None
+        return rendered  # type: ignore[no-any-return]
+
+    def agrees() -> None:
+        fresh = ProviderIndex.build(numa.providers(), CLASSES, TRAITS)
+        for version in [(1, 27), (1, 39)]:
+            assert body(numa, version) == body(fresh, version)
+
+    agrees()
+    numa0 = numa.row_of["numa0"]
+    numa.apply_usage([Usage(int(numa.ids[numa0]), 1, None, {"VCPU": 3})])
+    agrees()
+    numa.apply([rp("numa1", rp("cn"), inventories={"VCPU": Inventory(6)})])
+    agrees()
+    numa.apply([rp("numa2", rp("cn"), inventories={"VCPU": Inventory(2)})])
+    agrees()
+    assert b'"numa2"' in body(numa, (1, 39))
 
 
 def test_shared_disk_gives_one_candidate_per_way(sharing: ProviderIndex) -> None:
