@@ -17,7 +17,7 @@ import contextlib
 import datetime as dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, cast
+from typing import NamedTuple, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,7 @@ CAPACITY_CEILING = 2**62
 
 Rows = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
+T = TypeVar("T")
 
 
 def distinct(rows: Rows, size: int) -> Rows:
@@ -586,6 +587,11 @@ class ProviderIndex:
         return found
 
     # -- vectorised filters ---------------------------------------------------------------------
+
+    def derived(self, key: str, make: Callable[[], T]) -> T:
+        """What another module derives from the trees, traits or aggregates (``make()``), kept
+        until they change."""
+        return self._cached(key, make)  # type: ignore[return-value]
 
     def _cached(self, key: object, make: Callable[[], object]) -> object:
         """Something derived from the trees, traits or aggregates, until they change."""
