@@ -147,6 +147,8 @@ class InventoryColumn:
         self.used: Rows = np.empty(0, np.int64)
         self.capacity: Rows = np.empty(0, np.int64)
         self.allocation_ratio: npt.NDArray[np.float64] = np.empty(0, np.float64)
+        # By amount: the entries whose units allow it (``allowing``), until inventories change.
+        self._allowing: dict[int, Mask] = {}
 
     @classmethod
     def of_arrays(cls, size: int, arrays: InventoryArrays) -> InventoryColumn:
@@ -182,6 +184,7 @@ class InventoryColumn:
             "capacity": [min(i.capacity, CAPACITY_CEILING) for i in inventories],
             "allocation_ratio": [i.allocation_ratio for i in inventories],
         }
+        self._allowing.clear()
         at = np.asarray(rows, np.int64)
         entries = self.entry_of[at]
         old = entries != NO_ROW
@@ -203,6 +206,7 @@ class InventoryColumn:
             return
         entries = self.entry_of[at]
         entries = entries[entries != NO_ROW]
+        self._allowing.clear()
         self.row[entries] = NO_ROW
         self.entry_of[at] = NO_ROW
 
@@ -214,16 +218,27 @@ class InventoryColumn:
             # Past every max_unit (a 32-bit column), and past what the arrays can compare.
             return np.zeros(len(entries), np.bool_)
         at = entries[ok]
-        good = (
-            (self.row[at] != NO_ROW)
-            & (self.min_unit[at] <= amount)
-            & (self.max_unit[at] >= amount)
-            & (amount % self.step_size[at] == 0)
-        )
+        good = self.allowing(amount)[at]
         if amount > 0:
             good &= self.used[at] + amount <= self.capacity[at]
         ok[ok] = good
         return ok
+
+    def allowing(self, amount: int) -> Mask:
+        """Per entry, whether it is a provider's and its units allow ``amount`` (min_unit,
+        max_unit, step_size): what of ``fits`` claims do not change, kept for the few amounts
+        queries ask for."""
+        found = self._allowing.get(amount)
+        if found is None:
+            if len(self._allowing) >= 64:
+                self._allowing.clear()
+            found = self._allowing[amount] = (
+                (self.row != NO_ROW)
+                & (self.min_unit <= amount)
+                & (self.max_unit >= amount)
+                & (amount % self.step_size == 0)
+            )
+        return found
 
     def fitting(self, amount: int) -> Rows:
         """Rows where one more allocation of ``amount`` fits."""

@@ -107,8 +107,9 @@ def numa() -> ProviderIndex:
 
 
 def test_kept_summaries_follow_changes_to_their_rows_and_trees(numa: ProviderIndex) -> None:
-    """Summaries are kept per tree and per row: after a claim, an inventory change and a new
-    provider in the tree, each body is the one an index built afresh gives."""
+    """Summaries are kept per tree and per row, and which entries' units allow an amount per
+    column: after a claim, inventory changes (one of them to units refusing the amount asked)
+    and a new provider in the tree, each body is the one an index built afresh gives."""
     render_json = sys.modules["berth.placement.candidates.render"].render_json
 
     def body(index: ProviderIndex, version: tuple[int, int]) -> bytes:
@@ -129,6 +130,9 @@ def test_kept_summaries_follow_changes_to_their_rows_and_trees(numa: ProviderInd
     agrees()
     numa.apply([rp("numa1", rp("cn"), inventories={"VCPU": Inventory(6)})])
     agrees()
+    numa.apply([rp("numa1", rp("cn"), inventories={"VCPU": Inventory(6, min_unit=2)})])
+    agrees()
+    assert b'"numa1":{"resources"' not in body(numa, (1, 39)).split(b"provider_summaries")[0]
     numa.apply([rp("numa2", rp("cn"), inventories={"VCPU": Inventory(2)})])
     agrees()
     assert b'"numa2"' in body(numa, (1, 39))
