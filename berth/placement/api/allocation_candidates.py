@@ -50,7 +50,9 @@ def list_allocation_candidates(req: PlacementRequest) -> Response:
             budget=Budget(settings.allocation_candidates_budget),
         )
         # Serialised here, so the answer's objects are freed before the collector runs again.
-        body = dumps(candidates.render(found, index, version))
+        body = candidates.render_json(found, index, version) or dumps(
+            candidates.render(found, index, version)
+        )
         del found
     # Candidates are an answer about now, so they are last modified now.
     return req.respond(body)

@@ -6,7 +6,7 @@ current.
 
 from berth.placement.candidates.index import Inventory, Provider, ProviderHeaders, ProviderIndex
 from berth.placement.candidates.providers import matching_providers
-from berth.placement.candidates.render import render
+from berth.placement.candidates.render import render, render_json
 from berth.placement.candidates.request import (
     CandidatesRequest,
     ProviderFilters,
@@ -31,4 +31,5 @@ __all__ = [
     "parse_candidates_request",
     "parse_provider_filters",
     "render",
+    "render_json",
 ]

@@ -17,12 +17,13 @@ import contextlib
 import datetime as dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, cast
+from typing import NamedTuple, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from berth.placement import capacity
+from berth.placement.candidates.kept import KeptTexts
 
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 NO_ROW = -1
@@ -31,6 +32,18 @@ CAPACITY_CEILING = 2**62
 
 Rows = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
+T = TypeVar("T")
+
+
+def distinct(rows: Rows, size: int) -> Rows:
+    """The distinct rows among ``rows`` (each below ``size``), ascending. Marked in a mask when
+    there are many: for the thousands of rows of an answer, many times faster than
+    ``np.unique``, which hashes or sorts."""
+    if len(rows) * 64 < size:
+        return np.unique(rows)
+    marked = np.zeros(size, np.bool_)
+    marked[rows] = True
+    return np.flatnonzero(marked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +147,8 @@ class InventoryColumn:
         self.used: Rows = np.empty(0, np.int64)
         self.capacity: Rows = np.empty(0, np.int64)
         self.allocation_ratio: npt.NDArray[np.float64] = np.empty(0, np.float64)
+        # By amount: the entries whose units allow it (``allowing``), until inventories change.
+        self._allowing: dict[int, Mask] = {}
 
     @classmethod
     def of_arrays(cls, size: int, arrays: InventoryArrays) -> InventoryColumn:
@@ -169,6 +184,7 @@ class InventoryColumn:
             "capacity": [min(i.capacity, CAPACITY_CEILING) for i in inventories],
             "allocation_ratio": [i.allocation_ratio for i in inventories],
         }
+        self._allowing.clear()
         at = np.asarray(rows, np.int64)
         entries = self.entry_of[at]
         old = entries != NO_ROW
@@ -190,6 +206,7 @@ class InventoryColumn:
             return
         entries = self.entry_of[at]
         entries = entries[entries != NO_ROW]
+        self._allowing.clear()
         self.row[entries] = NO_ROW
         self.entry_of[at] = NO_ROW
 
@@ -201,16 +218,27 @@ class InventoryColumn:
             # Past every max_unit (a 32-bit column), and past what the arrays can compare.
             return np.zeros(len(entries), np.bool_)
         at = entries[ok]
-        good = (
-            (self.row[at] != NO_ROW)
-            & (self.min_unit[at] <= amount)
-            & (self.max_unit[at] >= amount)
-            & (amount % self.step_size[at] == 0)
-        )
+        good = self.allowing(amount)[at]
         if amount > 0:
             good &= self.used[at] + amount <= self.capacity[at]
         ok[ok] = good
         return ok
+
+    def allowing(self, amount: int) -> Mask:
+        """Per entry, whether it is a provider's and its units allow ``amount`` (min_unit,
+        max_unit, step_size): what of ``fits`` claims do not change, kept for the few amounts
+        queries ask for."""
+        found = self._allowing.get(amount)
+        if found is None:
+            if len(self._allowing) >= 64:
+                self._allowing.clear()
+            found = self._allowing[amount] = (
+                (self.row != NO_ROW)
+                & (self.min_unit <= amount)
+                & (self.max_unit >= amount)
+                & (amount % self.step_size == 0)
+            )
+        return found
 
     def fitting(self, amount: int) -> Rows:
         """Rows where one more allocation of ``amount`` fits."""
@@ -295,9 +323,9 @@ class ProviderIndex:
         self.trait_rank: dict[str, int] = {}
         self.dead = 0
         self._cache: dict[object, object] = {}
-        # Rendered provider summaries by row and form (see ``render.summaries``); a row's go
-        # when it changes.
-        self.fragments: dict[int, dict[object, object]] = {}
+        # Rendered provider summaries and list items by row (about 300 and 700 bytes each);
+        # a row's go when it changes.
+        self.fragments = KeptTexts(most=100_000)
         # Per candidates request (``solver._slices``): how many leading roots had no anchor
         # when it was last searched. Claims only fill providers, so this holds until capacity
         # is freed or providers change, which forgets every entry.
@@ -378,8 +406,6 @@ class ProviderIndex:
         rows = np.asarray([row for row, _ in changed], np.int64)
         before = self._shape(rows)
         self._link(changed)
-        for row in rows.tolist():
-            self.fragments.pop(row, None)
         # Trees, roots and sharing only change with providers' places, traits or aggregates;
         # a claim (usage, generation) keeps what was derived from them.
         if (
@@ -391,14 +417,20 @@ class ProviderIndex:
             )
         ):
             self._cache.clear()
+            # Texts kept per tree (by root) are of trees that may have changed shape.
+            self.fragments.clear()
+        else:
+            self.fragments.forget(self._with_roots(rows.tolist()))
 
     def apply_usage(self, usages: Iterable[Usage]) -> None:
         """Set the usage and generation of providers a claim changed; nothing else moved, so
         trees, traits and aggregates (and what is derived from them) stay."""
+        changed: list[int] = []
         for usage in usages:
             row = self.row_of_id(usage.id)
             if row is None:
                 continue
+            changed.append(row)
             self.generation[row] = usage.generation
             self.modified[row] = usage.modified
             for rc, column in self.columns.items():
@@ -408,7 +440,11 @@ class ProviderIndex:
                     if used < column.used[entry]:
                         self.no_anchor_prefix.clear()
                     column.used[entry] = used
-            self.fragments.pop(row, None)
+        self.fragments.forget(self._with_roots(changed))
+
+    def _with_roots(self, rows: list[int]) -> list[int]:
+        """``rows`` and their roots: texts are kept per row and per tree (by its root)."""
+        return rows + self.root[rows].tolist()
 
     def _shape(self, rows: Rows) -> tuple[Rows, ...]:
         return (
@@ -567,6 +603,11 @@ class ProviderIndex:
 
     # -- vectorised filters ---------------------------------------------------------------------
 
+    def derived(self, key: str, make: Callable[[], T]) -> T:
+        """What another module derives from the trees, traits or aggregates (``make()``), kept
+        until they change."""
+        return self._cached(key, make)  # type: ignore[return-value]
+
     def _cached(self, key: object, make: Callable[[], object]) -> object:
         """Something derived from the trees, traits or aggregates, until they change."""
         if key not in self._cache:
@@ -582,6 +623,12 @@ class ProviderIndex:
     def uuid_array(self) -> npt.NDArray[np.object_]:
         """Every row's uuid, as an array to gather from (kept until providers come or go)."""
         return self._cached("uuid_array", lambda: np.array(self.uuids, dtype=object))  # type: ignore[return-value]
+
+    def uuid_bytes_array(self) -> npt.NDArray[np.object_]:
+        """``uuid_array``, each uuid encoded (for text written as bytes)."""
+        return self._cached(  # type: ignore[return-value]
+            "uuid_bytes_array", lambda: np.array([u.encode() for u in self.uuids], dtype=object)
+        )
 
     @property
     def has_trees(self) -> bool:

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from berth.placement.candidates.groups import SlotOptions
-from berth.placement.candidates.index import NO_ROW, Mask, ProviderIndex, Rows
+from berth.placement.candidates.index import NO_ROW, Mask, ProviderIndex, Rows, distinct
 from berth.placement.candidates.slices import TreeSlice
 
 Table = npt.NDArray[np.int64]
@@ -43,10 +43,10 @@ class ListedAnswers:
     def head(self, limit: int) -> ListedAnswers:
         return ListedAnswers(self.plan, self.chosen[:limit])
 
-    def allocated(self) -> Rows:
-        """Rows some answer takes resources from."""
+    def allocated(self, size: int) -> Rows:
+        """Rows some answer takes resources from, ascending (``size``: rows in the index)."""
         taking = [s for s, (_, wanted) in enumerate(self.plan) if wanted]
-        return np.unique(self.chosen[:, taking])
+        return distinct(self.chosen[:, taking].ravel(), size)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ the per-group passes ask (``groups``) with the same meaning as the index does ov
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 
 import numpy as np
@@ -54,6 +55,12 @@ class TreeSlice:
         self._slice_roots = self.mask(self._roots)
         self._sharing_anchors: dict[int, Mask] = {}
         self._fitting: dict[tuple[str, int], Mask] = {}
+
+    def fresh(self) -> TreeSlice:
+        """The same slice, without what it found about usage (kept slices outlive claims)."""
+        found = copy.copy(self)
+        found._fitting = {}
+        return found
 
     @property
     def traits(self) -> frozenset[str]:

@@ -27,7 +27,7 @@ from berth.placement.candidates import (
     qsschema,
     render,
 )
-from berth.placement.candidates.index import SHARING_TRAIT
+from berth.placement.candidates.index import SHARING_TRAIT, Usage
 from berth.placement.candidates.listing import ListedAnswers
 from berth.placement.candidates.loading import load_index, load_names, load_providers
 from berth.placement.candidates.slices import TreeSlice
@@ -104,6 +104,38 @@ def numa() -> ProviderIndex:
         traits=frozenset({"CUSTOM_PHYSNET1"}),
     )
     return ProviderIndex.build([cn, numa0, numa1, pf0, pf1], CLASSES, TRAITS)
+
+
+def test_kept_summaries_follow_changes_to_their_rows_and_trees(numa: ProviderIndex) -> None:
+    """Summaries are kept per tree and per row, and which entries' units allow an amount per
+    column: after a claim, inventory changes (one of them to units refusing the amount asked)
+    and a new provider in the tree, each body is the one an index built afresh gives."""
+    render_json = sys.modules["berth.placement.candidates.render"].render_json
+
+    def body(index: ProviderIndex, version: tuple[int, int]) -> bytes:
+        req = parse_candidates_request([("resources", "VCPU:1")], version)
+        found = allocation_candidates(index, req, randomize=False, rng=random.Random())
+        rendered = render_json(found, index, version)
+        assert rendered is not None
+        return rendered  # type: ignore[no-any-return]
+
+    def agrees() -> None:
+        fresh = ProviderIndex.build(numa.providers(), CLASSES, TRAITS)
+        for version in [(1, 27), (1, 39)]:
+            assert body(numa, version) == body(fresh, version)
+
+    agrees()
+    numa0 = numa.row_of["numa0"]
+    numa.apply_usage([Usage(int(numa.ids[numa0]), 1, None, {"VCPU": 3})])
+    agrees()
+    numa.apply([rp("numa1", rp("cn"), inventories={"VCPU": Inventory(6)})])
+    agrees()
+    numa.apply([rp("numa1", rp("cn"), inventories={"VCPU": Inventory(6, min_unit=2)})])
+    agrees()
+    assert b'"numa1":{"resources"' not in body(numa, (1, 39)).split(b"provider_summaries")[0]
+    numa.apply([rp("numa2", rp("cn"), inventories={"VCPU": Inventory(2)})])
+    agrees()
+    assert b'"numa2"' in body(numa, (1, 39))
 
 
 def test_shared_disk_gives_one_candidate_per_way(sharing: ProviderIndex) -> None:
@@ -186,26 +218,28 @@ def test_a_slice_never_anchors_on_a_sharing_root_of_another_slice() -> None:
         assert set(np.flatnonzero(trees.sharing_anchor_mask(row))) <= set(trees.roots())
 
 
-def test_summaries_past_what_is_kept_go_out_in_one_piece(
+def test_summaries_are_kept_per_row_up_to_the_kept_size(
     sharing: ProviderIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Keeping every summary apart would hold more than the kept size; they go out as one
-    piece of JSON text, the same summaries."""
-    # The module, which the package's ``render`` function hides.
+    """Past the kept size the summaries are written afresh and none is kept; within it each
+    row's is kept, and kept or not they are the same summaries, in one piece of JSON text."""
     rendering = sys.modules["berth.placement.candidates.render"]
     req = parse_candidates_request([("resources", "VCPU:1")], (1, 39))
     found = allocation_candidates(sharing, req, randomize=False, rng=random.Random())
-    monkeypatch.setattr(rendering, "_FRAGMENTS_KEPT", len(found.summaries) - 1)
-    whole = render(found, sharing, (1, 39))["provider_summaries"]
-    assert isinstance(whole, orjson.Fragment)
-    assert orjson.loads(orjson.dumps(whole)) == rendering.summaries(
-        sharing, found.summaries, found.requested_classes, (1, 39)
-    )
-    assert not sharing.fragments
-    monkeypatch.setattr(rendering, "_FRAGMENTS_KEPT", len(found.summaries))
-    summaries = render(found, sharing, (1, 39))["provider_summaries"]
-    assert all(isinstance(s, orjson.Fragment) for s in summaries.values())
+    expected = rendering.summaries(sharing, found.summaries, found.requested_classes, (1, 39))
+
+    def rendered() -> object:
+        whole = render(found, sharing, (1, 39))["provider_summaries"]
+        assert isinstance(whole, orjson.Fragment)
+        return orjson.loads(orjson.dumps(whole))
+
+    monkeypatch.setattr(sharing.fragments, "most", len(found.summaries) - 1)
+    assert rendered() == expected
+    assert not len(sharing.fragments)
+    monkeypatch.setattr(sharing.fragments, "most", len(found.summaries))
+    assert rendered() == expected
     assert len(sharing.fragments) == len(found.summaries)
+    assert rendered() == expected
 
 
 @pytest.mark.parametrize("asked", ["MEMORY_MB:1,DISK_GB:1", "DISK_GB:1,MEMORY_MB:1"])

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from berth.placement.candidates.index import SHARING_TRAIT, Inventory, Provider
 from berth.placement.candidates.listing import ListedAnswers
 from berth.placement.candidates.providers import matching_providers
-from berth.placement.candidates.render import render, summaries
+from berth.placement.candidates.render import allocations_dict, render, render_json, summaries
 from berth.placement.candidates.request import CandidatesRequest, ProviderFilters, RequestGroup
 from berth.placement.candidates.solver import Candidates, allocation_candidates
 from berth.placement.candidates.templates import summary_texts
@@ -339,6 +339,33 @@ def test_listed_answers_render_as_the_searched_ones(
     target(float(len(searched.answers)), label="answers")
     body = orjson.dumps(render(listed, snap.index, version))
     assert body == orjson.dumps(render(searched, snap.index, version))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    cases(),
+    st.sampled_from([None, 1, 2]),
+    st.sampled_from([(1, 27), (1, 29), (1, 33), (1, 34), (1, 39)]),
+    st.booleans(),
+)
+def test_the_body_in_one_piece_is_the_answer_as_data_serialised(
+    case: tuple[World, CandidatesRequest], limit: int | None, version: tuple[int, int], twice: bool
+) -> None:
+    """From 1.27 the body joined from texts (summaries kept per row, answers from templates or
+    objects) is byte for byte what orjson makes of the answer built as dicts, and what
+    ``render`` gives; asked twice, the kept summaries give it again."""
+    snap, req = case
+    found = _solve(snap, req, limit)
+    data = {
+        "allocation_requests": [allocations_dict(a, version) for a in found.allocation_requests],
+        "provider_summaries": summaries(
+            snap.index, found.summaries, found.requested_classes, version
+        ),
+    }
+    for _ in range(2 if twice else 1):
+        body = render_json(found, snap.index, version)
+        assert body == orjson.dumps(data)
+        assert body == orjson.dumps(render(found, snap.index, version))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
