@@ -30,6 +30,9 @@ services = sa.Table(
     sa.Column("forced_down", sa.Boolean, nullable=False, default=False),
     sa.Column("last_seen_up", sa.DateTime, nullable=True),
     sa.Column("version", sa.Integer, nullable=False, default=0),
+    # Bumped by every write but the heartbeat (``berth.compute.db.services``): the scheduler
+    # reads a service again when it changed, and follows its heartbeat by time.
+    sa.Column("change_count", sa.Integer, nullable=False, default=0, server_default="0"),
     *timestamps(),
     sa.UniqueConstraint("host", "binary"),
     **MYSQL,
@@ -69,6 +72,9 @@ compute_nodes = sa.Table(
     # to the provider since, and a restart need not read it.
     sa.Column("placement_fingerprint", sa.String(64), nullable=True),
     sa.Column("placement_generation", sa.Integer, nullable=True),
+    # Bumped by every write to the row (``berth.compute.db.compute_nodes``): the scheduler
+    # reads again only the nodes whose count moved since its last read.
+    sa.Column("change_count", sa.Integer, nullable=False, default=0, server_default="0"),
     *timestamps(),
     **MYSQL,
 )

@@ -37,6 +37,9 @@ RESOURCE_FIELDS = frozenset(
     }
 )
 USAGE_FIELDS = frozenset({"vcpus_used", "memory_mb_used", "local_gb_used", "running_vms"})
+# Every update of a node sets this too: the scheduler's cache of hosts reads again the nodes
+# whose count moved (``berth.compute.scheduler.host_cache``).
+_BUMP = {"change_count": compute_nodes.c.change_count + 1}
 
 
 def upsert(
@@ -52,13 +55,13 @@ def upsert(
     _check(resources, RESOURCE_FIELDS)
     row = compute_nodes.c.hypervisor_hostname == hypervisor_hostname
     values = {"service_id": service_id, "host": host, **resources}
-    updated = conn.execute(compute_nodes.update().where(row).values(**values))
+    updated = conn.execute(compute_nodes.update().where(row).values(**values, **_BUMP))
     if updated.rowcount == 0:
         new = compute_nodes.insert().values(
             uuid=uuid or str(uuidlib.uuid4()), hypervisor_hostname=hypervisor_hostname, **values
         )
         if not try_insert(conn, new):
-            conn.execute(compute_nodes.update().where(row).values(**values))
+            conn.execute(compute_nodes.update().where(row).values(**values, **_BUMP))
     node = get_by_hypervisor_hostname(conn, hypervisor_hostname)
     assert node is not None
     return node
@@ -84,7 +87,9 @@ def record_reported(conn: Connection, reported: Mapping[str, tuple[str, int]]) -
     if not reported:
         return
     conn.execute(
-        compute_nodes.update().where(compute_nodes.c.uuid == sa.bindparam("b_uuid")),
+        compute_nodes.update()
+        .where(compute_nodes.c.uuid == sa.bindparam("b_uuid"))
+        .values(**_BUMP),
         [
             {"b_uuid": uuid, "placement_fingerprint": fingerprint,
              "placement_generation": generation}
@@ -128,7 +133,7 @@ def update_usage(conn: Connection, uuid: str, usage: Mapping[str, int]) -> bool:
     ``local_gb_used``, ``running_vms``); False when there is no such node."""
     _check(usage, USAGE_FIELDS)
     result = conn.execute(
-        compute_nodes.update().where(compute_nodes.c.uuid == uuid).values(**usage)
+        compute_nodes.update().where(compute_nodes.c.uuid == uuid).values(**usage, **_BUMP)
     )
     return result.rowcount > 0
 

@@ -20,6 +20,10 @@ from berth.compute.db._tables import try_insert
 from berth.compute.db.cell_schema import services
 
 _OPERATOR_FIELDS = frozenset({"disabled", "disabled_reason", "forced_down"})
+# Every update of a service but its heartbeat sets this too: the scheduler's cache of hosts
+# reads again the services whose count moved, and follows heartbeats by time
+# (``berth.compute.scheduler.host_cache``).
+_BUMP = {"change_count": services.c.change_count + 1}
 # Below every backend's limit on bound parameters in one statement (SQLite's is 32,766).
 _IDS_PER_STATEMENT = 1000
 
@@ -92,7 +96,9 @@ def update(conn: Connection, service_id: int, values: Mapping[str, Any]) -> bool
     unknown = set(values) - _OPERATOR_FIELDS
     if unknown:
         raise ValueError(f"services have no updatable fields {sorted(unknown)}")
-    result = conn.execute(services.update().where(services.c.id == service_id).values(**values))
+    result = conn.execute(
+        services.update().where(services.c.id == service_id).values(**values, **_BUMP)
+    )
     return result.rowcount > 0
 
 

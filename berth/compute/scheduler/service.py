@@ -13,13 +13,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
+import threading
 import time
 from collections import deque
 from collections.abc import Collection
 from concurrent.futures import Future
 from typing import Any
-
-import sqlalchemy as sa
 
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
@@ -27,9 +26,7 @@ from berth.compute import rpc
 from berth.compute.cells import CellRegistry
 from berth.compute.clients.placement import PlacementClient, PlacementError
 from berth.compute.db import aggregates as aggregate_store
-from berth.compute.db import compute_nodes, instances, pci_devices, services
-from berth.compute.db.cell_schema import compute_nodes as cn
-from berth.compute.db.cell_schema import services as svc
+from berth.compute.db import compute_nodes, instances, pci_devices
 from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.objects.selection import Selection
 from berth.compute.objects.what_if import WhatIf
@@ -37,6 +34,7 @@ from berth.compute.scheduler.batching import Batch, Batches, as_seen_by, settle,
 from berth.compute.scheduler.candidates import Candidate, parse_candidates
 from berth.compute.scheduler.config import SchedulerConfig
 from berth.compute.scheduler.explain import Probes, explain
+from berth.compute.scheduler.host_cache import CellHosts, Inputs
 from berth.compute.scheduler.host_state import Aggregate, HostState
 from berth.compute.scheduler.placement_query import PlacementQuery, QueryError, build_query
 from berth.compute.scheduler.selection import Claim, Member, NoValidHost, Schedule, Scheduler
@@ -77,8 +75,9 @@ class SchedulerService:
         self.service_down_time = service_down_time
         # Seconds each recent select_destinations took (for operators and the benchmark).
         self.latencies: deque[float] = deque(maxlen=10_000)
-        # Per compute node: the inputs its last HostState was made of, and that HostState.
-        self._known_states: dict[str, tuple[_StateInputs, HostState]] = {}
+        # Per cell: its compute nodes as last read, and the HostStates made of them.
+        self._hosts: dict[str, CellHosts] = {}
+        self._cells_lock = threading.Lock()
         self._batches = Batches()
 
     def select_destinations(
@@ -275,43 +274,39 @@ class SchedulerService:
             return []
         with self.api_db.read() as conn:
             aggregates = {a.uuid: a for a in aggregate_store.list_aggregates(conn)}
-        by_host: dict[str, list[Aggregate]] = {}
+        listed: dict[str, list[Aggregate]] = {}
         for found in aggregates.values():
             for host in found.hosts:
-                by_host.setdefault(host, []).append(
+                listed.setdefault(host, []).append(
                     Aggregate(found.uuid, found.name, dict(found.metadata))
                 )
+        by_host = {host: tuple(found) for host, found in listed.items()}
         states = []
         now = utcnow()
         for cell in self.cells.cells(include_cell0=False):
             with self.cells.database(cell).read() as conn:
-                # Every node of the cell with its service, the few columns a HostState is made
-                # of (one query, read whole: faster in SQLite than a thousand-uuid IN list),
-                # then those of the candidates.
-                nodes = [n for n in conn.execute(_NODES) if n.uuid in node_uuids]
-                if not nodes:
-                    continue
-                free_vfs = pci_devices.free_vfs_by_node(conn, [n.id for n in nodes])
-                failures = instances.failures_by_host(conn, now - FAILURE_MEMORY)
                 servers: dict[str, set[str]] = {}
                 if named_instances:
                     for row in instances.list_instances(conn, uuids=named_instances):
                         if row["host"]:
                             servers.setdefault(row["host"], set()).add(row["uuid"])
-                for node in nodes:
-                    up = services.is_up(node._mapping, now, self.service_down_time)
-                    inputs = (
-                        tuple(node), up, frozenset(servers.get(node.host, ())),
-                        tuple(sorted(free_vfs.get(node.id, {}).items())),
-                        tuple(by_host.get(node.host, ())), failures.get(node.host, 0),
-                    )  # fmt: skip
-                    known = self._known_states.get(node.uuid)
-                    if known is None or known[0] != inputs:
-                        known = self._known_states[node.uuid] = (
-                            inputs, _state(node, cell.uuid, inputs, self.default_availability_zone)
-                        )  # fmt: skip
-                    states.append(known[1])
+                inputs = Inputs(
+                    aggregates=by_host,
+                    failures=instances.failures_by_host(conn, now - FAILURE_MEMORY),
+                    free_vfs=pci_devices.free_vfs_by_node(conn),
+                    servers={host: frozenset(uuids) for host, uuids in servers.items()},
+                )
+                states += self._cell_hosts(cell.uuid).states(conn, now, node_uuids, inputs)
         return states
+
+    def _cell_hosts(self, cell_uuid: str) -> CellHosts:
+        with self._cells_lock:
+            found = self._hosts.get(cell_uuid)
+            if found is None:
+                found = self._hosts[cell_uuid] = CellHosts(
+                    cell_uuid, self.default_availability_zone, self.service_down_time
+                )
+            return found
 
     def _pf_providers(self, host: HostState) -> dict[str, str]:
         """The host's physical functions by their bandwidth provider: the network service names
@@ -366,47 +361,3 @@ class SchedulerService:
     def _providers(self, params: dict[str, str]) -> list[dict[str, Any]]:
         answer = self.placement.client.get("/resource_providers", params=params)
         return list(answer.json().get("resource_providers", [])) if answer.is_success else []
-
-
-# A compute node and its compute service (None's when it has none), as a HostState needs them.
-_NODES = (
-    sa.select(
-        cn.c.id, cn.c.uuid, cn.c.host, cn.c.hypervisor_hostname, cn.c.hypervisor_type,
-        cn.c.vcpus, cn.c.vcpus_used, cn.c.cpu_allocation_ratio,
-        cn.c.memory_mb, cn.c.memory_mb_used, cn.c.ram_allocation_ratio,
-        cn.c.local_gb, cn.c.local_gb_used, cn.c.disk_allocation_ratio,
-        svc.c.disabled, svc.c.forced_down, svc.c.last_seen_up,
-    )
-    .select_from(cn)
-    .outerjoin(svc, sa.and_(svc.c.id == cn.c.service_id, svc.c.binary == "nova-compute"))
-    .order_by(cn.c.id)
-)  # fmt: skip
-
-# Everything a node's HostState is made of, as read for one request (its row, whether its
-# service is up, the named instances on it, its free VFs, aggregates and failed builds): the
-# same inputs make the same HostState, so it is made again only when one of them changed.
-_StateInputs = tuple[
-    tuple[Any, ...], bool, frozenset[str], tuple[tuple[str, int], ...], tuple[Aggregate, ...], int
-]
-
-
-def _state(node: Any, cell_uuid: str, inputs: _StateInputs, default_zone: str) -> HostState:
-    _, up, servers, free_vfs, aggregates, failed_builds = inputs
-    zones = {a.metadata.get("availability_zone") for a in aggregates} - {None}
-    return HostState(
-        host=node.host,
-        node=node.hypervisor_hostname,
-        node_uuid=node.uuid,
-        cell_uuid=cell_uuid,
-        availability_zone=next(iter(sorted(zones)), default_zone),  # type: ignore[arg-type]
-        disabled=bool(node.disabled),
-        up=up,
-        free_vcpus=int(node.vcpus * node.cpu_allocation_ratio) - node.vcpus_used,
-        free_ram_mb=int(node.memory_mb * node.ram_allocation_ratio) - node.memory_mb_used,
-        free_disk_gb=int(node.local_gb * node.disk_allocation_ratio) - node.local_gb_used,
-        aggregates=aggregates,
-        failed_builds=failed_builds,
-        instances=servers,
-        hypervisor_type=node.hypervisor_type or "",
-        free_vfs=dict(free_vfs),
-    )
