@@ -33,7 +33,7 @@ import dataclasses
 import hashlib
 import logging
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,11 +44,12 @@ from berth.compute.scheduler import diagnosis as diag
 from berth.compute.scheduler.candidates import Candidate, ProviderUsage
 from berth.compute.scheduler.config import SchedulerConfig
 from berth.compute.scheduler.diagnosis import Recorder
-from berth.compute.scheduler.filters import FilterMemo, build_pipeline, run_filters
+from berth.compute.scheduler.filters import build_pipeline
 from berth.compute.scheduler.filters.pci_passthrough import vf_demand
 from berth.compute.scheduler.host_state import HostState
 from berth.compute.scheduler.placement_query import port_allocations
-from berth.compute.scheduler.weighers import WeightMemo, build_weighers, combine
+from berth.compute.scheduler.ranking import Options, Ranked, Ranking
+from berth.compute.scheduler.weighers import build_weighers
 
 __all__ = [
     "Claim",
@@ -85,8 +86,8 @@ class Member:
 
 
 class _Pool:
-    """What one pass works from and changes as instances land: the candidates still open, the
-    hosts' states and the providers' free capacity."""
+    """What one pass works from and changes as instances land: the hosts' states, the
+    providers' free capacity and the options still open (``ranking.Options``)."""
 
     def __init__(
         self,
@@ -96,11 +97,8 @@ class _Pool:
     ) -> None:
         self.usage = ProviderUsage.from_summaries(provider_summaries or {})
         self.by_node = {h.node_uuid: h for h in hosts}
-        self.roots = {c.root for c in candidates}
-        self.known = len(self.by_node.keys() | self.roots)
-        self.remaining = list(candidates)
-        self.filtered = FilterMemo()
-        self.weighed = WeightMemo()
+        self.options = Options(candidates, self.by_node, self.usage)
+        self.known = len(self.by_node.keys() | self.options.roots)
 
 
 class NoValidHost(Exception):
@@ -129,71 +127,6 @@ def request_seed(spec: RequestSpec) -> int:
     """A seed derived from the request, so that replaying a request replays its choices."""
     digest = hashlib.sha256("/".join(spec.instance_uuids).encode()).digest()
     return int.from_bytes(digest[:8], "big")
-
-
-@dataclass(slots=True)
-class _Ranked:
-    """One host in the ranking with its surviving candidates, best first."""
-
-    host: HostState
-    options: list[tuple[float, Candidate]]
-
-
-class _Ranking:
-    """The hosts best first, a host ranking by its best option, options by weight and, among
-    equal weights, in the shuffled order (a stable sort).
-
-    A claim looks at the first ``host_subset_size`` hosts and the alternates at the next few of
-    the cell, so a host's entry is made only when it is looked at: with one option a host (the
-    usual case), that is the sorted order itself."""
-
-    def __init__(self, flat: Sequence[tuple[HostState, Candidate]], weights: Sequence[float]):
-        self._flat = flat
-        self._weights = weights
-        # Stable, as the shuffle is what orders equal weights.
-        order = sorted(range(len(flat)), key=weights.__getitem__, reverse=True)
-        self._order = iter(order)
-        self._ordered: list[_Ranked] = []
-        # When a host has several options: each host's indices in ``flat``, best first.
-        self._grouped: dict[str, list[int]] | None = None
-        nodes = {host.node_uuid for host, _ in flat}
-        self._size = len(nodes)
-        if len(nodes) < len(flat):
-            self._grouped = {}
-            for i in order:
-                self._grouped.setdefault(flat[i][0].node_uuid, []).append(i)
-
-    def __len__(self) -> int:
-        return self._size
-
-    def __getitem__(self, index: int) -> _Ranked:
-        self._order_to(index)
-        return self._ordered[index]
-
-    def __delitem__(self, index: int) -> None:
-        self._order_to(index)
-        del self._ordered[index]
-        self._size -= 1
-
-    def __iter__(self) -> Iterator[_Ranked]:
-        index = 0
-        while index < self._size:
-            yield self[index]
-            index += 1
-
-    def _order_to(self, index: int) -> None:
-        if not 0 <= index < self._size:
-            raise IndexError(index)
-        flat, weights, grouped = self._flat, self._weights, self._grouped
-        while len(self._ordered) <= index:
-            i = next(self._order)
-            host = flat[i][0]
-            if grouped is None:
-                self._ordered.append(_Ranked(host, [(weights[i], flat[i][1])]))
-                continue
-            indices = grouped.pop(host.node_uuid, None)
-            if indices is not None:  # the host's first, so best, option
-                self._ordered.append(_Ranked(host, [(weights[j], flat[j][1]) for j in indices]))
 
 
 class Scheduler:
@@ -293,14 +226,12 @@ class Scheduler:
         diagnosis of its pass and the spec the next instance of the request sees; or, when no
         host could take it, only the diagnosis. ``shape`` is the spec the candidates were
         asked for, when ``spec`` sees them through ``view``."""
-        recorder = Recorder(pool.known, len(pool.roots), seed)
-        ranking = self._rank(shape or spec, pool, recorder, rng)
+        recorder = Recorder(pool.known, len(pool.options.roots), seed)
+        ranking = pool.options.rank(shape or spec, self.filters, self.weighers, recorder, rng)
         # Hosts whose every candidate an earlier instance's claims had refused.
-        for _ in pool.roots - {c.root for c in pool.remaining}:
+        for _ in range(pool.options.emptied):
             recorder.removed(diag.CLAIM, diag.CONFLICT)
-        picked = self._claim(
-            instance_uuid, spec, ranking, pool.remaining, claim, recorder, rng, view
-        )
+        picked = self._claim(instance_uuid, spec, ranking, pool.options, claim, recorder, rng, view)
         diagnosis = recorder.result(len(ranking))
         if picked is None:
             LOG.info("no valid host for %s: %s", instance_uuid, diagnosis.render())
@@ -310,48 +241,17 @@ class Scheduler:
         spec = self._consume(instance_uuid, spec, ranked.host, candidate, pool, shape or spec)
         return (selection, *alternates), diagnosis, spec
 
-    def _rank(
-        self, spec: RequestSpec, pool: _Pool, recorder: Recorder, rng: random.Random
-    ) -> _Ranking:
-        options: dict[str, tuple[HostState, list[Candidate]]] = {}
-        unknown: set[str] = set()
-        # Hosts with a candidate, fitting or not: those left without options were taken.
-        known: set[str] = set()
-        by_node, fits = pool.by_node, pool.usage.fits
-        for candidate in pool.remaining:
-            root = candidate.root
-            host = by_node.get(root)
-            if host is None:
-                unknown.add(root)
-                continue
-            known.add(root)
-            if fits(candidate):
-                found = options.get(root)
-                if found is None:
-                    options[root] = (host, [candidate])
-                else:
-                    found[1].append(candidate)
-        for _ in unknown:
-            recorder.removed(diag.HOST_STATE, diag.UNKNOWN_HOST)
-        for _ in range(len(known) - len(options)):
-            recorder.removed(diag.REQUEST_CAPACITY, diag.TAKEN)
-        survivors = run_filters(options, spec, self.filters, recorder, pool.filtered)
-        flat = [(host, c) for host, cands in survivors.values() for c in cands]
-        rng.shuffle(flat)
-        weights = combine(flat, spec, self.weighers, pool.weighed)
-        return _Ranking(flat, weights)
-
     def _claim(
         self,
         instance_uuid: str,
         spec: RequestSpec,
-        ranking: _Ranking,
-        remaining: list[Candidate],
+        ranking: Ranking,
+        options: Options,
         claim: Claim,
         recorder: Recorder,
         rng: random.Random,
         view: View,
-    ) -> tuple[Selection, _Ranked, Candidate] | None:
+    ) -> tuple[Selection, Ranked, Candidate] | None:
         while ranking:
             index = rng.randrange(min(self.config.host_subset_size, len(ranking)))
             ranked = ranking[index]
@@ -361,8 +261,7 @@ class Scheduler:
                 return selection, ranked, candidate
             LOG.info("claim of %s on %s refused; trying the next", instance_uuid, ranked.host.host)
             ranked.options.pop(0)
-            # By identity: another candidate may be equal to it and still claimable later.
-            del remaining[next(i for i, c in enumerate(remaining) if c is candidate)]
+            options.drop(candidate)
             if not ranked.options:
                 del ranking[index]
                 recorder.removed(diag.CLAIM, diag.CONFLICT)
@@ -372,8 +271,8 @@ class Scheduler:
         self,
         instance_uuid: str,
         spec: RequestSpec,
-        ranking: _Ranking,
-        chosen: _Ranked,
+        ranking: Ranking,
+        chosen: Ranked,
         view: View,
     ) -> list[Selection]:
         found: list[Selection] = []
@@ -402,6 +301,7 @@ class Scheduler:
         pool.by_node[host.node_uuid] = host.consume(
             instance_uuid, candidate, vfs if isinstance(vfs, dict) else {}
         )
+        pool.options.landed(candidate)
         if spec.server_group is None:
             return spec
         group = spec.server_group.with_member(instance_uuid, host.host)

@@ -22,7 +22,6 @@ from berth.compute.scheduler.filters import (
     AvailabilityZoneFilter,
     ComputeFilter,
     DifferentHostFilter,
-    FilterMemo,
     HostFilter,
     ImagePropertiesFilter,
     PciPassthroughFilter,
@@ -312,52 +311,6 @@ def test_an_undeclared_reason_is_a_bug() -> None:
     h = host("h1")
     with pytest.raises(RuntimeError, match="undeclared"):
         run_filters({h.node_uuid: (h, [candidate(h)])}, spec(), [Sloppy()], Recorder(1, 1))
-
-
-class _Counting(HostFilter):
-    """Refuses hosts named "no-*"; counts what it is asked."""
-
-    NAME = "Counting"
-    REASONS = frozenset({"named-no"})
-
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    def check(self, host: Any, spec: RequestSpec, candidate: Candidate) -> str | None:
-        self.asked.append(host.host)
-        return "named-no" if host.host.startswith("no-") else None
-
-
-def test_the_memo_asks_the_filters_only_about_hosts_that_changed() -> None:
-    counting = _Counting()
-    request = spec()
-    yes, no = host("yes-1"), host("no-1")
-    options = {h.node_uuid: (h, [candidate(h)]) for h in (yes, no)}
-    memo = FilterMemo()
-
-    def run(given: dict[str, Any], asked: RequestSpec = request) -> tuple[list[str], Any]:
-        recorder = Recorder(2, 2)
-        survivors = run_filters(given, asked, [counting], recorder, memo)
-        return sorted(survivors), recorder.result(len(survivors)).render()
-
-    first = run(options)
-    assert first == (["rp-yes-1"], run_filters_alone(options, request, _Counting()))
-    assert counting.asked == ["yes-1", "no-1"]
-    # The same host states, candidates and spec: the same outcome, nothing asked again.
-    assert run(options) == first and len(counting.asked) == 2
-    # A new state of one host (an instance landed there) is asked about; the other is not.
-    landed = yes.consume("vm-1", options[yes.node_uuid][1][0], {})
-    assert run({**options, yes.node_uuid: (landed, [candidate(landed)])}) == first
-    assert counting.asked[2:] == ["yes-1"]
-    # Another spec: everything is asked again.
-    run(options, spec(instance_uuids=("other",)))
-    assert counting.asked[3:] == ["yes-1", "no-1"]
-
-
-def run_filters_alone(options: Any, request: RequestSpec, stage: HostFilter) -> str:
-    recorder = Recorder(2, 2)
-    survivors = run_filters(options, request, [stage], recorder)
-    return recorder.result(len(survivors)).render()
 
 
 def test_a_filter_that_passes_every_host_for_a_spec_refuses_none_of_them() -> None:

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
-from berth.compute.objects.request_spec import SOFT_AFFINITY, RequestSpec, ServerGroup
-from berth.compute.scheduler.candidates import Candidate
-from berth.compute.scheduler.host_state import HostState
+from berth.compute.objects.request_spec import SOFT_AFFINITY, ServerGroup
 from berth.compute.scheduler.weighers import (
     DEFAULT_WEIGHERS,
     WEIGHERS,
@@ -18,7 +14,6 @@ from berth.compute.scheduler.weighers import (
     RAMWeigher,
     ServerGroupSoftAffinityWeigher,
     ServerGroupSoftAntiAffinityWeigher,
-    WeightMemo,
     build_weighers,
     combine,
     normalise,
@@ -97,34 +92,6 @@ def test_build_weighers() -> None:
     with pytest.raises(ValueError, match="Typo"):
         build_weighers(["RAMWeigher"], {"Typo": 1.0})
     assert all(name == cls.NAME for name, cls in WEIGHERS.items())
-
-
-class _Counting(RAMWeigher):
-    """RAMWeigher that counts the hosts it weighs."""
-
-    def __init__(self) -> None:
-        self.weighed: list[str] = []
-
-    def raw(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> float:
-        self.weighed.append(host.host)
-        return super().raw(host, spec, candidate)
-
-
-def test_the_memo_weighs_only_the_hosts_that_changed() -> None:
-    counting = _Counting()
-    request = spec()
-    small, big = host("small", free_ram_mb=1024), host("big", free_ram_mb=8192)
-    options = [(small, candidate(small)), (big, candidate(big))]
-    memo = WeightMemo()
-    first = combine(options, request, [(counting, 1.0)], memo)
-    assert first == combine(options, request, [(RAMWeigher(), 1.0)]) == [0.0, 1.0]
-    assert combine(options, request, [(counting, 1.0)], memo) == first
-    assert counting.weighed == ["small", "big"]
-    # "big" took an instance and now has less free RAM than "small": only it is weighed again.
-    landed = big.consume("vm-1", options[1][1], {})
-    landed = dataclasses.replace(landed, free_ram_mb=512)
-    again = combine([options[0], (landed, options[1][1])], request, [(counting, 1.0)], memo)
-    assert again == [1.0, 0.0] and counting.weighed[2:] == ["big"]
 
 
 def test_a_weigher_the_same_for_every_host_gives_one_raw_weight_to_all() -> None:

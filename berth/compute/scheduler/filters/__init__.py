@@ -6,7 +6,6 @@ and most general first. ``RequestedDestinationFilter`` always runs first, listed
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -37,7 +36,6 @@ __all__ = [
     "AvailabilityZoneFilter",
     "ComputeFilter",
     "DifferentHostFilter",
-    "FilterMemo",
     "HostFilter",
     "ImagePropertiesFilter",
     "PciPassthroughFilter",
@@ -45,7 +43,9 @@ __all__ = [
     "SameHostFilter",
     "ServerGroupAffinityFilter",
     "ServerGroupAntiAffinityFilter",
+    "asking",
     "build_pipeline",
+    "filter_host",
     "run_filters",
 ]
 
@@ -95,46 +95,6 @@ def build_pipeline(names: Sequence[str]) -> tuple[HostFilter, ...]:
     return tuple(FILTERS[n]() for n in ordered)
 
 
-class FilterMemo:
-    """The pipeline's outcome per host state, kept for the rest of one pass.
-
-    Filters are pure functions of the host state, the spec and the candidate (``base``), and a
-    host's state is a new value once an instance lands on it. So while the spec is the same
-    object, a host state seen again with the same candidates has the same outcome: the members
-    of a batch, and the instances of a request without a server group, only pay the filters for
-    the hosts that changed. Keyed by identity; the values hold the host state and candidates, so
-    no identity is reused while the memo lives.
-    """
-
-    def __init__(self) -> None:
-        self._spec: RequestSpec | None = None
-        self._pipeline: tuple[HostFilter, ...] = ()
-        self._outcomes: dict[int, tuple[HostState, list[Candidate], _Outcome]] = {}
-        self._stages: list[tuple[int, HostFilter]] = []
-
-    def outcomes(
-        self,
-        options: Mapping[str, tuple[HostState, list[Candidate]]],
-        spec: RequestSpec,
-        pipeline: Sequence[HostFilter],
-    ) -> list[_Outcome]:
-        """Each host's outcome, in the order of ``options``."""
-        if spec is not self._spec or tuple(pipeline) != self._pipeline:
-            self._spec, self._pipeline, self._outcomes = spec, tuple(pipeline), {}
-            self._stages = _asking(pipeline, spec)
-        known, stages = self._outcomes, self._stages
-        found = []
-        for host, candidates in options.values():
-            seen = known.get(id(host))
-            if seen is not None and seen[0] is host and _same(seen[1], candidates):
-                found.append(seen[2])
-                continue
-            outcome = _filter_host(host, candidates, spec, stages)
-            known[id(host)] = (host, candidates, outcome)
-            found.append(outcome)
-        return found
-
-
 # What the pipeline made of one host: the candidates that passed every stage, or, when none
 # did, the stage (its index and name) that removed the host and the reason.
 _Outcome = tuple[list[Candidate], tuple[int, str, str] | None]
@@ -145,7 +105,6 @@ def run_filters(
     spec: RequestSpec,
     pipeline: Sequence[HostFilter],
     recorder: Recorder,
-    memo: FilterMemo | None = None,
 ) -> dict[str, tuple[HostState, list[Candidate]]]:
     """Run the pipeline over ``node uuid -> (host, candidates)``; keep each host's candidates
     that pass every stage. A host left with none is recorded as removed by the stage that
@@ -153,8 +112,9 @@ def run_filters(
     stage in pipeline order, hosts in the order given."""
     survivors: dict[str, tuple[HostState, list[Candidate]]] = {}
     removals: list[tuple[int, str, str]] = []
-    outcomes = (memo or FilterMemo()).outcomes(options, spec, pipeline)
-    for (node, (host, _)), (kept, removed) in zip(options.items(), outcomes, strict=True):
+    stages = asking(pipeline, spec)
+    for node, (host, candidates) in options.items():
+        kept, removed = filter_host(host, candidates, spec, stages)
         if removed is None:
             survivors[node] = (host, kept)
         else:
@@ -164,13 +124,13 @@ def run_filters(
     return survivors
 
 
-def _asking(pipeline: Sequence[HostFilter], spec: RequestSpec) -> list[tuple[int, HostFilter]]:
+def asking(pipeline: Sequence[HostFilter], spec: RequestSpec) -> list[tuple[int, HostFilter]]:
     """The stages that may refuse a host for ``spec``, with their places in the pipeline: the
     others would pass every host, so asking them host by host is skipped."""
     return [(i, stage) for i, stage in enumerate(pipeline) if not stage.passes_every_host(spec)]
 
 
-def _filter_host(
+def filter_host(
     host: HostState,
     candidates: list[Candidate],
     spec: RequestSpec,
@@ -193,7 +153,3 @@ def _filter_host(
             return [], (index, stage.NAME, first_reason or "")
         kept = passed
     return kept, None
-
-
-def _same(seen: list[Candidate], candidates: list[Candidate]) -> bool:
-    return len(seen) == len(candidates) and all(map(operator.is_, seen, candidates))

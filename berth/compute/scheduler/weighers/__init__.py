@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from berth.compute.scheduler.weighers.base import HostWeigher, WeightMemo, combine, normalise
+from berth.compute.scheduler.weighers.base import (
+    HostWeigher,
+    combine,
+    normalise,
+    totals,
+    weighing,
+)
 from berth.compute.scheduler.weighers.build_failure import BuildFailureWeigher
 from berth.compute.scheduler.weighers.cpu import CPUWeigher
 from berth.compute.scheduler.weighers.disk import DiskWeigher
@@ -23,10 +29,11 @@ __all__ = [
     "RAMWeigher",
     "ServerGroupSoftAffinityWeigher",
     "ServerGroupSoftAntiAffinityWeigher",
-    "WeightMemo",
     "build_weighers",
     "combine",
     "normalise",
+    "totals",
+    "weighing",
 ]
 
 WEIGHERS: Final[Mapping[str, type[HostWeigher]]] = {

@@ -14,11 +14,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar
 
+import numpy as np
+
 from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.scheduler.candidates import Candidate
 from berth.compute.scheduler.host_state import HostState
 
-__all__ = ["HostWeigher", "WeightMemo", "combine", "normalise"]
+__all__ = ["HostWeigher", "combine", "normalise", "totals", "weighing"]
 
 
 class HostWeigher(ABC):
@@ -46,60 +48,40 @@ def normalise(values: Sequence[float]) -> list[float]:
     return [(v - low) / span for v in values]
 
 
-class WeightMemo:
-    """Raw weights per host state and candidate, kept for the rest of one pass.
+def weighing(
+    weighers: Sequence[tuple[HostWeigher, float]], spec: RequestSpec
+) -> list[tuple[HostWeigher, float]]:
+    """The weighers that can tell options of ``spec`` apart: one with no multiplier, or equal
+    raw weights everywhere, adds 0.0 to every total."""
+    return [
+        (weigher, multiplier)
+        for weigher, multiplier in weighers
+        if multiplier != 0 and not weigher.same_for_every_host(spec)
+    ]
 
-    Weighers, like filters, are pure functions of the host state, the spec and the candidate,
-    and a host's state is a new value once an instance lands on it; so while the spec is the
-    same object, the members of a batch only weigh the hosts that changed. Normalising is still
-    done per member, over the options it has. Keyed by identity; the values hold the host state
-    and candidate, so no identity is reused while the memo lives.
-    """
 
-    def __init__(self) -> None:
-        self._spec: RequestSpec | None = None
-        self._raws: dict[int, tuple[HostState, Candidate, list[float]]] = {}
-
-    def raws(
-        self,
-        options: Sequence[tuple[HostState, Candidate]],
-        spec: RequestSpec,
-        weighers: Sequence[tuple[HostWeigher, float]],
-    ) -> list[list[float]]:
-        """Per option, the raw weight of each weigher, in order."""
-        if spec is not self._spec:
-            self._spec, self._raws = spec, {}
-        known = self._raws
-        found = []
-        for host, candidate in options:
-            # A candidate is one host's: its identity and the host's say what was weighed.
-            seen = known.get(id(candidate))
-            if seen is not None and seen[0] is host and seen[1] is candidate:
-                found.append(seen[2])
-                continue
-            raws = [weigher.raw(host, spec, candidate) for weigher, _ in weighers]
-            known[id(candidate)] = (host, candidate, raws)
-            found.append(raws)
-        return found
+def totals(raws: np.ndarray, multipliers: Sequence[float]) -> np.ndarray:
+    """The total weight of each option (a row of ``raws``, a column per multiplier): the sum
+    over columns of multiplier * normalised raw, added up in column order as ``normalise``
+    and floats would (the same operations, so the same values, signed zeros included)."""
+    found = np.zeros(len(raws))
+    for column, multiplier in zip(raws.T, multipliers, strict=True):
+        values = column.tolist()
+        # Python's min and max: the first of equal values, as ``normalise`` takes.
+        low, high = (min(values), max(values)) if values else (0.0, 0.0)
+        spread = np.zeros(len(values)) if high == low else (column - low) / (high - low)
+        found = found + multiplier * spread
+    return found
 
 
 def combine(
     options: Sequence[tuple[HostState, Candidate]],
     spec: RequestSpec,
     weighers: Sequence[tuple[HostWeigher, float]],
-    memo: WeightMemo | None = None,
 ) -> list[float]:
     """The total weight of each option: sum over weighers of multiplier * normalised raw."""
-    # A weigher with no multiplier, or equal raw weights everywhere, adds 0.0 to every total.
-    weighing = [
-        (weigher, multiplier)
-        for weigher, multiplier in weighers
-        if multiplier != 0 and not weigher.same_for_every_host(spec)
-    ]
-    if memo is None:
-        memo = WeightMemo()
-    raws = memo.raws(options, spec, weighing)
-    totals = [0.0] * len(options)
-    for (_, multiplier), column in zip(weighing, zip(*raws, strict=True), strict=False):
-        totals = [t + multiplier * w for t, w in zip(totals, normalise(column), strict=True)]
-    return totals
+    used = weighing(weighers, spec)
+    raws = np.array(
+        [[weigher.raw(host, spec, c) for weigher, _ in used] for host, c in options], dtype=float
+    ).reshape(len(options), len(used))
+    return totals(raws, [m for _, m in used]).tolist()  # type: ignore[no-any-return]

@@ -1,0 +1,169 @@
+"""The options a pass keeps between instances: what they ask again, and that a ranking made from
+them is the one made afresh."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from berth.compute.objects.request_spec import RequestSpec
+from berth.compute.scheduler.candidates import Candidate, ProviderUsage
+from berth.compute.scheduler.diagnosis import Recorder
+from berth.compute.scheduler.filters import DEFAULT_FILTERS, HostFilter, build_pipeline
+from berth.compute.scheduler.host_state import HostState
+from berth.compute.scheduler.ranking import Options, Ranking
+from berth.compute.scheduler.weighers import (
+    DEFAULT_WEIGHERS,
+    RAMWeigher,
+    build_weighers,
+    normalise,
+    totals,
+)
+from tests.unit.compute.factories import candidate, host, spec
+
+
+class _Counting(HostFilter):
+    """Refuses hosts named no-*, and remembers whom it was asked about."""
+
+    NAME = "Counting"
+    REASONS = frozenset({"named-no"})
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def check(self, host: Any, spec: RequestSpec, candidate: Candidate) -> str | None:
+        self.asked.append(host.host)
+        return "named-no" if host.host.startswith("no-") else None
+
+
+class _Weighing(RAMWeigher):
+    def __init__(self) -> None:
+        self.weighed: list[str] = []
+
+    def raw(self, host: HostState, spec: RequestSpec, candidate: Candidate) -> float:
+        self.weighed.append(host.host)
+        return super().raw(host, spec, candidate)
+
+
+def _listed(ranking: Ranking) -> list[tuple[str, list[tuple[float, int]]]]:
+    return [(r.host.host, [(w, id(c)) for w, c in r.options]) for r in ranking]
+
+
+def test_options_ask_the_filters_and_weighers_only_about_nodes_that_changed() -> None:
+    counting, weighing = _Counting(), _Weighing()
+    pipeline, weighers = (counting,), ((weighing, 1.0),)
+    hosts = [host("yes-1"), host("yes-2", free_ram_mb=1024), host("no-1")]
+    candidates = [candidate(h) for h in hosts]
+    by_node = {h.node_uuid: h for h in hosts}
+    usage = ProviderUsage({})
+    options = Options(candidates, by_node, usage)
+    request = spec()
+
+    def rank(asked: RequestSpec = request) -> tuple[list[str], str]:
+        recorder = Recorder(3, 3)
+        ranking = options.rank(asked, pipeline, weighers, recorder, random.Random(1))
+        return [r.host.host for r in ranking], recorder.result(len(ranking)).render()
+
+    first = rank()
+    assert first[0] == ["yes-1", "yes-2"] and "Counting removed 1 (named-no: 1)" in first[1]
+    assert sorted(counting.asked) == ["no-1", "yes-1", "yes-2"]
+    assert sorted(weighing.weighed) == ["yes-1", "yes-2"]
+    assert rank() == first and len(counting.asked) == 3 and len(weighing.weighed) == 2
+    # An instance lands on yes-1 (now with less free RAM than yes-2): only it is asked again.
+    landed = hosts[0].consume("vm-1", candidates[0], {})
+    by_node["rp-yes-1"] = dataclasses.replace(landed, free_ram_mb=512)
+    options.landed(candidates[0])
+    assert rank()[0] == ["yes-2", "yes-1"]
+    assert counting.asked[3:] == ["yes-1"] and weighing.weighed[2:] == ["yes-1"]
+    # A refused claim drops the candidate: its node is gone from the ranking.
+    options.drop(candidates[1])
+    assert rank()[0] == ["yes-1"] and options.emptied == 1
+    # Another spec: every node is asked again.
+    rank(spec(instance_uuids=("other",)))
+    assert sorted(counting.asked[4:]) == ["no-1", "yes-1"]
+
+
+@st.composite
+def _passes(draw: st.DrawFn) -> tuple[list[HostState], list[Candidate], dict[str, Any], list[int]]:
+    """Hosts (some down, some unknown to the scheduler), their candidates (some on a shared
+    provider, some hosts with two), provider summaries, and the candidates taken in turn."""
+    hosts, candidates, summaries = [], [], {}
+    for i in range(draw(st.integers(1, 12))):
+        h = host(
+            f"h{i}",
+            up=draw(st.booleans()) or draw(st.booleans()),
+            free_ram_mb=draw(st.sampled_from([1024, 2048, 4096])),
+            failed_builds=draw(st.integers(0, 1)),
+        )
+        if draw(st.integers(0, 5)):
+            hosts.append(h)
+        summaries[h.node_uuid] = {"resources": {"VCPU": {"capacity": 4, "used": 0}}}
+        for _ in range(draw(st.integers(1, 2))):
+            shared = draw(st.booleans())
+            extra = {"pool": {"DISK_GB": 10}} if shared else None
+            candidates.append(candidate(h, {"VCPU": 2, "MEMORY_MB": 512}, extra=extra))
+    summaries["pool"] = {"resources": {"DISK_GB": {"capacity": draw(st.sampled_from([20, 40]))}}}
+    taken = draw(st.lists(st.integers(0, len(candidates) - 1), max_size=6))
+    return hosts, candidates, summaries, taken
+
+
+@settings(max_examples=150, deadline=None)
+@given(_passes(), st.integers(0, 2**32))
+def test_a_kept_ranking_is_the_one_made_afresh(pass_: Any, seed: int) -> None:
+    hosts, candidates, summaries, taken = pass_
+    pipeline = build_pipeline(DEFAULT_FILTERS)
+    weighers = build_weighers(DEFAULT_WEIGHERS, {})
+    by_node = {h.node_uuid: h for h in hosts}
+    usage = ProviderUsage(summaries)
+    kept = Options(candidates, by_node, usage)
+    request = spec()
+    dropped: set[int] = set()
+    consumed: list[Candidate] = []
+    for step, index in enumerate(taken):
+        chosen = candidates[index]
+        if step % 3 == 2:  # a refused claim
+            kept.drop(chosen)
+            dropped.add(id(chosen))
+        elif chosen.root in by_node and usage.fits(chosen) and id(chosen) not in dropped:
+            usage.consume(chosen)
+            consumed.append(chosen)
+            by_node[chosen.root] = by_node[chosen.root].consume(f"vm-{step}", chosen, {})
+            kept.landed(chosen)
+        afresh_usage = ProviderUsage(summaries)
+        for earlier in consumed:
+            afresh_usage.consume(earlier)
+        alive = [c for c in candidates if id(c) not in dropped]
+        afresh = Options(alive, dict(by_node), afresh_usage)
+        recorders = Recorder(9, 9), Recorder(9, 9)
+        ours = kept.rank(request, pipeline, weighers, recorders[0], random.Random(seed))
+        theirs = afresh.rank(request, pipeline, weighers, recorders[1], random.Random(seed))
+        assert _listed(ours) == _listed(theirs)
+        assert recorders[0].result(0).render() == recorders[1].result(0).render()
+
+
+_weights = st.one_of(
+    st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.5]),
+    st.floats(-1e6, 1e6, allow_nan=False),
+)
+
+
+@given(
+    st.integers(0, 6).flatmap(
+        lambda n: st.lists(st.lists(_weights, min_size=n, max_size=n), max_size=4)
+    ),
+    st.lists(st.sampled_from([1.0, -1.0, 2.0, 1e6, 0.5]), min_size=4, max_size=4),
+)
+def test_totals_add_up_as_floats_do(columns: list[list[float]], multipliers: list[float]) -> None:
+    """The same values as summing ``normalise``d columns in Python, signed zeros included."""
+    rows = len(columns[0]) if columns else 0
+    expected = [0.0] * rows
+    for column, multiplier in zip(columns, multipliers, strict=False):
+        expected = [t + multiplier * w for t, w in zip(expected, normalise(column), strict=True)]
+    raws = np.array(columns, dtype=float).reshape(len(columns), rows).T
+    found = totals(raws, multipliers[: len(columns)]).tolist()
+    assert [repr(w) for w in found] == [repr(w) for w in expected]
