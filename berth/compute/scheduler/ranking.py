@@ -134,12 +134,10 @@ class Options:
         # Nodes whose every candidate was dropped (their claims refused).
         self.emptied = 0
         self._by_root: dict[str, list[int]] = {}
-        # Provider -> the nodes with a candidate drawing from it.
-        self._users: dict[str, set[str]] = {}
         for i, candidate in enumerate(candidates):
             self._by_root.setdefault(candidate.root, []).append(i)
-            for rp in candidate.allocations:
-                self._users.setdefault(rp, set()).add(candidate.root)
+        # Provider -> the nodes with a candidate drawing from it, made when first needed.
+        self._users: dict[str, set[str]] | None = None
         self.roots = set(self._by_root)
         # Per candidate: a number for its node.
         codes = {root: n for n, root in enumerate(self._by_root)}
@@ -165,7 +163,17 @@ class Options:
         candidate on the providers it drew from."""
         self._dirty.add(candidate.root)
         for rp in candidate.allocations:
-            self._dirty |= self._users.get(rp, set())
+            # A provider of the node's own tree serves no other node's candidates.
+            if self._usage.root_of(rp) != candidate.root:
+                self._dirty |= self._users_of(rp)
+
+    def _users_of(self, rp: str) -> set[str]:
+        if self._users is None:
+            self._users = {}
+            for candidate in self._candidates:
+                for used in candidate.allocations:
+                    self._users.setdefault(used, set()).add(candidate.root)
+        return self._users.get(rp, set())
 
     def drop(self, candidate: Candidate) -> None:
         """Leave ``candidate`` out from now on (its claim was refused). By identity: another

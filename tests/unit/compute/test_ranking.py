@@ -103,6 +103,8 @@ def _passes(draw: st.DrawFn) -> tuple[list[HostState], list[Candidate], dict[str
         if draw(st.integers(0, 5)):
             hosts.append(h)
         summaries[h.node_uuid] = {"resources": {"VCPU": {"capacity": 4, "used": 0}}}
+        if draw(st.booleans()):  # the summaries may tell the provider's tree
+            summaries[h.node_uuid]["root_provider_uuid"] = h.node_uuid
         for _ in range(draw(st.integers(1, 2))):
             shared = draw(st.booleans())
             extra = {"pool": {"DISK_GB": 10}} if shared else None
