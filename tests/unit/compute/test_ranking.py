@@ -110,6 +110,7 @@ def _passes(draw: st.DrawFn) -> tuple[list[HostState], list[Candidate], dict[str
             extra = {"pool": {"DISK_GB": 10}} if shared else None
             candidates.append(candidate(h, {"VCPU": 2, "MEMORY_MB": 512}, extra=extra))
     summaries["pool"] = {"resources": {"DISK_GB": {"capacity": draw(st.sampled_from([20, 40]))}}}
+    candidates = draw(st.permutations(candidates))  # a node's candidates need not be together
     taken = draw(st.lists(st.integers(0, len(candidates) - 1), max_size=6))
     return hosts, candidates, summaries, taken
 
