@@ -139,7 +139,7 @@ class CellHosts:
         if signature != self._signature:
             counts = {r[0]: (r[1], r[2]) for r in conn.execute(_COUNTS)}
             for node_id in self._rows.keys() - counts.keys():
-                del self._rows[node_id], self._up[node_id], self._states[node_id]
+                self._forget(node_id)
             reread = {
                 node_id
                 for node_id, seen in counts.items()
@@ -151,8 +151,11 @@ class CellHosts:
         reread |= {i for i, up in self._up.items() if not up and not self._rows[i].forced_down}
         if not reread:
             return reread
-        self._read(conn, reread)
-        reread &= self._rows.keys()
+        read = self._read(conn, reread)
+        # Asked for and not found: deleted since the counts were read.
+        for node_id in reread - read:
+            self._forget(node_id)
+        reread = read
         for node_id in reread:
             self._up[node_id] = services.is_up(self._rows[node_id]._mapping, now, self.down_time)
         self._next_expiry = min(
@@ -165,8 +168,14 @@ class CellHosts:
         )
         return reread
 
-    def _read(self, conn: Connection, node_ids: set[int]) -> None:
-        """Read these nodes' rows whole (every node's when they are most of them)."""
+    def _forget(self, node_id: int) -> None:
+        self._rows.pop(node_id, None)
+        self._up.pop(node_id, None)
+        self._states.pop(node_id, None)
+
+    def _read(self, conn: Connection, node_ids: set[int]) -> set[int]:
+        """Read these nodes' rows whole (every node's when they are most of them): the ids of
+        the rows read."""
         if len(node_ids) > len(self._rows) // 2:
             rows = list(conn.execute(_NODES))
         else:
@@ -179,6 +188,7 @@ class CellHosts:
         self._rows.update((row.id, row) for row in rows)
         if new:
             self._rows = dict(sorted(self._rows.items()))
+        return {row.id for row in rows}
 
     def _state(self, node: Row[Any], up: bool) -> HostState:
         inputs = self._inputs
