@@ -3,6 +3,8 @@ Placement, hosts mapped to their cells, services up."""
 
 from __future__ import annotations
 
+import gc
+
 from tests.e2e.conftest import StackFactory
 
 FLEET = {
@@ -42,3 +44,12 @@ def test_the_stack_reports_its_fleet(start_stack: StackFactory) -> None:
         ("sriov1", True),
     ]
     assert [v["id"] for v in client.get("/compute/").json()["versions"]] == ["v2.0", "v2.1"]
+
+
+def test_what_the_start_made_is_frozen_out_of_garbage_collection_until_the_stop(
+    start_stack: StackFactory,
+) -> None:
+    stack, _ = start_stack(FLEET)
+    assert gc.get_freeze_count() > 0
+    stack.stop()
+    assert gc.get_freeze_count() == 0
