@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 
+from berth.placement.store import direct
 from berth.placement.store.schema import change_sequence, changes
 
 _PENDING = "berth.placement.changes"
@@ -142,17 +143,17 @@ def publish(conn: Connection, pending: _Pending) -> None:
         logged.append(("everything", None))
     if conn.dialect.name == "postgresql":
         scopes, providers = zip(*logged, strict=True)
-        value = conn.execute(
-            _PUBLISH_POSTGRESQL, {"scopes": list(scopes), "providers": list(providers)}
+        value = direct.execute(
+            conn, _PUBLISH_POSTGRESQL, {"scopes": list(scopes), "providers": list(providers)}
         ).scalar()
     else:
         if conn.dialect.update_returning:
-            value = conn.execute(_ADVANCE_RETURNING).scalar_one()
+            value = direct.execute(conn, _ADVANCE_RETURNING).scalar()
         else:
-            conn.execute(_ADVANCE)
-            value = conn.execute(_NEWEST).scalar_one()
+            direct.execute(conn, _ADVANCE)
+            value = direct.execute(conn, _NEWEST).scalar()
         rows = [{"seq": value, "scope": scope, "provider_id": p} for scope, p in logged]
-        conn.execute(_LOG, rows)
+        direct.execute(conn, _LOG, rows if len(rows) > 1 else rows[0])
     if value % _PRUNE_EVERY == 0:
         conn.execute(changes.delete().where(changes.c.seq <= value - KEEP))
 
