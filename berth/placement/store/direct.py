@@ -72,7 +72,11 @@ def execute(
     first row's, for many), as with ``Connection.execute``."""
     dialect = conn.dialect
     many = isinstance(params, Sequence)
-    first: Mapping[str, Any] = (params[0] if params else {}) if many else (params or {})  # type: ignore[index,assignment]
+    first: Mapping[str, Any] = {}
+    if isinstance(params, Sequence):
+        first = params[0] if params else {}
+    elif params is not None:
+        first = params
     keys = tuple(first) if isinstance(statement, UpdateBase) else ()
     key = (id(statement), id(dialect), keys, many)
     cached = _CACHE.get(key)
