@@ -9,6 +9,7 @@ single write lock from its first statement, instead of failing when it upgrades 
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -131,7 +132,14 @@ def _sqlite_engine(url: sa.URL) -> Engine:
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
         immediate = conn.get_execution_options().get(_IMMEDIATE, False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        # On the driver's connection: SQLAlchemy's execution of a statement costs more than
+        # SQLite's work on this one, and every transaction runs it.
+        sql = "BEGIN IMMEDIATE" if immediate else "BEGIN"
+        try:
+            conn.connection.dbapi_connection.execute(sql)  # type: ignore[union-attr]
+        except sqlite3.Error as exc:
+            # As SQLAlchemy wraps it ("database is locked" is retried as a deadlock).
+            raise sa.exc.DBAPIError.instance(sql, (), exc, sqlite3.Error) from exc
 
     return engine
 

@@ -18,9 +18,10 @@ transaction back, generations included.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -29,8 +30,9 @@ from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.placement import capacity, exceptions
 from berth.placement.capacity import Inventory
-from berth.placement.store import changes, consumers, inventories, names, schema
+from berth.placement.store import changes, consumers, direct, listed, names, schema
 from berth.placement.store.consumers import Consumer
+from berth.placement.store.listed import InList
 from berth.placement.store.providers import ResourceProvider
 from berth.placement.store.schema import allocations, resource_classes, resource_providers
 
@@ -210,23 +212,43 @@ class _Row:
     used: int
 
 
-def _advance_statements() -> tuple[sa.Update, sa.Select[tuple[str, int, int]]]:
+def _advance_statements() -> tuple[InList[sa.Update], InList[sa.Update], InList[sa.Select[Any]]]:
     rp = resource_providers
-    named = rp.c.uuid.in_(sa.bindparam("uuids", expanding=True))
-    advance = (
-        rp.update()
-        .where(named)
-        .values(generation=rp.c.generation + 1, updated_at=sa.bindparam("now"))
+
+    def advance(named: sa.ColumnElement[bool]) -> sa.Update:
+        return (
+            rp.update()
+            .where(named)
+            .values(generation=rp.c.generation + 1, updated_at=sa.bindparam("now"))
+        )
+
+    return (
+        InList(rp.c.uuid, advance, "uuids"),
+        InList(
+            rp.c.uuid,
+            lambda named: advance(named).returning(rp.c.uuid, rp.c.id, rp.c.generation),
+            "uuids",
+        ),
+        InList(rp.c.uuid, sa.select(rp.c.uuid, rp.c.id, rp.c.generation).where, "uuids"),
     )
-    return advance, sa.select(rp.c.uuid, rp.c.id, rp.c.generation).where(named)
 
 
 # The statements of every claim, built once (building one costs more than running it).
-_ADVANCE, _ADVANCED = _advance_statements()
-_ADVANCE_RETURNING = _ADVANCE.returning(
-    resource_providers.c.uuid, resource_providers.c.id, resource_providers.c.generation
-)
+_ADVANCE, _ADVANCE_RETURNING, _ADVANCED = _advance_statements()
 _INSERT = allocations.insert()
+_HELD_BY = InList(
+    allocations.c.consumer_id,
+    sa.select(
+        allocations.c.consumer_id,
+        allocations.c.resource_provider_id,
+        resource_providers.c.uuid,
+        allocations.c.resource_class_id,
+        allocations.c.used,
+    )
+    .join(resource_providers, resource_providers.c.id == allocations.c.resource_provider_id)
+    .where,
+    "consumers",
+)
 
 
 def _advance_generations(conn: Connection, uuids: Sequence[str]) -> dict[str, tuple[int, int]]:
@@ -235,12 +257,12 @@ def _advance_generations(conn: Connection, uuids: Sequence[str]) -> dict[str, tu
     where the database returns updated rows, two otherwise (MariaDB)."""
     if not uuids:
         return {}
-    named = {"uuids": sorted(set(uuids))}
+    named = sorted(set(uuids))
     if conn.dialect.update_returning:
-        rows = conn.execute(_ADVANCE_RETURNING, {**named, "now": utcnow()})
+        rows = direct.execute(conn, *_ADVANCE_RETURNING(named, now=utcnow())).rows
     else:
-        conn.execute(_ADVANCE, {**named, "now": utcnow()})
-        rows = conn.execute(_ADVANCED, named)
+        direct.execute(conn, *_ADVANCE(named, now=utcnow()))
+        rows = direct.execute(conn, *_ADVANCED(named)).rows
     return {uuid: (int(id_), int(generation)) for uuid, id_, generation in rows}
 
 
@@ -255,22 +277,14 @@ def _class_ids(conn: Connection, names_: Collection[str]) -> dict[str, int]:
 def _rows_of(conn: Connection, consumer_uuids: Collection[str]) -> list[_Row]:
     if not consumer_uuids:
         return []
-    a, rp = allocations, resource_providers
-    rows = conn.execute(
-        sa.select(
-            a.c.consumer_id.label("consumer_uuid"),
-            a.c.resource_provider_id.label("provider_id"),
-            rp.c.uuid.label("provider_uuid"),
-            a.c.resource_class_id.label("class_id"),
-            a.c.used,
-        )
-        .join(rp, rp.c.id == a.c.resource_provider_id)
-        .where(a.c.consumer_id.in_(sorted(set(consumer_uuids))))
-    )
-    return [_Row(**row._asdict()) for row in rows]
+    rows = direct.execute(conn, *_HELD_BY(sorted(set(consumer_uuids)))).rows
+    return [_Row(*row) for row in rows]
 
 
-def _stock_statement() -> sa.Select[tuple[object, ...]]:
+@functools.cache
+def _stock_statement(providers: int, classes: int) -> sa.Select[tuple[object, ...]]:
+    """The stock of so many providers and classes, a plain parameter for each (``listed``:
+    a claim names a few of each); the expanding parameters for longer lists."""
     inv, a, rc = schema.inventories, allocations, resource_classes
     used = (
         sa.select(sa.func.sum(a.c.used))
@@ -280,17 +294,29 @@ def _stock_statement() -> sa.Select[tuple[object, ...]]:
         )
         .scalar_subquery()
     )
-    return (
-        sa.select(inv, rc.c.name.label("class_name"), used.label("used"))
-        .join(rc, rc.c.id == inv.c.resource_class_id)
-        .where(
-            inv.c.resource_provider_id.in_(sa.bindparam("providers", expanding=True)),
-            rc.c.name.in_(sa.bindparam("classes", expanding=True)),
+    if providers > listed.SHORT or classes > listed.SHORT:
+        provider_in = inv.c.resource_provider_id.in_(sa.bindparam("providers", expanding=True))
+        class_in = rc.c.name.in_(sa.bindparam("classes", expanding=True))
+    else:
+        provider_in = inv.c.resource_provider_id.in_(
+            [sa.bindparam(f"provider_{i}") for i in range(providers)]
         )
+        class_in = rc.c.name.in_([sa.bindparam(f"class_{i}") for i in range(classes)])
+    return (
+        sa.select(
+            inv.c.resource_provider_id,
+            inv.c.resource_class_id,
+            *_STOCKED,
+            rc.c.name.label("class_name"),
+            used.label("used"),
+        )
+        .join(rc, rc.c.id == inv.c.resource_class_id)
+        .where(provider_in, class_in)
     )
 
 
-_STOCK = _stock_statement()
+# The columns of an inventory row a claim checks against, in ``Inventory``'s order.
+_STOCKED = [schema.inventories.c[field.name] for field in fields(Inventory)]
 
 
 def _stock(
@@ -300,14 +326,20 @@ def _stock(
     one, the units allocated of each, and the ids of the classes found: one query."""
     if not provider_ids or not class_names:
         return {}, {}, {}
-    rows = conn.execute(_STOCK, {"providers": list(provider_ids), "classes": sorted(class_names)})
+    classes = sorted(class_names)
+    statement = _stock_statement(len(provider_ids), len(classes))
+    params: dict[str, Any] = {"providers": list(provider_ids), "classes": classes}
+    params |= {f"provider_{i}": provider_id for i, provider_id in enumerate(provider_ids)}
+    params |= {f"class_{i}": name for i, name in enumerate(classes)}
     inventory, usage, class_ids = {}, {}, {}
-    for row in rows:
-        key = (row.resource_provider_id, row.resource_class_id)
-        inventory[key] = inventories.inventory_of(row)
+    for provider_id, class_id, *stocked, class_name, used in direct.execute(
+        conn, statement, params
+    ).rows:
+        key = (provider_id, class_id)
+        inventory[key] = Inventory(*stocked)
         # int(): MySQL returns SUM as Decimal.
-        usage[key] = int(row.used or 0)
-        class_ids[row.class_name] = row.resource_class_id
+        usage[key] = int(used or 0)
+        class_ids[class_name] = class_id
     return inventory, usage, class_ids
 
 
@@ -358,16 +390,35 @@ def _insert(
 ) -> None:
     now = utcnow()
     rows = [
-        {
-            "consumer_id": claim.consumer_uuid,
-            "resource_provider_id": wanted[uuid],
-            "resource_class_id": class_ids[rc],
-            "used": amount,
-            "created_at": now,
-        }
+        (claim.consumer_uuid, wanted[uuid], class_ids[rc], amount, now)
         for claim in claims
         for uuid, resources in claim.allocations.items()
         for rc, amount in resources.items()
     ]
-    if rows:
-        conn.execute(_INSERT, rows)
+    if len(rows) > listed.SHORT:
+        direct.execute(conn, _INSERT, [dict(zip(_INSERTED, row, strict=True)) for row in rows])
+    elif rows:
+        params = {
+            f"{name}_{i}": value
+            for i, row in enumerate(rows)
+            for name, value in zip(_INSERTED, row, strict=True)
+        }
+        direct.execute(conn, _insert_statement(len(rows)), params)
+
+
+_INSERTED = ("consumer_id", "resource_provider_id", "resource_class_id", "used", "created_at")
+
+
+@functools.cache
+def _insert_statement(rows: int) -> sa.Insert:
+    """One ``INSERT`` of so many rows, a plain parameter for each value: one round trip where an
+    executemany costs PostgreSQL's driver a pipeline (a claim writes a few rows)."""
+    return allocations.insert().values(
+        [
+            {
+                name: sa.bindparam(f"{name}_{i}", type_=allocations.c[name].type)
+                for name in _INSERTED
+            }
+            for i in range(rows)
+        ]
+    )

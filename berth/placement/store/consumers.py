@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from berth.common.timeutils import utcnow
 from berth.placement import exceptions
+from berth.placement.store import direct
 from berth.placement.store.schema import allocations, consumer_types, consumers, projects, users
 
 # Before 1.8 a client could allocate without naming a project or user; such consumers belong to
@@ -239,7 +240,8 @@ _CREATE_FOR_KNOWN_OWNER = {
 def _create_for_known_owner(conn: Connection, uuid: str, owner: Owner) -> int | None:
     """Insert a consumer at generation 1 whose project, user and type already exist: its id, or
     None if the consumer exists or its owner does not (PostgreSQL and SQLite)."""
-    new_id = conn.scalar(
+    new_id = direct.execute(
+        conn,
         _CREATE_FOR_KNOWN_OWNER[conn.dialect.name, owner.consumer_type is not None],
         {
             "uuid": uuid,
@@ -248,7 +250,7 @@ def _create_for_known_owner(conn: Connection, uuid: str, owner: Owner) -> int | 
             "type": owner.consumer_type,
             "now": utcnow(),
         },
-    )
+    ).scalar()
     return int(new_id) if new_id is not None else None
 
 
@@ -261,12 +263,27 @@ def _check_generation(consumer: Consumer | None, seen: int | None) -> None:
         )
 
 
+# Built once: every claim that replaces a consumer's allocations runs it.
+_BUMP = (
+    consumers.update()
+    .where(
+        consumers.c.id == sa.bindparam("consumer"), consumers.c.generation == sa.bindparam("seen")
+    )
+    .values(generation=sa.bindparam("next"), updated_at=sa.bindparam("now"))
+)
+
+
 def bump_generation(conn: Connection, consumer: Consumer) -> int:
     """Advance the consumer's generation if it is still the one ``consumer`` was read with."""
-    updated = conn.execute(
-        consumers.update()
-        .where(consumers.c.id == consumer.id, consumers.c.generation == consumer.generation)
-        .values(generation=consumer.generation + 1, updated_at=utcnow())
+    updated = direct.execute(
+        conn,
+        _BUMP,
+        {
+            "consumer": consumer.id,
+            "seen": consumer.generation,
+            "next": consumer.generation + 1,
+            "now": utcnow(),
+        },
     )
     if updated.rowcount != 1:
         raise exceptions.ConcurrentUpdate(

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection
 from berth.common.timeutils import utcnow
 from berth.placement import errors, exceptions
 from berth.placement.capacity import Inventory
-from berth.placement.store import names, providers
+from berth.placement.store import direct, names, providers
 from berth.placement.store.listed import InList
 from berth.placement.store.providers import ResourceProvider
 from berth.placement.store.schema import allocations, inventories, resource_classes
@@ -210,7 +210,7 @@ _HELD, _USED = _statements()
 def _held(conn: Connection, held_by: Sequence[ResourceProvider]) -> dict[int, dict[str, int]]:
     """Per provider id, the classes it has inventory of, by name, with their ids."""
     held: dict[int, dict[str, int]] = {provider.id: {} for provider in held_by}
-    rows = conn.execute(*_HELD(list(held)))
+    rows = direct.execute(conn, *_HELD(list(held))).rows
     for provider_id, name, id_ in rows:
         held[provider_id][name] = id_
     return held
@@ -232,9 +232,9 @@ def _write(
     """Insert ``new_rows`` and update ``changed_rows``, each keyed by ``b_provider`` and
     ``b_class``, one executemany each."""
     if new_rows:
-        conn.execute(_INSERT, list(new_rows))
+        direct.execute(conn, _INSERT, list(new_rows))
     if changed_rows:
-        conn.execute(_UPDATE, list(changed_rows))
+        direct.execute(conn, _UPDATE, list(changed_rows))
 
 
 def _delete(conn: Connection, class_ids: Mapping[int, set[int]]) -> None:
@@ -285,7 +285,7 @@ def _warn_if_overused(
     if not stocks:
         return
     wanted = {provider.id: (provider, stock) for provider, stock in stocks}
-    rows = conn.execute(*_USED(list(wanted)))
+    rows = direct.execute(conn, *_USED(list(wanted))).rows
     for provider_id, name, used in rows:
         provider, stock = wanted[provider_id]
         if name in stock and used > stock[name].capacity:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from berth.placement.store import changes
+from berth.placement.store import changes, direct
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,8 @@ def replace_links(
     if current - wanted:
         conn.execute(statements.unlink, {"provider": provider_id, "gone": sorted(current - wanted)})
     if wanted - current:
-        conn.execute(
+        direct.execute(
+            conn,
             statements.link,
             [{"resource_provider_id": provider_id, column: value} for value in wanted - current],
         )

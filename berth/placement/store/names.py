@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from berth.placement.store import direct
 from berth.placement.store.listed import InList
 from berth.placement.store.schema import resource_classes, traits
 
@@ -48,5 +49,5 @@ def _ids(conn: Connection, table: sa.Table, names: Iterable[str]) -> dict[str, i
     wanted = sorted(set(names))
     if not wanted:
         return {}
-    rows = conn.execute(*_by_names(table)(wanted))
+    rows = direct.execute(conn, *_by_names(table)(wanted)).rows
     return {name: id_ for name, id_ in rows}

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 
 from berth.common.timeutils import utcnow
 from berth.placement import errors, exceptions
-from berth.placement.store import changes, tree
+from berth.placement.store import changes, direct, tree
 from berth.placement.store.schema import (
     allocations,
     inventories,
@@ -94,6 +94,7 @@ def _statements() -> tuple[sa.Select[tuple[object, ...]], sa.Select[tuple[object
 # time cost more than SQLite's own work on it.
 _BY_UUID, _CLASHES, _BUMP = _statements()
 _INSERT = resource_providers.insert()
+_INSERT_RETURNING = _INSERT.returning(resource_providers.c.id)
 _BUMP_MANY = (
     resource_providers.update()
     .where(resource_providers.c.id.in_(sa.bindparam("providers", expanding=True)))
@@ -114,8 +115,8 @@ def _from_row(row: sa.Row[tuple[object, ...]]) -> ResourceProvider:
 
 
 def find(conn: Connection, uuid: str) -> ResourceProvider | None:
-    row = conn.execute(_BY_UUID, {"uuid": uuid}).first()
-    return _from_row(row) if row is not None else None
+    rows = direct.execute(conn, _BY_UUID, {"uuid": uuid}).rows
+    return ResourceProvider(*rows[0]) if rows else None
 
 
 def get(conn: Connection, uuid: str) -> ResourceProvider:
@@ -135,7 +136,8 @@ def bump_generation(conn: Connection, provider: ResourceProvider) -> int:
 
     Returns the new generation. Raises ``ConcurrentUpdate`` when another writer got there first.
     """
-    updated = conn.execute(
+    updated = direct.execute(
+        conn,
         _BUMP,
         {
             "provider": provider.id,
@@ -210,7 +212,7 @@ def create(
             "provider UUID to None if there is no parent."
         )
     params = {"uuid": uuid, "name": name, "parent": parent_uuid}
-    found = [_from_row(row) for row in conn.execute(_CLASHES, params)]
+    found = [ResourceProvider(*row) for row in direct.execute(conn, _CLASHES, params).rows]
     parent = None
     if parent_uuid is not None:
         parent = next((p for p in found if p.uuid == parent_uuid), None)
@@ -226,7 +228,10 @@ def create(
         "created_at": utcnow(),
     }
     try:
-        new_id = conn.execute(_INSERT, row).inserted_primary_key[0]
+        if conn.dialect.insert_returning:
+            new_id = direct.execute(conn, _INSERT_RETURNING, row).scalar()
+        else:
+            new_id = direct.execute(conn, _INSERT, row).lastrowid
     except IntegrityError:
         # Another request took the name or uuid since we looked.
         raise exceptions.DuplicateName(
@@ -234,7 +239,7 @@ def create(
         ) from None
     if parent is None:
         # A root is the root of its own tree, which needs its id first.
-        conn.execute(_ROOT_OF_ITSELF, {"provider": new_id})
+        direct.execute(conn, _ROOT_OF_ITSELF, {"provider": new_id})
     changes.touch(conn, [new_id])
     # What reading it back would give: every column is one written here (a fleet's
     # registration makes thousands, and the read was a sixth of each).

@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 
 from berth.common.timeutils import utcnow
 from berth.placement import exceptions
-from berth.placement.store import changes, providers
+from berth.placement.store import changes, direct, providers
 from berth.placement.store.links import replace_links
 from berth.placement.store.listed import InList
 from berth.placement.store.names import NamedRecord
@@ -127,7 +127,7 @@ def replace_on_provider(
     Returns the traits and the provider's generation. Any trait that does not exist is refused
     by name.
     """
-    rows = conn.execute(*_NAMED_AND_LINKED(sorted(set(names)), provider=provider.id)).all()
+    rows = direct.execute(conn, *_NAMED_AND_LINKED(sorted(set(names)), provider=provider.id)).rows
     wanted = sorted((Trait(*row[:4]) for row in rows if row[4]), key=lambda trait: trait.id)
     linked = {row[0] for row in rows if not row[4]}
     missing = set(names) - {t.name for t in wanted}

@@ -1,0 +1,73 @@
+"""``store.direct`` runs a statement on the driver's cursor as ``Connection.execute`` would: the
+same rows (datetimes included, which SQLite keeps as text), the same parameters written, and the
+driver's errors as the same SQLAlchemy exceptions, on every backend."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+
+from berth.common.db import Database
+from berth.placement.store import direct, providers
+from berth.placement.store import schema as s
+
+_WHEN = dt.datetime(2026, 11, 27, 3, 4, 5, 678901)
+_INSERT = s.resource_providers.insert()
+_BY_NAME = providers.select_providers().where(s.resource_providers.c.name == sa.bindparam("name"))
+_RENAME = (
+    s.resource_providers.update()
+    .where(s.resource_providers.c.name == sa.bindparam("old"))
+    .values(name=sa.bindparam("new"), generation=s.resource_providers.c.generation + 1)
+)
+_BY_NAMES = sa.select(s.resource_providers.c.name).where(
+    s.resource_providers.c.name.in_(sa.bindparam("names", expanding=True))
+)
+
+
+def _row(name: str) -> dict[str, object]:
+    return {"uuid": f"{name:0>36}", "name": name, "generation": 0, "created_at": _WHEN}
+
+
+def test_rows_and_written_values_match_sqlalchemy(placement_db: Database) -> None:
+    with placement_db.write() as conn:
+        direct.execute(conn, _INSERT, [_row("a"), _row("b")])
+        conn.execute(_INSERT, _row("c"))
+        for name in "abc":
+            expected = [tuple(row) for row in conn.execute(_BY_NAME, {"name": name})]
+            got = direct.execute(conn, _BY_NAME, {"name": name}).rows
+            assert got == expected
+            # (MariaDB's DATETIME keeps whole seconds.)
+            assert got[0][2] == name and got[0][8].replace(microsecond=0) == _WHEN.replace(
+                microsecond=0
+            )
+
+
+def test_fixed_values_rowcount_and_scalar(placement_db: Database) -> None:
+    with placement_db.write() as conn:
+        direct.execute(conn, _INSERT, _row("a"))
+        renamed = direct.execute(conn, _RENAME, {"old": "a", "new": "z"})
+        missed = direct.execute(conn, _RENAME, {"old": "nobody", "new": "y"})
+        generation = direct.execute(
+            conn,
+            sa.select(s.resource_providers.c.generation).where(s.resource_providers.c.name == "z"),
+        )
+    assert (renamed.rowcount, missed.rowcount) == (1, 0)
+    assert generation.scalar() == 1
+
+
+def test_expanding_in_goes_through_sqlalchemy(placement_db: Database) -> None:
+    with placement_db.write() as conn:
+        direct.execute(conn, _INSERT, [_row("a"), _row("b"), _row("c")])
+        found = direct.execute(conn, _BY_NAMES, {"names": ["a", "c", "x"]})
+    assert sorted(found.rows) == [("a",), ("c",)]
+
+
+def test_driver_errors_are_sqlalchemy_errors(placement_db: Database) -> None:
+    with pytest.raises(IntegrityError), placement_db.write() as conn:
+        direct.execute(conn, _INSERT, _row("a"))
+        direct.execute(conn, _INSERT, _row("a"))
+    with placement_db.read() as conn:
+        assert direct.execute(conn, _BY_NAME, {"name": "a"}).rows == []
