@@ -10,7 +10,6 @@ handlers and bus endpoints run in worker threads and reach the bus through ``Bus
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import logging
 import threading
 import uuid
@@ -23,6 +22,7 @@ import yaml
 
 from berth.allinone.progress import StepProgress, timed
 from berth.bus.runtime import BusRuntime
+from berth.common import startup_objects
 from berth.common.context import RequestContext
 from berth.common.db import Database
 from berth.common.dispatch import PrefixDispatcher
@@ -274,14 +274,8 @@ class Stack:
         threading.Thread(
             target=self._work_queue, args=(conductor,), name="build queue", daemon=True
         ).start()
-        # What the start made (the fleet's agents, the candidate index, every module) lives as
-        # long as the stack: collected once, then frozen out of the collector's full passes,
-        # which otherwise walk it again and again under load (a sixth of the scheduler's CPU).
-        # ``stop`` thaws it, so that a process starting stack after stack (the tests) frees
-        # each one's cycles.
         with timed("start-up's objects frozen out of garbage collection"):
-            gc.collect()
-            gc.freeze()
+            startup_objects.freeze()
         LOG.info("berth up: %d host(s) in %d cell(s)", len(self.fleet.hosts), len(cells))
 
     def _ensure_cells(self) -> list[Cell]:
@@ -374,7 +368,7 @@ class Stack:
         self.compute.cells.dispose()
         for db in (self.api_db, self.network.db, self.placement.db):
             db.dispose()
-        gc.unfreeze()
+        startup_objects.thaw()
 
 
 def placement_caller(

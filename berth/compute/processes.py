@@ -25,7 +25,7 @@ import httpx
 import uvicorn
 
 from berth.bus.runtime import BusRuntime
-from berth.common import logs
+from berth.common import logs, startup_objects
 from berth.common.db import Database
 from berth.common.dispatch import PrefixDispatcher
 from berth.common.timeutils import utcnow
@@ -174,6 +174,7 @@ def _every(common: _Common, name: str, interval: float, task: Callable[[], objec
 
 def _until_stopped(common: _Common, name: str) -> None:
     """Serve until SIGTERM/SIGINT, then stop gracefully."""
+    startup_objects.freeze()
     LOG.info("%s is serving", name)
     common.stopped.wait()
     grace = common.settings.compute.graceful_shutdown_timeout
