@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,9 +19,19 @@ documents = sa.Table(
 )
 
 
+@pytest.fixture
+def db(placement_db: Database) -> Iterator[Database]:
+    """The worker's database with the table, dropped after (a server's database is the
+    worker's for the whole run, and other tests compare its tables with the schema)."""
+    with placement_db.write() as conn:
+        documents.create(conn)
+    yield placement_db
+    with placement_db.write() as conn:
+        documents.drop(conn)
+
+
 def _round_trip(db: Database, value: Any) -> Any:
     with db.write() as conn:
-        documents.create(conn, checkfirst=True)
         row_id = conn.execute(documents.insert().values(document=value)).inserted_primary_key[0]
     with db.read() as conn:
         return conn.scalar(sa.select(documents.c.document).where(documents.c.id == row_id))
@@ -34,13 +45,13 @@ def _round_trip(db: Database, value: Any) -> Any:
         {"past 64 bits": 2**70, "negative": -(2**65)},  # orjson refuses these; json reads them
     ],
 )
-def test_a_json_column_reads_back_what_was_written(placement_db: Database, value: Any) -> None:
-    assert _round_trip(placement_db, value) == value
+def test_a_json_column_reads_back_what_was_written(db: Database, value: Any) -> None:
+    assert _round_trip(db, value) == value
 
 
-def test_nan_written_by_json_reads_back_on_sqlite(placement_db: Database) -> None:
+def test_nan_written_by_json_reads_back_on_sqlite(db: Database) -> None:
     # Only SQLite stores NaN (PostgreSQL's and MariaDB's JSON refuse it): orjson does not read
     # it, json does.
-    if placement_db.backend != "sqlite":
+    if db.backend != "sqlite":
         pytest.skip("only SQLite's JSON column holds NaN")
-    assert math.isnan(_round_trip(placement_db, {"x": float("nan")})["x"])
+    assert math.isnan(_round_trip(db, {"x": float("nan")})["x"])
