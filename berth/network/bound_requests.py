@@ -41,6 +41,10 @@ def following_bound_requests(
 ) -> Iterator[None]:
     """Whatever is done inside that changes bound ports' requests changes their allocations
     too, or is refused (409, QosPolicyChangeRefused) with the reason."""
+    if not port_ids:
+        # Nothing followed (an update that leaves the QoS policy alone): nothing to read.
+        yield
+        return
     bound = [row for row in _locked(conn, port_ids) if row["binding_host"]]
     before = ports.resource_requests(conn, bound)
     yield

@@ -340,6 +340,8 @@ def resource_requests(
     conn: Connection, rows: Sequence[RowMapping]
 ) -> dict[str, ResourceRequest | None]:
     """Each port's resource request, reading policies, rules and segments in bulk."""
+    if not rows:
+        return {}
     network_ids = {r["network_id"] for r in rows}
     network_rows = network_store.list_networks(conn, None, network_ids) if network_ids else []
     network_policy = {n["id"]: n["qos_policy_id"] for n in network_rows}
