@@ -36,6 +36,7 @@ from berth.bus.url import RabbitURL, parse_bus_url
 from berth.common.db import Database, normalise_url
 from berth.compute.db import cells as cell_store
 from berth.compute.db import migrate as compute_migrate
+from berth.compute.db.cell_schema import compute_nodes as compute_nodes_table
 from berth.compute.host import fleet as fleets
 from berth.config import Settings
 from berth.network.store import migrate as network_migrate
@@ -222,7 +223,8 @@ def stop(running: list[Child], grace: float) -> None:
 
 
 def wait_until_up(layout: Layout, running: list[Child], hosts: int) -> None:
-    """Until every API answers and every host of the fleet is a hypervisor; raises if a child dies."""
+    """Until every API answers, every host of the fleet is a hypervisor and every one has
+    reported its inventory to Placement; raises if a child dies."""
     deadline = time.monotonic() + START_TIMEOUT
     paths = {
         "placement": "/",
@@ -245,6 +247,37 @@ def wait_until_up(layout: Layout, running: list[Child], hosts: int) -> None:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"{service} did not come up within {START_TIMEOUT:g} s")
                 time.sleep(0.25)
+    if hosts:
+        # A host writes its compute node (a hypervisor from then on), then reports its provider
+        # and inventory to Placement: a boot in between finds no room on it.
+        while _reported_nodes(layout) < hosts:
+            _check_alive(running)
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"the hosts did not report to Placement within {START_TIMEOUT:g} s"
+                )
+            time.sleep(0.25)
+
+
+def _reported_nodes(layout: Layout) -> int:
+    """How many compute nodes of the fleet's cells have reported their inventory to Placement
+    (each records what it reported, ``compute_nodes.record_reported``)."""
+    reported = 0
+    for cell in [str(c) for c in layout.fleet.get("cells") or ["cell1"]]:  # as ``plan``'s
+        engine = sa.create_engine(normalise_url(layout.database_urls[cell]))
+        try:
+            with engine.connect() as conn:
+                reported += (
+                    conn.scalar(
+                        sa.select(sa.func.count())
+                        .select_from(compute_nodes_table)
+                        .where(compute_nodes_table.c.placement_fingerprint.is_not(None))
+                    )
+                    or 0
+                )
+        finally:
+            engine.dispose()
+    return reported
 
 
 def _check_alive(running: list[Child]) -> None:
