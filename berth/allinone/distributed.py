@@ -82,6 +82,11 @@ class Child:
     log: TextIO | None = field(default=None, repr=False)
 
 
+def cell_names(fleet: Mapping[str, Any]) -> list[str]:
+    """The fleet's cells (one, ``cell1``, when it names none): each has its own database."""
+    return [str(c) for c in fleet.get("cells") or ["cell1"]]
+
+
 def plan(
     settings: Settings,
     database_url: str,
@@ -92,7 +97,7 @@ def plan(
     prefix: str = "berth_",
     copies: int = 1,
 ) -> Layout:
-    cells = [str(c) for c in fleet.get("cells") or ["cell1"]]
+    cells = cell_names(fleet)
     names = ["placement", "network", "api", "cell0", *cells]
     return Layout(
         data_dir=settings.data_dir,
@@ -250,34 +255,34 @@ def wait_until_up(layout: Layout, running: list[Child], hosts: int) -> None:
     if hosts:
         # A host writes its compute node (a hypervisor from then on), then reports its provider
         # and inventory to Placement: a boot in between finds no room on it.
-        while _reported_nodes(layout) < hosts:
-            _check_alive(running)
-            if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"the hosts did not report to Placement within {START_TIMEOUT:g} s"
-                )
-            time.sleep(0.25)
-
-
-def _reported_nodes(layout: Layout) -> int:
-    """How many compute nodes of the fleet's cells have reported their inventory to Placement
-    (each records what it reported, ``compute_nodes.record_reported``)."""
-    reported = 0
-    for cell in [str(c) for c in layout.fleet.get("cells") or ["cell1"]]:  # as ``plan``'s
-        engine = sa.create_engine(normalise_url(layout.database_urls[cell]))
+        engines = [
+            sa.create_engine(normalise_url(layout.database_urls[cell]))
+            for cell in cell_names(layout.fleet)
+        ]
         try:
-            with engine.connect() as conn:
-                reported += (
-                    conn.scalar(
-                        sa.select(sa.func.count())
-                        .select_from(compute_nodes_table)
-                        .where(compute_nodes_table.c.placement_fingerprint.is_not(None))
+            while _reported_nodes(engines) < hosts:
+                _check_alive(running)
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"the hosts did not report to Placement within {START_TIMEOUT:g} s"
                     )
-                    or 0
-                )
+                time.sleep(0.25)
         finally:
-            engine.dispose()
-    return reported
+            for engine in engines:
+                engine.dispose()
+
+
+def _reported_nodes(cell_engines: Sequence[sa.Engine]) -> int:
+    """How many compute nodes of these cells have reported their inventory to Placement (each
+    records what it reported, ``compute_nodes.record_reported``)."""
+    reported = sa.select(sa.func.count()).where(
+        compute_nodes_table.c.placement_fingerprint.is_not(None)
+    )
+    total = 0
+    for engine in cell_engines:
+        with engine.connect() as conn:
+            total += conn.scalar(reported) or 0
+    return total
 
 
 def _check_alive(running: list[Child]) -> None:

@@ -45,10 +45,6 @@ from berth.compute.rpc import CellRPC, NoValidHost, SchedulerAPI, ServiceUnreach
 LOG = logging.getLogger(__name__)
 
 
-class BuildFailed(Exception):
-    """The server cannot be built anywhere; the message is its fault."""
-
-
 class SuperConductor:
     def __init__(
         self,
