@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 
+from berth.common import startup_objects
 from tests.e2e.conftest import StackFactory
 
 FLEET = {
@@ -49,7 +50,11 @@ def test_the_stack_reports_its_fleet(start_stack: StackFactory) -> None:
 def test_what_the_start_made_is_frozen_out_of_garbage_collection_until_the_stop(
     start_stack: StackFactory,
 ) -> None:
+    before = gc.get_threshold()
     stack, _ = start_stack(FLEET)
     assert gc.get_freeze_count() > 0
+    # What the running stack makes is collected less often than the interpreter's default.
+    assert gc.get_threshold() == startup_objects.RUNNING_THRESHOLDS != before
     stack.stop()
     assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == before
