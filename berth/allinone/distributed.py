@@ -40,6 +40,7 @@ from berth.compute.db.cell_schema import compute_nodes as compute_nodes_table
 from berth.compute.host import fleet as fleets
 from berth.config import Settings
 from berth.network.store import migrate as network_migrate
+from berth.network.store.schema import agents as network_agents
 from berth.placement.store import migrate as placement_migrate
 from berth.placement.store.database import open_database as open_placement_database
 
@@ -227,10 +228,13 @@ def stop(running: list[Child], grace: float) -> None:
             child.log.close()
 
 
-def wait_until_up(layout: Layout, running: list[Child], hosts: int) -> None:
-    """Until every API answers, every host of the fleet is a hypervisor and every one has
-    reported its inventory to Placement; raises if a child dies."""
+def wait_until_up(layout: Layout, running: list[Child], fleet: fleets.Fleet | None) -> None:
+    """Until every API answers and, given the ``fleet``, every host of it is a hypervisor that
+    has reported its inventory to Placement, and the network service has shown every host's
+    network agents to Placement (their bandwidth and packet rate providers); raises if a child
+    dies."""
     deadline = time.monotonic() + START_TIMEOUT
+    hosts = len(fleet.hosts) if fleet else 0
     paths = {
         "placement": "/",
         "network": "/",
@@ -252,37 +256,52 @@ def wait_until_up(layout: Layout, running: list[Child], hosts: int) -> None:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"{service} did not come up within {START_TIMEOUT:g} s")
                 time.sleep(0.25)
-    if hosts:
-        # A host writes its compute node (a hypervisor from then on), then reports its provider
-        # and inventory to Placement: a boot in between finds no room on it.
-        engines = [
-            sa.create_engine(normalise_url(layout.database_urls[cell]))
-            for cell in cell_names(layout.fleet)
-        ]
+    if not fleet:
+        return
+    # A host writes its compute node (a hypervisor from then on), then reports its provider
+    # and inventory to Placement: a boot in between finds no room on it. Its network agents'
+    # providers go to Placement later still, from the network service's reporter: until then a
+    # port asking for bandwidth finds none.
+    agents = sum(len(host.agents) for host in fleet.hosts)
+    waits: list[tuple[str, list[str], Callable[[sa.Connection], int], int]] = [
+        ("the hosts did not report to Placement", cell_names(layout.fleet), _reported_nodes, hosts),
+        ("the network agents were not shown to Placement", ["network"], _synced_agents, agents),
+    ]
+    for failure, databases, count, wanted in waits:
+        engines = [sa.create_engine(normalise_url(layout.database_urls[n])) for n in databases]
         try:
-            while _reported_nodes(engines) < hosts:
+            while _total(engines, count) < wanted:
                 _check_alive(running)
                 if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"the hosts did not report to Placement within {START_TIMEOUT:g} s"
-                    )
+                    raise RuntimeError(f"{failure} within {START_TIMEOUT:g} s")
                 time.sleep(0.25)
         finally:
             for engine in engines:
                 engine.dispose()
 
 
-def _reported_nodes(cell_engines: Sequence[sa.Engine]) -> int:
-    """How many compute nodes of these cells have reported their inventory to Placement (each
+def _total(engines: Sequence[sa.Engine], count: Callable[[sa.Connection], int]) -> int:
+    total = 0
+    for engine in engines:
+        with engine.connect() as conn:
+            total += count(conn)
+    return total
+
+
+def _reported_nodes(conn: sa.Connection) -> int:
+    """How many compute nodes of a cell have reported their inventory to Placement (each
     records what it reported, ``compute_nodes.record_reported``)."""
     reported = sa.select(sa.func.count()).where(
         compute_nodes_table.c.placement_fingerprint.is_not(None)
     )
-    total = 0
-    for engine in cell_engines:
-        with engine.connect() as conn:
-            total += conn.scalar(reported) or 0
-    return total
+    return conn.scalar(reported) or 0
+
+
+def _synced_agents(conn: sa.Connection) -> int:
+    """How many network agents the network service's reporter has shown to Placement (a pass
+    that left their host in sync marks them, ``resources_synced``)."""
+    synced = sa.select(sa.func.count()).where(network_agents.c.resources_synced.is_(True))
+    return conn.scalar(synced) or 0
 
 
 def _check_alive(running: list[Child]) -> None:
@@ -443,7 +462,8 @@ def run(
     layout = plan(settings, database_url, transport_url, fleet, agents, base_port, prefix, copies)
     prepare(layout)
     running = children(layout)
-    hosts = len(fleets.parse(layout.fleet).hosts)
+    fleet = fleets.parse(layout.fleet)
+    hosts = len(fleet.hosts)
     stopped = False
 
     def on_signal(_number: int, _frame: object) -> None:
@@ -456,11 +476,11 @@ def run(
         services = [c for c in running if not c.name.startswith("compute-agent")]
         for child in services:
             start(layout, child)
-        wait_until_up(layout, running, 0)
+        wait_until_up(layout, running, None)
         for child in running:
             if child.process is None:
                 start(layout, child)
-        wait_until_up(layout, running, hosts)
+        wait_until_up(layout, running, fleet)
         clouds = layout.data_dir / "clouds.yaml"
         endpoints = {
             "compute": f"{layout.url('compute')}/compute/v2.1",
