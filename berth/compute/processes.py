@@ -200,6 +200,7 @@ def run_compute_api(settings: Settings) -> int:
         app = PrefixDispatcher(
             {"/compute": build_compute_app(service, authenticate), "/image": image_app}
         )
+        startup_objects.freeze()
         uvicorn.run(
             app, host=compute.host, port=compute.port, log_level=settings.log_level.lower(),
             log_config=logs.uvicorn_config(settings.log_level),

@@ -12,7 +12,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from berth import config
-from berth.common import logs
+from berth.common import logs, startup_objects
 from berth.common.asgi import spread_over_workers
 from berth.common.db import Database
 from berth.identity.service_user import service_auth
@@ -53,7 +53,7 @@ def service_from_settings(settings: config.Settings) -> NetworkService:
 def create_app() -> ASGIApp:
     settings = config.load()
     network = settings.network
-    return spread_over_workers(
+    app = spread_over_workers(
         build_app(
             service_from_settings(settings),
             authenticator(network.auth_strategy, settings.keystone_authtoken),
@@ -61,6 +61,8 @@ def create_app() -> ASGIApp:
         network.workers,
         network.keepalive_requests,
     )
+    startup_objects.freeze()
+    return app
 
 
 def run(settings: config.Settings) -> int:

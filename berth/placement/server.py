@@ -11,7 +11,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from berth import config
-from berth.common import logs
+from berth.common import logs, startup_objects
 from berth.identity.strategy import authenticator, require_identity
 from berth.placement.app import build_app
 from berth.placement.service import PlacementService
@@ -25,9 +25,11 @@ def create_app() -> ASGIApp:
     """The app of one worker process, built from the settings in the environment."""
     settings = config.load()
     service = PlacementService.from_settings(settings.placement, settings.placement_database_url())
-    return build_app(
+    app = build_app(
         service, authenticator(settings.placement.auth_strategy, settings.keystone_authtoken)
     )
+    startup_objects.freeze()
+    return app
 
 
 def run(settings: config.Settings) -> int:
