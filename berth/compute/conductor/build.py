@@ -196,18 +196,19 @@ class SuperConductor:
             return None
         instance = dict(request["instance"])
         made: list[PortEntry] = []
+        networks: dict[str, Mapping[str, Any]] = {}
         try:
             answered = ports.prepare(self.network, instance, made)
             spec = dataclasses.replace(
                 RequestSpec.from_json(spec_document),
-                ports=tuple(ports.requests(self.network, answered)),
+                ports=tuple(ports.requests(self.network, answered, networks)),
             )
         except (ports.PortsUnusable, NetworkError) as exc:
             self._bury(uuid, f"Build failed: {exc}", step, made)
             return None
         with self.api_db.write() as conn:
             request_specs.save(conn, uuid, spec.to_json())
-        return _Build(uuid, instance, made, spec, step)
+        return _Build(uuid, instance, made, spec, step, networks)
 
     def _schedule(self, builds: list[_Build]) -> list[list[Selection]]:
         """One scheduler call for every server of the request; per server, its selections.
@@ -241,7 +242,7 @@ class SuperConductor:
         selection = selections[chosen]
         cell = self.cells.cell(selection.cell_uuid)
         assert cell is not None, "the scheduler chose a host of an unknown cell"
-        network_info = ports.refreshed(self.network, made, bound)
+        network_info = ports.refreshed(self.network, made, bound, build.networks)
         with self.cells.database(cell).write() as conn:
             instances.create(conn, _instance_row(instance, selection, network_info))
             build.step.record(conn, instance, actions.SUCCESS)
@@ -341,6 +342,8 @@ class _Build:
     made: list[PortEntry]
     spec: RequestSpec
     step: _Step
+    # Its ports' networks as read while preparing (their names go in the network info).
+    networks: Mapping[str, Mapping[str, Any]]
 
 
 def _for_ports(

@@ -77,16 +77,21 @@ def _entry(port: Mapping[str, Any], created: bool) -> PortEntry:
     )
 
 
-def requests(network: NetworkClient, answered: Sequence[Mapping[str, Any]]) -> list[PortRequest]:
+def requests(
+    network: NetworkClient,
+    answered: Sequence[Mapping[str, Any]],
+    networks: dict[str, Mapping[str, Any]] | None = None,
+) -> list[PortRequest]:
     """What the scheduler must know of each port: its resource request and, on a routed
-    network, the segments it may land in (those that still have a free address)."""
+    network, the segments it may land in (those that still have a free address). ``networks``
+    collects the ports' networks as read (for ``refreshed``)."""
+    read = {} if networks is None else networks
     segments_of: dict[str, dict[str, str]] = {}
     found = []
     for port in answered:
         net = port["network_id"]
         if net not in segments_of:
-            subnets = network.subnets(network_id=net)
-            segments_of[net] = {s["id"]: s["segment_id"] for s in subnets if s["segment_id"]}
+            segments_of[net] = _segment_of_subnets(network, net, read)
         found.append(
             PortRequest(
                 port_id=port["id"],
@@ -96,6 +101,18 @@ def requests(network: NetworkClient, answered: Sequence[Mapping[str, Any]]) -> l
             )
         )
     return found
+
+
+def _segment_of_subnets(
+    network: NetworkClient, network_id: str, read: dict[str, Mapping[str, Any]]
+) -> dict[str, str]:
+    """Subnet -> segment of a routed network's subnets; empty, without reading the subnets, for
+    a network that is one L2 domain (``l2_adjacency``: no subnet of it is on a segment)."""
+    found = read[network_id] = read.get(network_id) or network.network(network_id)
+    if found.get("l2_adjacency") is True:
+        return {}
+    subnets = network.subnets(network_id=network_id)
+    return {s["id"]: s["segment_id"] for s in subnets if s["segment_id"]}
 
 
 def _segments(
@@ -148,10 +165,12 @@ def refreshed(
     network: NetworkClient,
     made: Sequence[PortEntry],
     known: Mapping[str, Mapping[str, Any]] | None = None,
+    networks: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[PortEntry]:
     """The entries with the ports' current addresses (a deferred address comes with binding);
-    a port in ``known`` (as its binding was just answered) is not read again."""
-    names: dict[str, str] = {}
+    a port in ``known`` (as its binding was just answered) is not read again, nor a network in
+    ``networks`` (as ``requests`` read it)."""
+    names = {network_id: found["name"] for network_id, found in (networks or {}).items()}
     out = []
     for entry in made:
         port = (known or {}).get(entry.port_id) or network.port(entry.port_id)
