@@ -79,13 +79,12 @@ def _profile(body: Mapping[str, Any], name: str, current: Mapping[str, Any]) -> 
 
 
 def apply_update(
-    conn: Connection, settings: NetworkSettings, before: RowMapping, body: Mapping[str, Any]
+    conn: Connection, settings: NetworkSettings, row: RowMapping, body: Mapping[str, Any]
 ) -> None:
-    """The ``binding:*`` part of a port update (a create with a host goes through here too)."""
+    """The ``binding:*`` part of a port update (a create with a host goes through here too);
+    ``row`` is the port as it stands, locked."""
     if not any(name in body for name in ("binding:host_id", "binding:profile")):
         return
-    row = store.get(conn, before["id"])
-    assert row is not None
     host = body.get("binding:host_id", row["binding_host"]) or ""
     if not isinstance(host, str):
         raise exceptions.InvalidInput(

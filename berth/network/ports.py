@@ -140,7 +140,7 @@ def create_port(
     groups = security_groups.groups_for_port(
         conn, context, project, body.get("security_groups"), port_security, values["device_owner"]
     )
-    group_store.set_groups_of_port(conn, port_id, groups)
+    group_store.add_groups_of_port(conn, port_id, groups)
     if fixed:
         assign_addresses(conn, port_id, network_id, layout.subnets, requested_ips(fixed), mac)
     elif allocation == "immediate":
@@ -324,10 +324,17 @@ def _assign_defaults(
 # -- reading ------------------------------------------------------------------------------------
 
 
-def get_visible(conn: Connection, context: RequestContext, port_id: str) -> RowMapping:
-    found = store.get(conn, port_id)
+def get_visible(
+    conn: Connection, context: RequestContext, port_id: str, locked: bool = False
+) -> RowMapping:
+    """The port if the caller sees it, else 404; ``locked``: locked against other writers
+    until the transaction ends (``store.get_for_update``)."""
+    found = store.get_for_update(conn, port_id) if locked else store.get(conn, port_id)
     if found is None:
         raise exceptions.PortNotFound(port_id)
+    if policy.is_privileged(context):
+        # Admins and services see every port, whoever owns its network.
+        return found
     # Its project and the network's owner see a port; others on a shared network do not.
     network = network_store.get_network(conn, found["network_id"])
     owners = {found["project_id"], network["project_id"] if network else ""}
@@ -469,17 +476,15 @@ def update_port(
     conn: Connection, context: RequestContext, port_id: str, body: Mapping[str, Any]
 ) -> RowMapping:
     """Apply the plain attributes of an update; binding changes are the caller's (``bindings``).
-    Returns the port as it was, locked for the rest of the transaction."""
+    Returns the port as it is now, locked for the rest of the transaction."""
     validate.known(body, _UPDATE, "port")
     validate.strings(body, STRINGS)
-    get_visible(conn, context, port_id)
-    row = store.get_for_update(conn, port_id)
-    if row is None:
-        raise exceptions.PortNotFound(port_id)
+    row = get_visible(conn, context, port_id, locked=True)
     policy.require_owner(context, row["project_id"], f"port {port_id}")
     policy.check_attributes(context, body, _OPERATOR_ONLY)
-    network = network_store.get_network(conn, row["network_id"])
-    _check_mac_right(context, network["project_id"] if network else "", body)
+    if "mac_address" in body:
+        network = network_store.get_network(conn, row["network_id"])
+        _check_mac_right(context, network["project_id"] if network else "", body)
     values: dict[str, Any] = {}
     if "mac_address" in body:
         values["mac_address"] = _new_mac(conn, row, body["mac_address"])
@@ -515,6 +520,9 @@ def update_port(
         _move_eui64_addresses(conn, row, values["mac_address"])
     if values or "fixed_ips" in body or "security_groups" in body:
         store.update(conn, port_id, values)
+        changed = store.get(conn, port_id)
+        assert changed is not None  # locked above
+        return changed
     return row
 
 

@@ -94,8 +94,8 @@ def enforce(
     limit of ``resource``; call it after the inserts, in the same transaction, which the
     refusal rolls back."""
     store.hold(conn, project_id)
-    limit = limits(conn, settings, project_id)[resource]
-    used = store.count(conn, project_id, resource)
+    own, used = store.limit_and_count(conn, project_id, resource)
+    limit = defaults(settings)[resource] if own is None else own
     if 0 <= limit < used:
         raise exceptions.OverQuota(
             f"Quota exceeded for resources: ['{resource}']: the project's limit is {limit} and "

@@ -7,7 +7,16 @@ from typing import Any
 
 from starlette.responses import Response
 
-from berth.network import bindings, bound_requests, exceptions, policy, ports, quotas, validate
+from berth.network import (
+    bindings,
+    bound_requests,
+    exceptions,
+    policy,
+    ports,
+    quotas,
+    read_ahead,
+    validate,
+)
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import ports as store
@@ -72,7 +81,9 @@ def create_port(req: NetworkRequest) -> Response:
     adding = Counter(validate.project_of(body, req.project_id) for body in bodies)
     for project_id in sorted(adding):
         quotas.prepare(req.service.db, project_id)
+    ahead = read_ahead.for_create(req.service.db, req.context, bodies)
     with req.service.db.write() as conn:
+        read_ahead.check(conn, ahead)
         made = [_create_one_port(req, conn, body) for body in bodies]
         for project_id, count in sorted(adding.items()):
             quotas.enforce(conn, settings, project_id, quotas.PORT, count)
@@ -101,10 +112,15 @@ def update_port(req: NetworkRequest) -> Response:
     body = req.resource_body("port")
     port_id = req.param("port_id")
     following = [port_id] if "qos_policy_id" in body else []
+    # A binding to a host (the compute service's, for each port of a server it builds).
+    ahead = read_ahead.for_binding(req.service.db, port_id) if body.get("binding:host_id") else None
     with req.service.db.write() as conn:
+        read_ahead.check(conn, ahead)
         with bound_requests.following_bound_requests(conn, req.service.allocations, following):
-            before = ports.update_port(conn, req.context, port_id, body)
-        bindings.apply_update(conn, req.service.settings, before, body)
+            row = ports.update_port(conn, req.context, port_id, body)
+        # Still the port as it stands: following a QoS change rewrites only bound ports, and
+        # a bound port's QoS change cannot come with a binding change (409).
+        bindings.apply_update(conn, req.service.settings, row, body)
     return _answer(req, port_id, 200)
 
 
@@ -135,8 +151,7 @@ def _answer(req: NetworkRequest, port_id: str, status: int) -> Response:
 
 def _port_for_binding(req: NetworkRequest, conn: Any, locked: bool = False) -> Any:
     policy.require_privileged(req.context, "managing port bindings")
-    row = ports.get_visible(conn, req.context, req.param("port_id"))
-    return store.get_for_update(conn, row["id"]) if locked else row
+    return ports.get_visible(conn, req.context, req.param("port_id"), locked)
 
 
 @remembering()

@@ -11,9 +11,11 @@ from sqlalchemy.engine import Connection, RowMapping
 from berth.common.timeutils import utcnow
 from berth.network.store import rbac
 from berth.network.store.remembered import remembered
-from berth.network.store.schema import networks, ports, segments, subnets
+from berth.network.store.schema import networks, ports, qos_policies, segments, subnets
 
 Row = RowMapping
+# (kind, id, revision number) of rows whose every change bumps their revision.
+Revisions = frozenset[tuple[str, str, int]]
 
 
 def insert_network(conn: Connection, values: Mapping[str, Any]) -> None:
@@ -130,3 +132,41 @@ def routed_network_ids(conn: Connection, network_ids: Iterable[str]) -> set[str]
 def subnets_on_segment(conn: Connection, segment_id: str) -> int:
     query = sa.select(sa.func.count()).where(subnets.c.segment_id == segment_id)
     return int(conn.scalar(query) or 0)
+
+
+def _revisions() -> sa.CompoundSelect:
+    ids = sa.bindparam("network_ids", expanding=True)
+    own_policies = sa.select(networks.c.qos_policy_id).where(networks.c.id.in_(ids))
+    named = sa.bindparam("policy_ids", expanding=True)
+    return sa.union_all(
+        sa.select(sa.literal("network"), networks.c.id, networks.c.revision_number).where(
+            networks.c.id.in_(ids)
+        ),
+        sa.select(sa.literal("segment"), segments.c.id, segments.c.revision_number).where(
+            segments.c.network_id.in_(ids)
+        ),
+        sa.select(sa.literal("subnet"), subnets.c.id, subnets.c.revision_number).where(
+            subnets.c.network_id.in_(ids)
+        ),
+        sa.select(
+            sa.literal("qos_policy"), qos_policies.c.id, qos_policies.c.revision_number
+        ).where(sa.or_(qos_policies.c.id.in_(named), qos_policies.c.id.in_(own_policies))),
+    )
+
+
+# Built once: a port write checks it under the write lock (``berth.network.read_ahead``), and
+# building it is most of its cost.
+_REVISIONS = _revisions()
+
+
+def revisions(
+    conn: Connection, network_ids: Collection[str], policy_ids: Collection[str]
+) -> Revisions:
+    """In one statement, the revisions of the networks, of their segments and subnets, and of
+    the QoS policies: those named and the networks' own. Any change to one of them, to a
+    network's RBAC entries (they mark the network changed) or to a policy's rules (they mark
+    the policy changed) changes the answer: a revision grows, a row comes or goes."""
+    found = conn.execute(
+        _REVISIONS, {"network_ids": list(network_ids), "policy_ids": list(policy_ids)}
+    )
+    return frozenset((str(kind), str(id_), int(rev)) for kind, id_, rev in found)

@@ -82,6 +82,17 @@ def count(conn: Connection, project_id: str, resource: str) -> int:
     return int(conn.execute(query).scalar_one())
 
 
+def limit_and_count(conn: Connection, project_id: str, resource: str) -> tuple[int | None, int]:
+    """The limit set for the project on the resource (None: not set) and how many of it the
+    project owns, in one statement (a create's check runs it under its write lock)."""
+    q = network_quotas.c
+    table = _COUNTED[resource]
+    limit = sa.select(q.hard_limit).where(q.project_id == project_id, q.resource == resource)
+    used = sa.select(sa.func.count()).select_from(table).where(table.c.project_id == project_id)
+    own, count = conn.execute(sa.select(limit.scalar_subquery(), used.scalar_subquery())).one()
+    return (None if own is None else int(own)), int(count)
+
+
 def prepare(db: Database, project_id: str) -> None:
     """Make the project's lock row ahead of the transaction that holds it (see lock_rows)."""
     lock_rows.ensure(db, network_quota_locks, {"project_id": project_id})

@@ -6,7 +6,9 @@ read them again, a statement each time (a binding was 30 statements). Within ``r
 the reads marked ``@remembered`` are kept, per argument, until the scope ends: the request's
 write transaction and the read of its answer see one snapshot of those tables. A port request
 writes ports, addresses, bindings and security group links, never a table these reads read, so
-nothing it does makes what is kept stale; a scope is only opened around such requests.
+nothing it does makes what is kept stale; a scope is only opened around such requests. Reads
+made ahead of the write transaction are checked inside it, and forgotten if another request
+changed them in between (``berth.network.read_ahead``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,14 @@ def remembering() -> Iterator[None]:
         yield
     finally:
         _KEPT.reset(token)
+
+
+def forget() -> None:
+    """Drop what the scope kept (nothing outside one): the next reads go to the database. For
+    reads made before a write transaction that found them changed since (``read_ahead``)."""
+    memory = _KEPT.get()
+    if memory is not None:
+        memory.clear()
 
 
 def _key_part(value: Any) -> Any:

@@ -181,6 +181,11 @@ def groups_of_ports(conn: Connection, port_ids: Collection[str]) -> dict[str, li
 def set_groups_of_port(conn: Connection, port_id: str, group_ids: Collection[str]) -> None:
     p = port_security_groups.c
     conn.execute(port_security_groups.delete().where(p.port_id == port_id))
+    add_groups_of_port(conn, port_id, group_ids)
+
+
+def add_groups_of_port(conn: Connection, port_id: str, group_ids: Collection[str]) -> None:
+    """Put the port in groups it is not in (a new port is in none: nothing to delete first)."""
     if group_ids:
         conn.execute(
             port_security_groups.insert(),

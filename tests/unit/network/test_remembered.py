@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from berth.network.store.remembered import remembered, remembering
+from berth.network.store.remembered import forget, remembered, remembering
 
 reads: list[tuple[str, frozenset[str]]] = []
 table = {"net-a": "alpha", "net-b": "beta"}
@@ -64,3 +64,17 @@ def test_a_scope_is_a_decorator_too() -> None:
 
     assert handler() == handler() == ["alpha"]
     assert len(reads) == 2  # once per run of the handler
+
+
+def test_forgotten_reads_are_made_again_and_kept_again() -> None:
+    with remembering():
+        names(None, ["net-a"])
+        table["net-a"] = "changed"
+        forget()
+        assert names(None, ["net-a"]) == names(None, ["net-a"]) == ["changed"]
+    assert len(reads) == 2
+
+
+def test_forgetting_outside_a_scope_does_nothing() -> None:
+    forget()
+    assert names(None, ["net-a"]) == ["alpha"]

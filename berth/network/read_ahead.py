@@ -1,0 +1,97 @@
+"""A port write's reads of what other requests change, made before its write transaction.
+
+A port's create and its binding read much they never write: the network and the RBAC entries
+sharing it, the network's segments and subnets, the QoS rules in effect. Inside the write
+transaction every such read holds the database's write lock longer (SQLite has one writer per
+file, and its driver gives up the interpreter lock on each statement, which other threads then
+hold for a while), and every other port write waits. ``for_create`` and ``for_binding`` make
+those reads in a read transaction first, through the same functions the write calls, so that
+``remembered`` keeps them for the request. ``check``, first in the write transaction, reads
+their revisions again in one statement: every change to a network, to an RBAC entry of it
+(which marks the network changed), to a segment, a subnet or a QoS policy, or to a policy's
+rules (which mark the policy changed) bumps a revision or adds or removes a row. If anything
+changed in between, ``check`` forgets what was read ahead and the write reads it again, inside,
+as it always did: it decides on what is there when it runs, never on what was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.engine import Connection
+
+from berth.common.context import RequestContext
+from berth.common.db import Database
+from berth.network import exceptions, networks, ports, validate
+from berth.network.store import networks as network_store
+from berth.network.store import ports as port_store
+from berth.network.store.remembered import forget
+
+
+@dataclass(frozen=True, slots=True)
+class ReadAhead:
+    """The networks and QoS policies read ahead, and their revisions when they were read."""
+
+    network_ids: tuple[str, ...]
+    policy_ids: tuple[str, ...]
+    revisions: network_store.Revisions
+
+
+def for_create(db: Database, context: RequestContext, bodies: Sequence[Any]) -> ReadAhead | None:
+    """What creating these ports reads of their networks: each network as the caller sees it
+    (with the grants that share it) and its segments and subnets. Nothing is refused here: the
+    write judges, on what it finds."""
+    named = {_network_id(body) for body in bodies}
+    network_ids = sorted(network_id for network_id in named if network_id is not None)
+    if not network_ids:
+        return None
+    with db.read() as conn:
+        # First: on a server database each statement of a read transaction sees what is
+        # committed when it runs, so a change made after this shows in ``check``.
+        revisions = network_store.revisions(conn, network_ids, ())
+        for network_id in network_ids:
+            try:
+                networks.get_visible(conn, context, network_id)
+            except exceptions.NetworkNotFound:
+                continue
+            ports.layout_of(conn, network_id)
+    return ReadAhead(tuple(network_ids), (), revisions)
+
+
+def for_binding(db: Database, port_id: str) -> ReadAhead | None:
+    """What binding the port reads of its network: its segments and subnets, and the network
+    and QoS rules its resource request follows. None when there is no such port (the write
+    says so)."""
+    with db.read() as conn:
+        row = port_store.get(conn, port_id)
+        if row is None:
+            return None
+        # A port's network never changes; its QoS policy may, which the port's revision shows
+        # (a binding of the port with another policy reads that policy's rules again).
+        network_id = row["network_id"]
+        policy_ids = () if row["qos_policy_id"] is None else (row["qos_policy_id"],)
+        revisions = network_store.revisions(conn, [network_id], policy_ids)
+        ports.layout_of(conn, network_id)
+        ports.resource_requests(conn, [row])
+    return ReadAhead((network_id,), policy_ids, revisions)
+
+
+def check(conn: Connection, ahead: ReadAhead | None) -> None:
+    """First in the write transaction: forget what was read ahead if any of it changed since,
+    so that the write reads it again."""
+    if ahead is None:
+        return
+    if network_store.revisions(conn, ahead.network_ids, ahead.policy_ids) != ahead.revisions:
+        forget()
+
+
+def _network_id(body: Any) -> str | None:
+    """The network a port body names, if it names one well (else the write refuses it)."""
+    if not isinstance(body, Mapping) or "network_id" not in body:
+        return None
+    try:
+        return validate.uuid_value("network_id", body["network_id"])
+    except exceptions.InvalidInput:
+        return None

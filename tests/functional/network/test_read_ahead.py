@@ -1,0 +1,224 @@
+"""A port write's reads made ahead of its transaction (berth.network.read_ahead): when another
+request changes what was read in between, the write decides on what is there when it runs, and
+answers as it would have had it read everything itself. On every database backend."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import event
+
+from berth.common.db import Database
+from berth.network import read_ahead
+from berth.network.reporting import provider_uuid
+from berth.network.service import NetworkService
+from tests.conftest import MEMBER_ROLES, network_client_for
+
+OVS = "Open vSwitch agent"
+
+
+def _post(client: httpx.Client, path: str, kind: str, **body: Any) -> dict[str, Any]:
+    answer = client.post(path, json={kind: body})
+    assert answer.status_code == 201, answer.text
+    return answer.json()[kind]  # type: ignore[no-any-return]
+
+
+def _error(answer: httpx.Response, status: int, kind: str) -> str:
+    assert answer.status_code == status, answer.text
+    assert answer.json()["NeutronError"]["type"] == kind, answer.text
+    return str(answer.json()["NeutronError"]["message"])
+
+
+@pytest.fixture
+def flat(network_client: httpx.Client) -> dict[str, Any]:
+    """A flat network on physnet "public", shared, with a /29 subnet (pool .2 to .6)."""
+    net = _post(
+        network_client, "/v2.0/networks", "network", shared=True,
+        **{"provider:network_type": "flat", "provider:physical_network": "public"},
+    )  # fmt: skip
+    subnet = _post(
+        network_client, "/v2.0/subnets", "subnet",
+        network_id=net["id"], ip_version=4, cidr="10.0.0.0/29",
+    )  # fmt: skip
+    return {"network": net, "subnet": subnet}
+
+
+@pytest.fixture
+def between(
+    monkeypatch: pytest.MonkeyPatch, network_service: NetworkService
+) -> Callable[[str, Callable[[httpx.Client], None]], None]:
+    """``between(step, change)``: run ``change`` (an admin's requests) once, right after the
+    next read ahead of ``step`` ("for_create" or "for_binding"), as another request would."""
+
+    def arrange(step: str, change: Callable[[httpx.Client], None]) -> None:
+        original = getattr(read_ahead, step)
+
+        def read_then_change(*args: Any) -> Any:
+            ahead = original(*args)
+            monkeypatch.setattr(read_ahead, step, original)
+            failed: list[BaseException] = []
+
+            def other_request() -> None:
+                try:
+                    with network_client_for(network_service) as admin:
+                        change(admin)
+                except BaseException as exc:  # re-raised in the test's thread
+                    failed.append(exc)
+
+            # Another thread, as another request: the port request's reads are its own.
+            worker = threading.Thread(target=other_request)
+            worker.start()
+            worker.join()
+            if failed:
+                raise failed[0]
+            return ahead
+
+        monkeypatch.setattr(read_ahead, step, read_then_change)
+
+    return arrange
+
+
+def test_a_network_deleted_after_the_read_ahead_is_not_found(
+    network_client: httpx.Client, flat: dict[str, Any], between: Any
+) -> None:
+    net, subnet = flat["network"], flat["subnet"]
+
+    def delete_network(admin: httpx.Client) -> None:
+        assert admin.delete(f"/v2.0/subnets/{subnet['id']}").status_code == 204
+        assert admin.delete(f"/v2.0/networks/{net['id']}").status_code == 204
+
+    between("for_create", delete_network)
+    gone = network_client.post("/v2.0/ports", json={"port": {"network_id": net["id"]}})
+    _error(gone, 404, "NetworkNotFound")
+    assert network_client.get("/v2.0/ports").json()["ports"] == []
+
+
+def test_subnets_changed_after_the_read_ahead_are_the_ones_addressed(
+    network_client: httpx.Client, flat: dict[str, Any], between: Any
+) -> None:
+    net, subnet = flat["network"], flat["subnet"]
+    added: dict[str, Any] = {}
+
+    def replace_subnet(admin: httpx.Client) -> None:
+        assert admin.delete(f"/v2.0/subnets/{subnet['id']}").status_code == 204
+        body = {"network_id": net["id"], "ip_version": 4, "cidr": "10.9.0.0/29"}
+        added.update(_post(admin, "/v2.0/subnets", "subnet", **body))
+
+    between("for_create", replace_subnet)
+    port = _post(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    assert port["fixed_ips"] == [{"subnet_id": added["id"], "ip_address": "10.9.0.2"}]
+
+
+def test_a_share_withdrawn_after_the_read_ahead_hides_the_network(
+    network_service: NetworkService, flat: dict[str, Any], between: Any
+) -> None:
+    net = flat["network"]
+
+    def unshare(admin: httpx.Client) -> None:
+        answer = admin.put(f"/v2.0/networks/{net['id']}", json={"network": {"shared": False}})
+        assert answer.status_code == 200, answer.text
+
+    between("for_create", unshare)
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
+        hidden = alice.post("/v2.0/ports", json={"port": {"network_id": net["id"]}})
+        _error(hidden, 404, "NetworkNotFound")
+        assert alice.get("/v2.0/ports").json()["ports"] == []
+
+
+def test_a_rule_added_after_the_read_ahead_is_in_the_binding_s_request(
+    network_client: httpx.Client, flat: dict[str, Any], between: Any
+) -> None:
+    net = flat["network"]
+    policy = _post(network_client, "/v2.0/qos/policies", "policy", name="later")
+    port = _post(network_client, "/v2.0/ports", "port", network_id=net["id"],
+                 qos_policy_id=policy["id"])  # fmt: skip
+    assert port["resource_request"] is None
+    _post(network_client, "/v2.0/agents", "agent", agent_type=OVS, host="cn1", binary="sim",
+          topic="N/A", configurations={
+              "bridge_mappings": {"public": "br-ex"},
+              "resource_provider_bandwidths": {"br-ex": {"egress": 10000, "ingress": 10000}},
+          })  # fmt: skip
+
+    def add_rule(admin: httpx.Client) -> None:
+        _post(admin, f"/v2.0/qos/policies/{policy['id']}/minimum_bandwidth_rules",
+              "minimum_bandwidth_rule", min_kbps=1000, direction="egress")  # fmt: skip
+
+    between("for_binding", add_rule)
+    bind = {"port": {"binding:host_id": "cn1"}}
+    refused = network_client.put(f"/v2.0/ports/{port['id']}", json=bind)
+    # The port now asks for bandwidth, and the binding names no allocation for it.
+    assert "allocation-missing" in _error(refused, 409, "PortBindingError")
+    shown = network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
+    assert shown["binding:host_id"] == ""
+    (group,) = shown["resource_request"]["request_groups"]
+    bridge = provider_uuid("cn1:Open vSwitch agent:br-ex")
+    bind["port"]["binding:profile"] = {"allocation": {group["id"]: bridge}}  # type: ignore[index]
+    bound = network_client.put(f"/v2.0/ports/{port['id']}", json=bind)
+    assert bound.status_code == 200, bound.text
+    assert bound.json()["port"]["binding:vif_type"] == "ovs"
+
+
+def test_a_port_deleted_after_the_read_ahead_is_not_found(
+    network_client: httpx.Client, flat: dict[str, Any], between: Any
+) -> None:
+    port = _post(network_client, "/v2.0/ports", "port", network_id=flat["network"]["id"])
+
+    def delete_port(admin: httpx.Client) -> None:
+        assert admin.delete(f"/v2.0/ports/{port['id']}").status_code == 204
+
+    between("for_binding", delete_port)
+    gone = network_client.put(f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "x"}})
+    _error(gone, 404, "PortNotFound")
+
+
+@contextmanager
+def _write_statements(network_db: Database) -> Iterator[list[str]]:
+    """The statements run inside the database's write transactions meanwhile."""
+    seen: list[str] = []
+    writing = threading.local()
+    original = network_db.write
+
+    @contextmanager
+    def write() -> Iterator[Any]:
+        writing.on = True
+        try:
+            with original() as conn:
+                yield conn
+        finally:
+            writing.on = False
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if getattr(writing, "on", False):
+            seen.append(statement)
+
+    event.listen(network_db.engine, "before_cursor_execute", record)
+    network_db.write = write  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        network_db.write = original  # type: ignore[method-assign]
+        event.remove(network_db.engine, "before_cursor_execute", record)
+
+
+def test_unchanged_reads_are_not_made_again_under_the_write_lock(
+    network_db: Database, network_client: httpx.Client, flat: dict[str, Any]
+) -> None:
+    net = flat["network"]
+    with _write_statements(network_db) as created:
+        port = _post(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    with _write_statements(network_db) as bound:
+        answer = network_client.put(
+            f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "nowhere"}}
+        )
+        _error(answer, 409, "PortBindingError")
+    for statements in (created, bound):
+        assert statements, "no write transaction"
+        # The revisions check is the one statement naming these tables.
+        reads = [s for s in statements if "FROM networks" in s or "FROM subnets" in s]
+        assert len(reads) == 1 and "UNION ALL" in reads[0], statements
+        assert not any("FROM rbac_policies" in s or "FROM qos_rules" in s for s in statements)
