@@ -45,13 +45,18 @@ def delete_agent(conn: Connection, agent_id: str) -> None:
     conn.execute(agents.delete().where(agents.c.id == agent_id))
 
 
+_ORDERED = sa.select(agents).order_by(agents.c.host, agents.c.agent_type)
+# Built once: every binding reads its host's agents (see ``store.ports``).
+_OF_HOSTS = _ORDERED.where(agents.c.host.in_(sa.bindparam("hosts", expanding=True)))
+
+
 def agent_models(
     conn: Connection, now: dt.datetime, down_time: int, hosts: Collection[str] | None = None
 ) -> list[Agent]:
     """The agents (of ``hosts``, or all) as the domain sees them: alive by their heartbeat."""
-    query = sa.select(agents).order_by(agents.c.host, agents.c.agent_type)
-    if hosts is not None:
-        query = query.where(agents.c.host.in_(list(hosts)))
+    found = (
+        conn.execute(_ORDERED) if hosts is None else conn.execute(_OF_HOSTS, {"hosts": list(hosts)})
+    )
     return [
         Agent(
             host=row["host"],
@@ -60,7 +65,7 @@ def agent_models(
             admin_state_up=row["admin_state_up"],
             configuration=AgentConfiguration.from_reported(row["configurations"] or {}),
         )
-        for row in conn.execute(query).mappings()
+        for row in found.mappings()
     ]
 
 

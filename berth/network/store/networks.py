@@ -17,6 +17,18 @@ Row = RowMapping
 # (kind, id, revision number) of rows whose every change bumps their revision.
 Revisions = frozenset[tuple[str, str, int]]
 
+# Built once, as a port request runs them (see ``store.ports``).
+_BY_ID = sa.select(networks).where(networks.c.id == sa.bindparam("network_id"))
+_BY_IDS = (
+    sa.select(networks)
+    .where(networks.c.id.in_(sa.bindparam("network_ids", expanding=True)))
+    .order_by(networks.c.id)
+)
+_SEGMENTS = sa.select(segments).order_by(segments.c.network_id, segments.c.segment_index)
+_SEGMENTS_OF = _SEGMENTS.where(
+    segments.c.network_id.in_(sa.bindparam("network_ids", expanding=True))
+)
+
 
 def insert_network(conn: Connection, values: Mapping[str, Any]) -> None:
     conn.execute(networks.insert().values(revision_number=0, created_at=utcnow(), **values))
@@ -24,7 +36,7 @@ def insert_network(conn: Connection, values: Mapping[str, Any]) -> None:
 
 @remembered
 def get_network(conn: Connection, network_id: str) -> Row | None:
-    return conn.execute(sa.select(networks).where(networks.c.id == network_id)).mappings().first()
+    return conn.execute(_BY_ID, {"network_id": network_id}).mappings().first()
 
 
 @remembered
@@ -33,6 +45,9 @@ def list_networks(
 ) -> list[Row]:
     """Networks a project owns or that are shared with it, or external for it, through RBAC
     (every network when ``visible_to`` is None)."""
+    if visible_to is None and ids is not None:
+        # Ports' networks, read so by every port request.
+        return list(conn.execute(_BY_IDS, {"network_ids": list(ids)}).mappings())
     query = sa.select(networks)
     if visible_to is not None:
         shared = rbac.granted_to("network", "access_as_shared", visible_to)
@@ -82,11 +97,12 @@ def get_segment(conn: Connection, segment_id: str) -> Row | None:
 @remembered
 def segments_of(conn: Connection, network_ids: Iterable[str] | None) -> dict[str, list[Row]]:
     """Each network's segments in creation order (every network's when ``network_ids`` is None)."""
-    query = sa.select(segments).order_by(segments.c.network_id, segments.c.segment_index)
-    if network_ids is not None:
-        query = query.where(segments.c.network_id.in_(list(network_ids)))
+    if network_ids is None:
+        result = conn.execute(_SEGMENTS)
+    else:
+        result = conn.execute(_SEGMENTS_OF, {"network_ids": list(network_ids)})
     found: dict[str, list[Row]] = {}
-    for row in conn.execute(query).mappings():
+    for row in result.mappings():
         found.setdefault(row["network_id"], []).append(row)
     return found
 

@@ -18,8 +18,25 @@ from sqlalchemy.exc import IntegrityError
 from berth.common.timeutils import utcnow
 from berth.network.store.schema import ip_allocations, networks, port_bindings, ports
 
+# The statements every port request runs, built once: building one (and its cache key) costs
+# SQLAlchemy more than SQLite takes to run it.
+_INSERT = ports.insert()
+_BY_ID = sa.select(ports).where(ports.c.id == sa.bindparam("port_id"))
+_BY_ID_LOCKED = _BY_ID.with_for_update()
+_UPDATE = (
+    ports.update()
+    .where(ports.c.id == sa.bindparam("port_id"))
+    .values(revision_number=ports.c.revision_number + 1)
+)
+_FIXED_IPS = (
+    sa.select(ip_allocations.c.port_id, ip_allocations.c.subnet_id, ip_allocations.c.ip_address)
+    .where(ip_allocations.c.port_id.in_(sa.bindparam("port_ids", expanding=True)))
+    .order_by(ip_allocations.c.id)
+)
+_TAKE_ADDRESS = ip_allocations.insert()
 
-def _inserted(conn: Connection, statement: sa.Insert) -> bool:
+
+def _inserted(conn: Connection, statement: sa.Insert, values: Mapping[str, Any]) -> bool:
     """Run the insert; False when the database refuses its row (a unique key taken), the
     transaction going on. A refused statement ends a PostgreSQL transaction, so there (and on
     MariaDB, as before) the insert runs in a savepoint; SQLite takes back the refused statement
@@ -27,7 +44,7 @@ def _inserted(conn: Connection, statement: sa.Insert) -> bool:
     savepoint = nullcontext() if conn.dialect.name == "sqlite" else conn.begin_nested()
     try:
         with savepoint:
-            conn.execute(statement)
+            conn.execute(statement, values)
     except IntegrityError:
         return False
     return True
@@ -35,19 +52,17 @@ def _inserted(conn: Connection, statement: sa.Insert) -> bool:
 
 def insert(conn: Connection, values: Mapping[str, Any]) -> bool:
     """Insert a port; False when its MAC address is taken on its network."""
-    return _inserted(conn, ports.insert().values(revision_number=0, created_at=utcnow(), **values))
+    return _inserted(conn, _INSERT, {"revision_number": 0, "created_at": utcnow(), **values})
 
 
 def get(conn: Connection, port_id: str) -> RowMapping | None:
-    return conn.execute(sa.select(ports).where(ports.c.id == port_id)).mappings().first()
+    return conn.execute(_BY_ID, {"port_id": port_id}).mappings().first()
 
 
 def get_for_update(conn: Connection, port_id: str) -> RowMapping | None:
     """The port, locked against other writers until the transaction ends (bindings, addresses)."""
-    query = sa.select(ports).where(ports.c.id == port_id)
-    if conn.dialect.name != "sqlite":
-        query = query.with_for_update()
-    return conn.execute(query).mappings().first()
+    query = _BY_ID if conn.dialect.name == "sqlite" else _BY_ID_LOCKED
+    return conn.execute(query, {"port_id": port_id}).mappings().first()
 
 
 def list_visible(
@@ -65,11 +80,7 @@ def list_visible(
 
 
 def update(conn: Connection, port_id: str, values: Mapping[str, Any]) -> None:
-    conn.execute(
-        ports.update()
-        .where(ports.c.id == port_id)
-        .values(updated_at=utcnow(), revision_number=ports.c.revision_number + 1, **values)
-    )
+    conn.execute(_UPDATE, {"port_id": port_id, "updated_at": utcnow(), **values})
 
 
 def mac_taken(conn: Connection, network_id: str, mac: str) -> bool:
@@ -84,13 +95,8 @@ def delete(conn: Connection, port_id: str) -> None:
 
 
 def fixed_ips_of(conn: Connection, port_ids: Collection[str]) -> dict[str, list[dict[str, str]]]:
-    query = (
-        sa.select(ip_allocations.c.port_id, ip_allocations.c.subnet_id, ip_allocations.c.ip_address)
-        .where(ip_allocations.c.port_id.in_(list(port_ids)))
-        .order_by(ip_allocations.c.id)
-    )
     found: dict[str, list[dict[str, str]]] = {}
-    for port_id, subnet_id, address in conn.execute(query):
+    for port_id, subnet_id, address in conn.execute(_FIXED_IPS, {"port_ids": list(port_ids)}):
         found.setdefault(port_id, []).append({"subnet_id": subnet_id, "ip_address": address})
     return found
 
@@ -99,12 +105,10 @@ def take_address(
     conn: Connection, port_id: str, network_id: str, subnet_id: str, address: str
 ) -> bool:
     """Record the address as the port's; False when another port has it."""
-    return _inserted(
-        conn,
-        ip_allocations.insert().values(
-            port_id=port_id, subnet_id=subnet_id, network_id=network_id, ip_address=address
-        ),
-    )
+    values = {
+        "port_id": port_id, "subnet_id": subnet_id, "network_id": network_id, "ip_address": address
+    }  # fmt: skip
+    return _inserted(conn, _TAKE_ADDRESS, values)
 
 
 def release_addresses(

@@ -90,20 +90,22 @@ def get_rule(conn: Connection, rule_id: str) -> RowMapping | None:
     return conn.execute(sa.select(qos_rules).where(qos_rules.c.id == rule_id)).mappings().first()
 
 
+# Built once: every port request with a policy in effect reads it (see ``store.ports``).
+_RULES_OF = (
+    sa.select(qos_rules)
+    .where(qos_rules.c.policy_id.in_(sa.bindparam("policy_ids", expanding=True)))
+    .order_by(qos_rules.c.rule_type, qos_rules.c.direction, qos_rules.c.id)
+)
+
+
 @remembered
 def rules_of_policies(
     conn: Connection, policy_ids: Iterable[str], rule_type: str | None = None
 ) -> dict[str, list[RowMapping]]:
     """Each policy's rules, by type then direction (only those of ``rule_type`` when given)."""
-    query = (
-        sa.select(qos_rules)
-        .where(qos_rules.c.policy_id.in_(list(policy_ids)))
-        .order_by(qos_rules.c.rule_type, qos_rules.c.direction, qos_rules.c.id)
-    )
-    if rule_type is not None:
-        query = query.where(qos_rules.c.rule_type == rule_type)
+    query = _RULES_OF if rule_type is None else _RULES_OF.where(qos_rules.c.rule_type == rule_type)
     found: dict[str, list[RowMapping]] = {}
-    for row in conn.execute(query).mappings():
+    for row in conn.execute(query, {"policy_ids": list(policy_ids)}).mappings():
         found.setdefault(row["policy_id"], []).append(row)
     return found
 

@@ -82,14 +82,23 @@ def count(conn: Connection, project_id: str, resource: str) -> int:
     return int(conn.execute(query).scalar_one())
 
 
+def _limit_and_count(table: sa.Table) -> sa.Select[tuple[int | None, int]]:
+    q = network_quotas.c
+    project = sa.bindparam("project_id")
+    limit = sa.select(q.hard_limit).where(q.project_id == project, q.resource == sa.bindparam("r"))
+    used = sa.select(sa.func.count()).select_from(table).where(table.c.project_id == project)
+    return sa.select(limit.scalar_subquery(), used.scalar_subquery())
+
+
+# Built once per resource: every create runs one under its write lock.
+_LIMIT_AND_COUNT = {resource: _limit_and_count(table) for resource, table in _COUNTED.items()}
+
+
 def limit_and_count(conn: Connection, project_id: str, resource: str) -> tuple[int | None, int]:
     """The limit set for the project on the resource (None: not set) and how many of it the
     project owns, in one statement (a create's check runs it under its write lock)."""
-    q = network_quotas.c
-    table = _COUNTED[resource]
-    limit = sa.select(q.hard_limit).where(q.project_id == project_id, q.resource == resource)
-    used = sa.select(sa.func.count()).select_from(table).where(table.c.project_id == project_id)
-    own, count = conn.execute(sa.select(limit.scalar_subquery(), used.scalar_subquery())).one()
+    query = _LIMIT_AND_COUNT[resource]
+    own, count = conn.execute(query, {"project_id": project_id, "r": resource}).one()
     return (None if own is None else int(own)), int(count)
 
 

@@ -75,12 +75,15 @@ def delete(conn: Connection, group_id: str) -> None:
     conn.execute(security_groups.delete().where(security_groups.c.id == group_id))
 
 
+# Built once: every port create reads it (see ``store.ports``).
+_DEFAULT_OF = sa.select(default_security_groups.c.security_group_id).where(
+    default_security_groups.c.project_id == sa.bindparam("project_id")
+)
+
+
 def default_of(conn: Connection, project_id: str) -> str | None:
     """The id of the project's default group, if it has one yet."""
-    query = sa.select(default_security_groups.c.security_group_id).where(
-        default_security_groups.c.project_id == project_id
-    )
-    return conn.scalars(query).first()
+    return conn.scalars(_DEFAULT_OF, {"project_id": project_id}).first()
 
 
 def default_ids(conn: Connection, group_ids: Collection[str]) -> set[str]:
@@ -164,16 +167,18 @@ def delete_rule(conn: Connection, rule_id: str) -> None:
 # -- ports ---------------------------------------------------------------------------------------
 
 
+# Built once: every port request's answer reads it (see ``store.ports``).
+_GROUPS_OF_PORTS = (
+    sa.select(port_security_groups.c.port_id, port_security_groups.c.security_group_id)
+    .where(port_security_groups.c.port_id.in_(sa.bindparam("port_ids", expanding=True)))
+    .order_by(port_security_groups.c.port_id, port_security_groups.c.security_group_id)
+)
+
+
 def groups_of_ports(conn: Connection, port_ids: Collection[str]) -> dict[str, list[str]]:
     """Each port's group ids, sorted."""
-    p = port_security_groups.c
-    query = (
-        sa.select(p.port_id, p.security_group_id)
-        .where(p.port_id.in_(list(port_ids)))
-        .order_by(p.port_id, p.security_group_id)
-    )
     found: dict[str, list[str]] = {}
-    for port_id, group_id in conn.execute(query):
+    for port_id, group_id in conn.execute(_GROUPS_OF_PORTS, {"port_ids": list(port_ids)}):
         found.setdefault(port_id, []).append(group_id)
     return found
 

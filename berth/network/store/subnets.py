@@ -13,6 +13,16 @@ from berth.network.store import rbac
 from berth.network.store.remembered import remembered
 from berth.network.store.schema import ip_allocations, subnets
 
+# Built once, as a port request runs them (see ``store.ports``).
+_OF_NETWORKS = (
+    sa.select(subnets)
+    .where(subnets.c.network_id.in_(sa.bindparam("network_ids", expanding=True)))
+    .order_by(subnets.c.created_at, subnets.c.id)
+)
+_USED = sa.select(ip_allocations.c.ip_address).where(
+    ip_allocations.c.subnet_id == sa.bindparam("subnet_id")
+)
+
 
 def insert(conn: Connection, values: Mapping[str, Any]) -> None:
     conn.execute(subnets.insert().values(revision_number=0, created_at=utcnow(), **values))
@@ -36,8 +46,7 @@ def list_visible(conn: Connection, visible_to: str | None) -> list[RowMapping]:
 
 @remembered
 def of_networks(conn: Connection, network_ids: Collection[str]) -> list[RowMapping]:
-    query = sa.select(subnets).where(subnets.c.network_id.in_(list(network_ids)))
-    return list(conn.execute(query.order_by(subnets.c.created_at, subnets.c.id)).mappings())
+    return list(conn.execute(_OF_NETWORKS, {"network_ids": list(network_ids)}).mappings())
 
 
 def update(conn: Connection, subnet_id: str, values: Mapping[str, Any]) -> None:
@@ -58,8 +67,7 @@ def release_addresses(conn: Connection, subnet_id: str) -> None:
 
 
 def used_addresses(conn: Connection, subnet_id: str) -> list[str]:
-    query = sa.select(ip_allocations.c.ip_address).where(ip_allocations.c.subnet_id == subnet_id)
-    return list(conn.scalars(query))
+    return list(conn.scalars(_USED, {"subnet_id": subnet_id}))
 
 
 def used_counts(conn: Connection, subnet_ids: Collection[str]) -> dict[str, int]:
