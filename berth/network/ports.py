@@ -137,10 +137,10 @@ def create_port(
         "port_security_enabled": port_security,
     }
     mac = _insert_with_mac(conn, values, body.get("mac_address"), settings.base_mac)
-    groups = security_groups.groups_for_port(
-        conn, context, project, body.get("security_groups"), port_security, values["device_owner"]
-    )
-    group_store.add_groups_of_port(conn, port_id, groups)
+    security_groups.join_groups(
+        conn, context, port_id, project, body.get("security_groups"), port_security,
+        values["device_owner"],
+    )  # fmt: skip
     if fixed:
         assign_addresses(conn, port_id, network_id, layout.subnets, requested_ips(fixed), mac)
     elif allocation == "immediate":

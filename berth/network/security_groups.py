@@ -274,21 +274,25 @@ def rule_view(row: RowMapping) -> dict[str, Any]:
 # -- ports -------------------------------------------------------------------------------------
 
 
-def groups_for_port(
+def join_groups(
     conn: Connection,
     context: RequestContext,
+    port_id: str,
     project_id: str,
     asked: Any,
     port_security: bool,
     device_owner: str,
-) -> list[str]:
-    """The groups a new port is in: those asked for, else its project's default group when
+) -> None:
+    """Put a new port in its groups: those asked for, else its project's default group when
     port security is on (ports of the network's own devices, ``network:*``, get none)."""
     if asked is None:
-        if port_security and not device_owner.startswith("network:"):
-            return [default_group(conn, project_id)]
-        return []
-    return checked_groups(conn, context, project_id, asked, port_security)
+        defaulted = port_security and not device_owner.startswith("network:")
+        # The default group found and joined in one statement, once the project has one.
+        if defaulted and not store.join_default_group(conn, port_id, project_id):
+            store.add_groups_of_port(conn, port_id, [default_group(conn, project_id)])
+        return
+    groups = checked_groups(conn, context, project_id, asked, port_security)
+    store.add_groups_of_port(conn, port_id, groups)
 
 
 def checked_groups(

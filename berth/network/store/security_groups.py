@@ -198,6 +198,25 @@ def add_groups_of_port(conn: Connection, port_id: str, group_ids: Collection[str
         )
 
 
+# SQLAlchemy keeps an INSERT's row count only when asked to.
+_JOIN_DEFAULT = (
+    port_security_groups.insert()
+    .from_select(
+        ["port_id", "security_group_id"],
+        sa.select(
+            sa.bindparam("new_port", type_=sa.String), default_security_groups.c.security_group_id
+        ).where(default_security_groups.c.project_id == sa.bindparam("project_id")),
+    )
+    .execution_options(preserve_rowcount=True)
+)
+
+
+def join_default_group(conn: Connection, port_id: str, project_id: str) -> bool:
+    """Put a new port in its project's default group; False when the project has none yet."""
+    values = {"new_port": port_id, "project_id": project_id}
+    return bool(conn.execute(_JOIN_DEFAULT, values).rowcount)
+
+
 def ports_in(conn: Connection, group_id: str) -> list[str]:
     """The ports that are in the group, sorted."""
     p = port_security_groups.c
