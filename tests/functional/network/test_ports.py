@@ -7,6 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
+from berth.network import ports
 from berth.network.reporting import provider_uuid
 from berth.network.service import NetworkService
 from tests.conftest import MEMBER_ROLES, network_client_for
@@ -470,3 +471,20 @@ def test_the_network_owner_chooses_mac_addresses(
         f"/v2.0/ports/{port['id']}", json={"port": {"mac_address": "fa:16:3e:00:00:0d"}}
     )
     _error(moved, 409, "PortBound")
+
+
+def test_a_mac_address_drawn_twice_is_drawn_again_in_the_same_transaction(
+    network_client: httpx.Client, flat: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refused insert of a taken MAC address leaves the create's transaction going (a
+    savepoint on the servers, SQLite's own statement rollback): the next draw commits."""
+    net = flat["network"]
+    first = _port(network_client, network_id=net["id"])
+    taken = [int(part, 16) for part in first["mac_address"].split(":")[3:]]
+    draws = iter([*taken, 0xAB, 0xCD, 0xEF])
+    monkeypatch.setattr(ports.random, "randrange", lambda _n: next(draws))
+    second = _port(network_client, network_id=net["id"])
+    assert second["mac_address"] == first["mac_address"][:9] + "ab:cd:ef"
+    assert second["fixed_ips"][0]["ip_address"] == "10.0.0.3"
+    listed = network_client.get("/v2.0/ports").json()["ports"]
+    assert sorted(p["id"] for p in listed) == sorted([first["id"], second["id"]])
