@@ -47,18 +47,13 @@ def of_object(conn: Connection, object_type: str, object_id: str, action: str) -
     return list(conn.execute(query.order_by(rbac_policies.c.id)).mappings())
 
 
-def granted_to(
-    object_type: str, action: str, project: str, ids: Any | None = None
-) -> sa.Select[tuple[str]]:
+def granted_to(object_type: str, action: str, project: str) -> sa.Select[tuple[str]]:
     """The ids of objects of a type granted to ``project`` or to every project (a subquery)."""
-    query = sa.select(rbac_policies.c.object_id).where(
+    return sa.select(rbac_policies.c.object_id).where(
         rbac_policies.c.object_type == object_type,
         rbac_policies.c.action == action,
         rbac_policies.c.target_project.in_([WILDCARD, project]),
     )
-    if ids is not None:
-        query = query.where(rbac_policies.c.object_id.in_(ids))
-    return query
 
 
 @remembered
