@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common.context import RequestContext
+from berth.common.timeutils import utcnow
 from berth.compute import exceptions
 from berth.compute.db import build_requests, instance_actions, instances
 from berth.compute.db import cells as mappings
@@ -94,9 +95,24 @@ def step_done(
     action_id = _newest(conn, instance_uuid, action)
     if action_id is None:
         return
-    # Started when the step began, ended now.
-    event_id = instance_actions.add_event(conn, action_id, event, host, start_time=start_time)
-    instance_actions.finish_event(conn, event_id, result, details)
+    event_done(conn, action_id, event, result, host, details, start_time)
+
+
+def event_done(
+    conn: Connection,
+    action_id: int,
+    event: str,
+    result: str,
+    host: str | None = None,
+    details: str | None = None,
+    start_time: dt.datetime | None = None,
+) -> None:
+    """:func:`step_done` under the action ``action_id`` (which the caller has at hand)."""
+    # Started when the step began (now if not given), ended now: one insert of the ended step.
+    now = utcnow()
+    instance_actions.add_event(
+        conn, action_id, event, host, result, details, start_time or now, finish_time=now
+    )
     if result == ERROR:
         instance_actions.mark_error(conn, action_id)
 

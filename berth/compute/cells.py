@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from sqlalchemy.engine import RowMapping
+from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common.db import Database
 from berth.compute.db import cells as store
@@ -45,6 +45,10 @@ class CellRegistry:
     def cells(self, include_cell0: bool = True) -> list[Cell]:
         with self.api_db.read() as conn:
             return [_cell(row) for row in store.list_cells(conn, include_cell0)]
+
+    def cells_read(self, conn: Connection) -> list[Cell]:
+        """:meth:`cells` (cell0 too), read in the caller's transaction of the API database."""
+        return [_cell(row) for row in store.list_cells(conn)]
 
     def cell(self, uuid: str) -> Cell | None:
         with self.api_db.read() as conn:

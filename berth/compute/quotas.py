@@ -210,10 +210,30 @@ def set_class_limits(conn: Connection, class_name: str, limits: Mapping[str, int
 # -- admissions ------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class HeldLimits:
+    """A project's limits (:func:`project_limits`) and one of its users' own, read after
+    taking the project's lock (:func:`hold_limits`)."""
+
+    project: dict[str, int]
+    user: dict[str, int]
+
+
+def hold_limits(conn: Connection, owner: tuple[str, str]) -> HeldLimits:
+    """Lock the project's row of ``owner`` (project, user), then read its limits and the
+    user's, in one statement: what :func:`admit_servers` decides with."""
+    project_id, user_id = owner
+    store.hold_project(conn, project_id)
+    found = store.scoped_limits(conn, DEFAULT_CLASS, project_id, user_id)
+    defaults = {**DEFAULTS, **dict.fromkeys(LEGACY_NETWORK, UNLIMITED), **known(found.of_class)}
+    return HeldLimits({**defaults, **known(found.of_project)}, found.of_user)
+
+
 def admit_servers(
     conn: Connection,
     cells: CellRegistry,
     owner: tuple[str, str],
+    held: HeldLimits,
     size: ServerSize,
     counts: tuple[int, int],
     metadata_items: int,
@@ -221,21 +241,21 @@ def admit_servers(
 ) -> int:
     """How many servers of ``size`` the project and user ``owner`` may have now, between
     ``counts`` (min_count, max_count): as many as fit under the project's limits and the
-    user's own, or QuotaExceeded when fewer than the minimum do.
+    user's own (``held``, read by :func:`hold_limits` in this transaction), or QuotaExceeded
+    when fewer than the minimum do.
 
-    It locks the project's row, then the group's when there is one; the caller adds the servers
-    (and the group's new members) in the same transaction."""
+    It locks the group's row when there is one (the project's is held already); the caller adds
+    the servers (and the group's new members) in the same transaction."""
     project_id, user_id = owner
     minimum, maximum = counts
-    store.hold_project(conn, project_id)
-    limits = project_limits(conn, project_id)
+    limits = held.project
     check_metadata_items(limits, metadata_items)
     # Each resource: its name, its quota, and how much of it one more server takes.
     wanted: list[tuple[str, Quota, int]] = []
     # Reading every cell is the costly part: skipped when the project has no server limit.
     if any(limits[name] >= 0 for name in (INSTANCES, CORES, RAM)):
         wanted += _server_quotas(limits, servers_of(conn, cells, project_id).values(), size)
-    own = store.user_limits(conn, project_id, user_id)
+    own = held.user
     if any(own.get(name, UNLIMITED) >= 0 for name in (INSTANCES, CORES, RAM)):
         mine = servers_of(conn, cells, project_id, user_id).values()
         wanted += _server_quotas({**limits, **own}, mine, size)

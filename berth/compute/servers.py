@@ -87,11 +87,11 @@ def create_servers(
         check_networks(service.network, context, request.networks)
     groups = _security_group_ids(service, context, request.security_groups)
     quotas.prepare_project(service.api_db, context.project_id or "")
+    with service.api_db.read() as conn:
+        asked = check_request(conn, context, service.settings, request)
     reservation_id = new_reservation_id()
     with service.api_db.write() as conn:
-        uuids = store_build(
-            conn, context, service.settings, request, service.cells, reservation_id, groups
-        )
+        uuids = store_build(conn, context, asked, service.cells, reservation_id, groups)
     try:
         service.conductor.build_instances(uuids, context.request_id)
     except BusError:
@@ -104,30 +104,55 @@ def create_servers(
     return Reservation(reservation_id, uuids)
 
 
-def store_build(
-    conn: Connection,
-    context: RequestContext,
-    settings: ComputeSettings,
-    request: ServerRequest,
-    cells: CellRegistry,
-    reservation_id: str,
-    security_group_ids: Sequence[str] = (),
-) -> list[str]:
-    """Check what the request names against the API database, admit as many servers as the
-    project's quotas allow (``max_count`` at most, ``min_count`` at least), and write each
-    server's BuildRequest, RequestSpec, cell-less InstanceMapping and group membership."""
-    project_id, user_id = context.project_id or "", context.user_id or ""
+@dataclass(frozen=True)
+class CheckedRequest:
+    """A create request with the flavor and image it names, as the servers will keep them."""
+
+    request: ServerRequest
+    flavor: dict[str, Any]
+    image: dict[str, Any]
+
+
+def check_request(
+    conn: Connection, context: RequestContext, settings: ComputeSettings, request: ServerRequest
+) -> CheckedRequest:
+    """Check what the request names against the API database: its flavor, its image (which
+    fit each other), its availability zone and its key pair.
+
+    Read before the write transaction, not under its lock: a BuildRequest keeps copies of the
+    flavor and image, so one changed or deleted just after this read is booted as read, as
+    when it changes just after the create (and on PostgreSQL and MariaDB a read inside the
+    write transaction locked nothing either)."""
     flavor = requested_flavor(conn, context, request.flavor_ref)
     image, size = requested_image(conn, context, request.image_ref)
     check_fits(image, size, flavor)
     check_zone(conn, settings, request.availability_zone)
-    check_key_name(conn, user_id, request.key_name)
+    check_key_name(conn, context.user_id or "", request.key_name)
+    return CheckedRequest(request, flavor, image)
+
+
+def store_build(
+    conn: Connection,
+    context: RequestContext,
+    asked: CheckedRequest,
+    cells: CellRegistry,
+    reservation_id: str,
+    security_group_ids: Sequence[str] = (),
+) -> list[str]:
+    """Admit as many servers of the checked request as the project's quotas allow
+    (``max_count`` at most, ``min_count`` at least), and write each server's BuildRequest,
+    RequestSpec, cell-less InstanceMapping and group membership."""
+    project_id, user_id = context.project_id or "", context.user_id or ""
+    request, flavor, image = asked.request, asked.flavor, asked.image
+    # The group and its members are read here: new members join it under its lock.
     group = requested_group(conn, context, request.hints.group)
-    guest_input.check_personality(quotas.project_limits(conn, project_id), request.personality)
+    held = quotas.hold_limits(conn, (project_id, user_id))
+    guest_input.check_personality(held.project, request.personality)
     count = quotas.admit_servers(
         conn,
         cells,
         (project_id, user_id),
+        held,
         quotas.ServerSize(vcpus=flavor["vcpus"], memory_mb=flavor["memory_mb"]),
         (request.min_count, request.max_count),
         len(request.metadata),
@@ -181,7 +206,7 @@ def store_build(
             hints=request.hints,
             server_group=group,
         )
-        request_specs.save(conn, instance_uuid, spec.to_json())
+        request_specs.create(conn, instance_uuid, spec.to_json())
         mappings.create_instance_mapping(conn, instance_uuid, project_id, user_id)
     if group is not None:
         server_groups.add_members(conn, group.uuid, uuids)
@@ -413,29 +438,29 @@ def list_servers(service: ComputeService, query: ListQuery, detail: bool) -> lis
         return []
     with service.api_db.read() as conn:
         # Queued ones too: a server being deleted on its host shows until its cell says deleted.
-        mapped = mappings.list_instance_mappings(
-            conn, project_id=query.project_id, include_queued_for_delete=True
+        mapped = mappings.list_instance_cells(conn, project_id=query.project_id)
+        building = (
+            {
+                row["instance_uuid"]: row
+                for row in build_requests.list_build_requests(conn, query.project_id)
+            }
+            if any(cell_id is None for _, _, cell_id in mapped)
+            else {}
         )
-        building = {
-            row["instance_uuid"]: row
-            for row in build_requests.list_build_requests(conn, query.project_id)
-        }
-    order = {row["instance_uuid"]: row["id"] for row in mapped}
+        known_cells = service.cells.cells_read(conn)
+    order = {uuid: mapping_id for uuid, mapping_id, _ in mapped}
     found: list[views.Server] = []
-    in_cells: dict[str, list[str]] = {}
-    for row in mapped:
-        if row["cell_uuid"] is not None:
-            in_cells.setdefault(row["cell_uuid"], []).append(row["instance_uuid"])
-        elif row["instance_uuid"] in building:
-            found.append(views.from_build_request(building[row["instance_uuid"]], row["id"]))
-    for cell in service.cells.cells():
-        if cell.uuid not in in_cells:
+    in_cells: dict[int, set[str]] = {}
+    for uuid, mapping_id, cell_id in mapped:
+        if cell_id is not None:
+            in_cells.setdefault(cell_id, set()).add(uuid)
+        elif uuid in building:
+            found.append(views.from_build_request(building[uuid], mapping_id))
+    for cell in known_cells:
+        if cell.id not in in_cells:
             continue
         with service.cells.database(cell).read() as conn:
-            # changes-since in SQL: a poller's listing reads what changed, not every server.
-            rows = instances.list_instances(
-                conn, uuids=in_cells[cell.uuid], changed_since=query.changes_since
-            )
+            rows = _cell_instances(conn, query, in_cells[cell.id])
             errors = [row["uuid"] for row in rows if row["vm_state"] == "error"]
             faults = instances.latest_faults(conn, errors) if detail and errors else {}
         zones = _zones(service, rows) if detail else {}
@@ -448,6 +473,25 @@ def list_servers(service: ComputeService, query: ListQuery, detail: bool) -> lis
     chosen = [server for server in found if _matches(server, query)]
     chosen.sort(key=lambda server: (server.created_at, server.order), reverse=True)
     return _page(chosen, query)
+
+
+def _cell_instances(conn: Connection, query: ListQuery, mapped: set[str]) -> list[RowMapping]:
+    """The live instances of one cell that are ``mapped`` to it, those changed since
+    ``changes-since`` only when it is given, in one of the asked statuses only when some are.
+
+    With changes-since (a poller's listing) the time is filtered in SQL, on the project's rows
+    (an instance has its mapping's project: both are the BuildRequest's, and neither changes),
+    and the few rows found are kept when mapped here: no list of every mapped uuid is sent.
+    The status is filtered before any view is built: the poller asks for one status of many."""
+    if query.changes_since is None:
+        rows = instances.list_instances(conn, uuids=mapped)
+    else:
+        changed = instances.changed_since(conn, query.changes_since, query.project_id)
+        rows = [row for row in changed if row["uuid"] in mapped]
+    if query.statuses is None:
+        return rows
+    wanted = query.statuses
+    return [row for row in rows if views.status_of(row["vm_state"], row["task_state"]) in wanted]
 
 
 def _matches(server: views.Server, query: ListQuery) -> bool:

@@ -95,7 +95,8 @@ def restore(
     quotas.prepare_project(service.api_db, owner[0])
     # Under the project's quota lock until the task is set: from then the server counts.
     with service.api_db.write() as conn:
-        quotas.admit_servers(conn, service.cells, owner, size, (1, 1), 0, None)
+        held = quotas.hold_limits(conn, owner)
+        quotas.admit_servers(conn, service.cells, owner, held, size, (1, 1), 0, None)
         started = server_tasks.start(
             service, context, server_uuid, may_see,
             action=RESTORE, task_state=RESTORING, vm_states=[SOFT_DELETED],

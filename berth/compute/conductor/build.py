@@ -322,15 +322,14 @@ class _Step:
     def record(
         self, conn: Connection, instance: Mapping[str, Any], result: str, details: str | None = None
     ) -> None:
-        uuid = instance["uuid"]
-        actions.begin(
-            conn, uuid, actions.CREATE, self.request_id, instance["user_id"],
+        action_id = actions.begin(
+            conn, instance["uuid"], actions.CREATE, self.request_id, instance["user_id"],
             instance["project_id"], _created(instance),
         )  # fmt: skip
-        actions.step_done(
-            conn, uuid, actions.CREATE, actions.SCHEDULE, result,
-            details=details, start_time=self.started,
-        )  # fmt: skip
+        # Under the action just begun (the instance's first): no need to look it up again.
+        actions.event_done(
+            conn, action_id, actions.SCHEDULE, result, details=details, start_time=self.started
+        )
 
 
 @dataclass(frozen=True)

@@ -115,4 +115,4 @@ def list_build_requests(
         query = query.where(build_requests.c.project_id == project_id)
     if created_before is not None:
         query = query.where(build_requests.c.created_at < created_before)
-    return list(conn.execute(query).mappings())
+    return list(conn.execute(query).mappings().all())

@@ -241,6 +241,21 @@ def delete_instance_mapping(conn: Connection, instance_uuid: str) -> bool:
     return result.rowcount > 0
 
 
+def list_instance_cells(
+    conn: Connection, project_id: str | None = None
+) -> list[tuple[str, int, int | None]]:
+    """Every mapping of a project (of all projects when None), queued for delete or not, as
+    ``(instance_uuid, id, cell_id)``: what a listing of servers needs of each, read without
+    the cell's join and as plain rows (a poller reads every mapping several times a second)."""
+    query = sa.select(
+        instance_mappings.c.instance_uuid, instance_mappings.c.id, instance_mappings.c.cell_id
+    ).order_by(instance_mappings.c.id)
+    if project_id is not None:
+        query = query.where(instance_mappings.c.project_id == project_id)
+    # all(): one fetch of every row, where iterating fetches them one by one.
+    return [(uuid, mapping_id, cell_id) for uuid, mapping_id, cell_id in conn.execute(query).all()]
+
+
 def list_instance_mappings(
     conn: Connection,
     project_id: str | None = None,

@@ -87,9 +87,11 @@ def add_event(
     result: str | None = None,
     details: str | None = None,
     start_time: dt.datetime | None = None,
+    finish_time: dt.datetime | None = None,
 ) -> int:
     """Record a step of the action; the event's id. Without ``result`` the step is under way
-    (:func:`finish_event` ends it); with one, it is over already."""
+    (:func:`finish_event` ends it); with one, it is over already, ended at ``finish_time``
+    (when it started, if not given)."""
     start_time = start_time or utcnow()
     inserted = conn.execute(
         instance_action_events.insert().values(
@@ -97,7 +99,7 @@ def add_event(
             event=event,
             host=host,
             start_time=start_time,
-            finish_time=start_time if result is not None else None,
+            finish_time=(finish_time or start_time) if result is not None else None,
             result=result,
             details=details,
         )

@@ -67,6 +67,46 @@ def class_limits(conn: Connection, class_name: str) -> dict[str, int]:
     return {resource: int(limit) for resource, limit in conn.execute(query)}
 
 
+# A quota class's limits, a project's and one of its users', in one statement: a create reads
+# all three while it holds the project's lock (a statement less to run, twice, under it).
+_SCOPED_LIMITS = sa.union_all(
+    sa.select(
+        sa.literal_column("'class'").label("scope"),
+        quota_classes.c.resource,
+        quota_classes.c.hard_limit,
+    ).where(quota_classes.c.class_name == sa.bindparam("class_name")),
+    sa.select(sa.literal_column("'project'"), quotas.c.resource, quotas.c.hard_limit).where(
+        quotas.c.project_id == sa.bindparam("project_id")
+    ),
+    sa.select(
+        sa.literal_column("'user'"),
+        project_user_quotas.c.resource,
+        project_user_quotas.c.hard_limit,
+    ).where(
+        project_user_quotas.c.project_id == sa.bindparam("project_id"),
+        project_user_quotas.c.user_id == sa.bindparam("user_id"),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ScopedLimits:
+    """The limits set for a quota class, a project and one of its users (those not set are
+    absent), as :func:`class_limits`, :func:`project_limits` and :func:`user_limits` read them."""
+
+    of_class: dict[str, int]
+    of_project: dict[str, int]
+    of_user: dict[str, int]
+
+
+def scoped_limits(conn: Connection, class_name: str, project_id: str, user_id: str) -> ScopedLimits:
+    found: dict[str, dict[str, int]] = {"class": {}, "project": {}, "user": {}}
+    params = {"class_name": class_name, "project_id": project_id, "user_id": user_id}
+    for scope, resource, limit in conn.execute(_SCOPED_LIMITS, params):
+        found[scope][resource] = int(limit)
+    return ScopedLimits(found["class"], found["project"], found["user"])
+
+
 def user_limits(conn: Connection, project_id: str, user_id: str) -> dict[str, int]:
     """The limits set for one user of the project, by resource (those not set are absent)."""
     table = project_user_quotas

@@ -745,6 +745,43 @@ def test_changes_since_lists_only_what_changed_at_or_after_it(
     assert set(listed("2011-01-01T00:00:00Z")) == set(three.values())
 
 
+def test_a_listing_shows_only_rows_of_servers_mapped_to_their_cell(
+    world: World, three: dict[str, str]
+) -> None:
+    """With changes-since (what changed, read in each cell, then kept when mapped there) as
+    without (the mapped uuids, asked of each cell): a row in a cell its server is not mapped
+    to, or of no mapping at all, never shows; a status filter keeps its own."""
+    stray = str(uuid.uuid4())
+    with world.service.cells.database(world.cell(CELL1_UUID)).write() as conn:
+        for server in (three["error"], three["building"], stray):
+            instances.create(
+                conn,
+                {
+                    "uuid": server,
+                    "project_id": "demo",
+                    "user_id": "alice",
+                    "display_name": "stray",
+                    "vm_state": "error",
+                    "flavor": {"id": "1"},
+                },
+            )
+    everything = [three["building"], three["error"], three["active"]]
+
+    def listed(query: dict[str, str], headers: Mapping[str, str] = DEMO) -> list[str]:
+        return _ids(world.client.get("/v2.1/servers", params=query, headers=headers))
+
+    for since in ({}, {"changes-since": "2011-01-01T00:00:00Z"}):
+        assert listed(since) == everything
+        assert listed({**since, "status": "ERROR"}) == [three["error"]]
+        assert listed({**since, "status": "ACTIVE"}) == [three["active"]]
+        assert listed({**since, "status": "BUILD"}) == [three["building"]]
+        assert listed({**since, "status": "ERROR", "all_tenants": "1"}, ADMIN) == [three["error"]]
+        detail = world.client.get("/v2.1/servers/detail", params=since, headers=DEMO)
+        assert [server["name"] for server in detail.json()["servers"]] == [
+            "gamma", "beta", "alpha",
+        ]  # fmt: skip
+
+
 def test_projects_see_only_their_own(world: World, three: dict[str, str]) -> None:
     mine = world.create(headers=OTHER, name="theirs")
     get = world.client.get

@@ -84,3 +84,19 @@ def test_a_request_spec_is_saved_replaced_read_and_deleted(api_db: Database) -> 
     with api_db.write() as conn:
         assert request_specs.delete(conn, "a" * 36) is True
         assert request_specs.delete(conn, "a" * 36) is False
+
+
+def test_a_new_servers_request_spec_is_created_once(api_db: Database) -> None:
+    """``create`` (a new server's spec, one insert) refuses a second spec of the server and
+    leaves the first, which ``save`` then replaces."""
+    spec = {"flavor": {"vcpus": 2}}
+    with api_db.write() as conn:
+        request_specs.create(conn, "a" * 36, spec)
+    with pytest.raises(Duplicate), api_db.write() as conn:
+        request_specs.create(conn, "a" * 36, {"flavor": {"vcpus": 4}})
+    with api_db.read() as conn:
+        assert request_specs.get(conn, "a" * 36) == spec
+    with api_db.write() as conn:
+        assert request_specs.save(conn, "a" * 36, {"flavor": {"vcpus": 8}}) is False
+    with api_db.read() as conn:
+        assert request_specs.get(conn, "a" * 36) == {"flavor": {"vcpus": 8}}

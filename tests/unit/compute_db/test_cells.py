@@ -159,6 +159,20 @@ def test_instance_mappings_are_listed_by_project_and_skip_those_being_deleted(
         assert len(every) == 4
         in_cell = cells.list_instance_mappings(conn, cell_id=cell_id)
         assert [m["instance_uuid"] for m in in_cell] == ["0" * 36]
+        # What a listing of servers reads: those being deleted too, plain rows.
+        assert cells.list_instance_cells(conn, project_id="p1") == [
+            (m["instance_uuid"], m["id"], m["cell_id"])
+            for m in cells.list_instance_mappings(
+                conn, project_id="p1", include_queued_for_delete=True
+            )
+        ]
+        assert [mapped[0] for mapped, _, _ in cells.list_instance_cells(conn)] == [
+            "0",
+            "1",
+            "2",
+            "3",
+        ]
+        assert cells.list_instance_cells(conn, project_id="p1")[0][2] == cell_id
     with api_db.write() as conn:
         assert cells.delete_instance_mapping(conn, "0" * 36) is True
         assert cells.delete_instance_mapping(conn, "0" * 36) is False

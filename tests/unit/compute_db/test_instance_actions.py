@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from berth.common.db import Database
+from berth.compute import actions as steps
 from berth.compute.db import instance_actions as actions
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, 0)
@@ -77,3 +78,29 @@ def test_actions_are_listed_newest_first_and_events_across_them(cell_db: Databas
         ("stop", "req-2", "compute_stop_instance"),
     ]
     assert history[1]["finish_time"] is None
+
+
+def test_a_step_done_under_its_action_is_one_ended_event(cell_db: Database) -> None:
+    """``event_done`` (the conductor's, under the action it has just begun) records what
+    ``step_done`` does: the step started when it began, ended now, an Error marking the action."""
+    with cell_db.write() as conn:
+        create = steps.begin(conn, "a" * 36, "create", "req-1", "u", "p", T0)
+        steps.event_done(conn, create, "schedule", steps.SUCCESS, start_time=T0)
+        failed = steps.begin(conn, "b" * 36, "create", "req-2", "u", "p", T0)
+        steps.event_done(conn, failed, "schedule", steps.ERROR, details="no host", start_time=T0)
+        steps.begin(conn, "c" * 36, "create", "req-3", "u", "p", T0)
+        steps.step_done(conn, "c" * 36, "create", "schedule", steps.SUCCESS, start_time=T0)
+    with cell_db.read() as conn:
+        done = {
+            uuid: (actions.list_actions(conn, uuid)[0], actions.events_of_instance(conn, uuid))
+            for uuid in ("a" * 36, "b" * 36, "c" * 36)
+        }
+    for _, events in done.values():
+        (event,) = events
+        assert event["start_time"] == T0 and event["finish_time"] > T0
+        assert event["event"] == "schedule" and event["host"] is None
+    assert [done[u][1][0]["result"] for u in ("a" * 36, "b" * 36, "c" * 36)] == [
+        steps.SUCCESS, steps.ERROR, steps.SUCCESS,
+    ]  # fmt: skip
+    assert done["b" * 36][1][0]["details"] == "no host"
+    assert [done[u][0]["message"] for u in ("a" * 36, "b" * 36, "c" * 36)] == [None, "Error", None]

@@ -38,16 +38,18 @@ def test_an_instance_is_created_with_its_json_columns(cell_db: Database) -> None
     born = dt.datetime(2026, 1, 1, 10, 0, 0)
     ports = [{"port_id": "p" * 36, "mac": "fa:16:3e:00:00:01", "created_by_compute": True}]
     with cell_db.write() as conn:
-        made = instances.create(
+        instances.create(
             conn, _values("a" * 36, created_at=born, network_info=ports, metadata={"k": "v"})
         )
         with pytest.raises(Duplicate):
             instances.create(conn, _values("a" * 36))
+    with cell_db.read() as conn:
+        made = instances.get(conn, "a" * 36)
+    assert made is not None
     assert (made["flavor"], made["network_info"], made["metadata"]) == (FLAVOR, ports, {"k": "v"})
     assert (made["created_at"], made["deleted"], made["power_state"]) == (born, False, 0)
     assert made["host"] is None and made["launched_at"] is None
     with cell_db.read() as conn:
-        assert instances.get(conn, "a" * 36) == made
         assert instances.get(conn, "b" * 36) is None
 
 
@@ -127,6 +129,29 @@ def test_instances_are_listed_by_when_their_row_last_changed(cell_db: Database) 
     with cell_db.write() as conn:
         instances.update(conn, "u" * 36, {"task_state": "spawning"})
         assert [i["uuid"][0] for i in instances.list_instances(conn, changed_before=new)] == ["o"]
+
+
+def test_changed_since_lists_as_list_instances_does(cell_db: Database) -> None:
+    """The poller's statement, built once, finds what ``list_instances`` with
+    ``changed_since`` finds: live, shown rows changed at or after the time, newest first."""
+    old, new = dt.datetime(2026, 1, 1, 10, 0), dt.datetime(2026, 1, 1, 10, 30)
+    _create(cell_db, "o" * 36, created_at=old)
+    _create(cell_db, "n" * 36, created_at=new)
+    _create(cell_db, "u" * 36, created_at=old)
+    _create(cell_db, "x" * 36, created_at=new, project_id="other")
+    _create(cell_db, "d" * 36, created_at=new)
+    _create(cell_db, "h" * 36, created_at=new, hidden=True)
+    with cell_db.write() as conn:
+        instances.update(conn, "u" * 36, {"task_state": "spawning"})
+        instances.mark_deleted(conn, "d" * 36)
+    with cell_db.read() as conn:
+        for project in (None, "proj"):
+            for since in (old, new, new + dt.timedelta(days=3650)):
+                expected = instances.list_instances(conn, project, changed_since=since)
+                found = instances.changed_since(conn, since, project)
+                assert found == expected
+        assert [i["uuid"][0] for i in instances.changed_since(conn, new, "proj")] == ["n", "u"]
+        assert [i["uuid"][0] for i in instances.changed_since(conn, new)] == ["x", "n", "u"]
 
 
 def test_an_update_may_also_expect_a_vm_state(cell_db: Database) -> None:
