@@ -19,6 +19,8 @@ from berth.compute.db._tables import try_insert
 from berth.compute.db.api_schema import build_requests
 from berth.compute.db.errors import Duplicate
 
+# Built once: every create runs it (see try_insert).
+_INSERT = build_requests.insert()
 # What a user says of a server, which an update may change (the instance's keys).
 _USER_KEYS = ("name", "description", "access_ip_v4", "access_ip_v6")
 
@@ -34,13 +36,14 @@ def create(
     """Store the server as requested; :class:`Duplicate` when it has a BuildRequest already."""
     inserted = try_insert(
         conn,
-        build_requests.insert().values(
-            instance_uuid=instance_uuid,
-            project_id=project_id,
-            user_id=user_id,
-            instance=dict(instance),
-            created_at=created_at or utcnow(),
-        ),
+        _INSERT,
+        {
+            "instance_uuid": instance_uuid,
+            "project_id": project_id,
+            "user_id": user_id,
+            "instance": dict(instance),
+            "created_at": created_at or utcnow(),
+        },
     )
     if not inserted:
         raise Duplicate("build request", instance_uuid)

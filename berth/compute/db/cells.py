@@ -73,12 +73,14 @@ def get_cell_by_name(conn: Connection, name: str) -> RowMapping | None:
     return conn.execute(query).mappings().first()
 
 
+# Built once: every listing of servers reads the cells (see list_instance_cells).
+_CELLS = sa.select(cell_mappings).order_by(cell_mappings.c.id)
+_CELLS_BUT_CELL0 = _CELLS.where(cell_mappings.c.uuid != CELL0_UUID)
+
+
 def list_cells(conn: Connection, include_cell0: bool = True) -> list[RowMapping]:
     """Every cell, in the order they were created (cell0 first when it was made first)."""
-    query = sa.select(cell_mappings).order_by(cell_mappings.c.id)
-    if not include_cell0:
-        query = query.where(cell_mappings.c.uuid != CELL0_UUID)
-    return list(conn.execute(query).mappings())
+    return list(conn.execute(_CELLS if include_cell0 else _CELLS_BUT_CELL0).mappings())
 
 
 def update_cell(conn: Connection, uuid: str, values: Mapping[str, Any]) -> bool:
@@ -187,18 +189,23 @@ _MAPPING = (
 )
 
 
+# Built once: every create of a server runs it (see try_insert).
+_INSERT_INSTANCE_MAPPING = instance_mappings.insert()
+
+
 def create_instance_mapping(
     conn: Connection, instance_uuid: str, project_id: str, user_id: str
 ) -> None:
     """Map a new server to no cell yet; :class:`Duplicate` when it is mapped already."""
     inserted = try_insert(
         conn,
-        instance_mappings.insert().values(
-            instance_uuid=instance_uuid,
-            project_id=project_id,
-            user_id=user_id,
-            queued_for_delete=False,
-        ),
+        _INSERT_INSTANCE_MAPPING,
+        {
+            "instance_uuid": instance_uuid,
+            "project_id": project_id,
+            "user_id": user_id,
+            "queued_for_delete": False,
+        },
     )
     if not inserted:
         raise Duplicate("instance mapping", instance_uuid)
@@ -241,19 +248,28 @@ def delete_instance_mapping(conn: Connection, instance_uuid: str) -> bool:
     return result.rowcount > 0
 
 
+# What a listing of servers reads of every mapping, built once: a poller lists several times
+# a second, and building the statement cost about as much as SQLite's work on it.
+_INSTANCE_CELLS = sa.select(
+    instance_mappings.c.instance_uuid, instance_mappings.c.id, instance_mappings.c.cell_id
+).order_by(instance_mappings.c.id)
+_INSTANCE_CELLS_OF_PROJECT = _INSTANCE_CELLS.where(
+    instance_mappings.c.project_id == sa.bindparam("project_id")
+)
+
+
 def list_instance_cells(
     conn: Connection, project_id: str | None = None
 ) -> list[tuple[str, int, int | None]]:
     """Every mapping of a project (of all projects when None), queued for delete or not, as
     ``(instance_uuid, id, cell_id)``: what a listing of servers needs of each, read without
-    the cell's join and as plain rows (a poller reads every mapping several times a second)."""
-    query = sa.select(
-        instance_mappings.c.instance_uuid, instance_mappings.c.id, instance_mappings.c.cell_id
-    ).order_by(instance_mappings.c.id)
-    if project_id is not None:
-        query = query.where(instance_mappings.c.project_id == project_id)
+    the cell's join and as plain rows."""
+    if project_id is None:
+        found = conn.execute(_INSTANCE_CELLS)
+    else:
+        found = conn.execute(_INSTANCE_CELLS_OF_PROJECT, {"project_id": project_id})
     # all(): one fetch of every row, where iterating fetches them one by one.
-    return [(uuid, mapping_id, cell_id) for uuid, mapping_id, cell_id in conn.execute(query).all()]
+    return [(uuid, mapping_id, cell_id) for uuid, mapping_id, cell_id in found.all()]
 
 
 def list_instance_mappings(

@@ -56,9 +56,19 @@ def create(
     return flavor
 
 
+# Built once: every create of a server runs these (a statement built per call cost more to
+# make and to key for SQLAlchemy's cache than the database took to answer it).
+_BY_FLAVORID = sa.select(flavors).where(flavors.c.flavorid == sa.bindparam("flavorid"))
+_EXTRA_SPECS = (
+    sa.select(flavor_extra_specs.c.key, flavor_extra_specs.c.value)
+    .join(flavors, flavors.c.id == flavor_extra_specs.c.flavor_id)
+    .where(flavors.c.flavorid == sa.bindparam("flavorid"))
+    .order_by(flavor_extra_specs.c.key)
+)
+
+
 def get(conn: Connection, flavorid: str) -> RowMapping | None:
-    query = sa.select(flavors).where(flavors.c.flavorid == flavorid)
-    return conn.execute(query).mappings().first()
+    return conn.execute(_BY_FLAVORID, {"flavorid": flavorid}).mappings().first()
 
 
 def get_by_name(conn: Connection, name: str) -> RowMapping | None:
@@ -115,13 +125,7 @@ def _id_of(conn: Connection, flavorid: str) -> int | None:
 
 
 def extra_specs(conn: Connection, flavorid: str) -> dict[str, str]:
-    query = (
-        sa.select(flavor_extra_specs.c.key, flavor_extra_specs.c.value)
-        .join(flavors, flavors.c.id == flavor_extra_specs.c.flavor_id)
-        .where(flavors.c.flavorid == flavorid)
-        .order_by(flavor_extra_specs.c.key)
-    )
-    return {key: value for key, value in conn.execute(query)}
+    return {key: value for key, value in conn.execute(_EXTRA_SPECS, {"flavorid": flavorid})}
 
 
 def set_extra_specs(conn: Connection, flavorid: str, specs: Mapping[str, str]) -> bool:

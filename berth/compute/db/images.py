@@ -43,8 +43,12 @@ def create(conn: Connection, image_id: str, values: Mapping[str, Any]) -> RowMap
     return image
 
 
+# Built once: every create of a server runs it (see flavors.get).
+_BY_ID = sa.select(images).where(images.c.id == sa.bindparam("image_id"))
+
+
 def get(conn: Connection, image_id: str) -> RowMapping | None:
-    return conn.execute(sa.select(images).where(images.c.id == image_id)).mappings().first()
+    return conn.execute(_BY_ID, {"image_id": image_id}).mappings().first()
 
 
 def list_images(conn: Connection, visible_to: str | None = None) -> list[RowMapping]:

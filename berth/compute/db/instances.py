@@ -33,12 +33,16 @@ _FAULT_MESSAGE_LENGTH = 255
 SOFT_DELETED = "soft-delete"
 
 
+# Built once (see try_insert); its columns are those of each row given.
+_INSERT = instances.insert()
+
+
 def create(conn: Connection, values: Mapping[str, Any]) -> None:
     """Add an instance (``uuid``, ``project_id``, ``user_id``, ``vm_state`` and ``flavor`` at
     least; ``created_at`` may carry over from its BuildRequest). :class:`Duplicate` when the
     uuid exists: a build delivered twice finds the instance its first delivery made."""
     row = {"metadata": {}, "tags": [], "network_info": [], **values, "deleted": False}
-    if not try_insert(conn, instances.insert().values(**row)):
+    if not try_insert(conn, _INSERT, row):
         raise Duplicate("instance", values["uuid"])
 
 

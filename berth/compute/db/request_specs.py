@@ -15,13 +15,14 @@ from berth.compute.db._tables import try_insert
 from berth.compute.db.api_schema import request_specs
 from berth.compute.db.errors import Duplicate
 
+# Built once: every create runs it (see try_insert).
+_INSERT = request_specs.insert()
+
 
 def create(conn: Connection, instance_uuid: str, spec: Mapping[str, Any]) -> None:
     """Store a new server's spec (one insert, where :func:`save` first tries an update);
     :class:`Duplicate` when the server has one already."""
-    if not try_insert(
-        conn, request_specs.insert().values(instance_uuid=instance_uuid, spec=dict(spec))
-    ):
+    if not try_insert(conn, _INSERT, {"instance_uuid": instance_uuid, "spec": dict(spec)}):
         raise Duplicate("request spec", instance_uuid)
 
 
