@@ -109,6 +109,10 @@ class Server:
         return str(self.flavor.get("id", ""))
 
 
+# The status of every server that is still a BuildRequest.
+BUILD = "BUILD"
+
+
 def status_of(vm_state: str, task_state: str | None) -> str:
     """The API's status of a server in these states (a listing filters on it before it builds
     a view)."""

@@ -442,9 +442,11 @@ def list_servers(service: ComputeService, query: ListQuery, detail: bool) -> lis
         building = (
             {
                 row["instance_uuid"]: row
-                for row in build_requests.list_build_requests(conn, query.project_id)
+                for row in build_requests.list_build_requests(
+                    conn, query.project_id, created_since=query.changes_since
+                )
             }
-            if any(cell_id is None for _, _, cell_id in mapped)
+            if _lists_builds(query) and any(cell_id is None for _, _, cell_id in mapped)
             else {}
         )
         known_cells = service.cells.cells_read(conn)
@@ -473,6 +475,12 @@ def list_servers(service: ComputeService, query: ListQuery, detail: bool) -> lis
     chosen = [server for server in found if _matches(server, query)]
     chosen.sort(key=lambda server: (server.created_at, server.order), reverse=True)
     return _page(chosen, query)
+
+
+def _lists_builds(query: ListQuery) -> bool:
+    """Whether servers still BuildRequests may match (they are all BUILD): the poller asks for
+    ACTIVE and ERROR ones, and need not read the BuildRequests at all."""
+    return query.statuses is None or views.BUILD in query.statuses
 
 
 def _cell_instances(conn: Connection, query: ListQuery, mapped: set[str]) -> list[RowMapping]:

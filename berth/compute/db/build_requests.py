@@ -109,13 +109,19 @@ def as_columns(changes: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def list_build_requests(
-    conn: Connection, project_id: str | None = None, created_before: dt.datetime | None = None
+    conn: Connection,
+    project_id: str | None = None,
+    created_before: dt.datetime | None = None,
+    created_since: dt.datetime | None = None,
 ) -> list[RowMapping]:
     """The BuildRequests of a project (all when None), oldest first; only those made before
-    ``created_before`` when given (stuck ones)."""
+    ``created_before`` when given (stuck ones), at or after ``created_since`` when given (a
+    listing's changes-since: a BuildRequest last changed when it was made)."""
     query = sa.select(build_requests).order_by(build_requests.c.created_at, build_requests.c.id)
     if project_id is not None:
         query = query.where(build_requests.c.project_id == project_id)
     if created_before is not None:
         query = query.where(build_requests.c.created_at < created_before)
+    if created_since is not None:
+        query = query.where(build_requests.c.created_at >= created_since)
     return list(conn.execute(query).mappings().all())
