@@ -13,6 +13,7 @@ from berth.network import agents
 from berth.network.service import NetworkService
 from berth.network.store.schema import agents as agents_table
 from tests.conftest import MEMBER_ROLES, network_client_for
+from tests.functional.network.calls import neutron_error
 
 MISSING = "8c1a1f30-6b7a-4c55-9a39-2f1f0c7d7f11"
 OVS_CONFIG = {
@@ -44,13 +45,6 @@ def _agent(client: httpx.Client, host: str = "compute1", **agent: Any) -> dict[s
     answer = _report(client, host, **agent)
     assert answer.status_code == 201, answer.text
     return answer.json()["agent"]  # type: ignore[no-any-return]
-
-
-def _error(answer: httpx.Response, status: int, kind: str) -> str:
-    assert answer.status_code == status, answer.text
-    error = answer.json()["NeutronError"]
-    assert error["type"] == kind
-    return str(error["message"])
 
 
 class _Counter:
@@ -131,7 +125,7 @@ def test_lists_filter_sort_and_select_fields(network_client: httpx.Client) -> No
         "/v2.0/agents", params=[("sort_key", "host"), ("sort_dir", "desc"), ("fields", "host")]
     ).json()["agents"]
     assert ordered[0] == {"host": "b"}
-    _error(network_client.get("/v2.0/agents", params={"colour": "red"}), 400, "BadRequest")
+    neutron_error(network_client.get("/v2.0/agents", params={"colour": "red"}), 400, "BadRequest")
     fields = network_client.get(f"/v2.0/agents/{ovs['id']}", params={"fields": "alive"})
     assert fields.json() == {"agent": {"alive": True}}
 
@@ -145,9 +139,11 @@ def test_only_admin_state_and_description_can_be_updated(network_client: httpx.C
     assert updated.status_code == 200, updated.text
     agent = updated.json()["agent"]
     assert (agent["admin_state_up"], agent["description"]) == (False, "draining")
-    _error(network_client.put(path, json={"agent": {"host": "elsewhere"}}), 400, "BadRequest")
+    neutron_error(
+        network_client.put(path, json={"agent": {"host": "elsewhere"}}), 400, "BadRequest"
+    )
     bad = network_client.put(path, json={"agent": {"admin_state_up": "sometimes"}})
-    _error(bad, 400, "InvalidInput")
+    neutron_error(bad, 400, "InvalidInput")
     again = _report(network_client).json()["agent"]
     assert (again["admin_state_up"], again["description"]) == (False, "draining")
 
@@ -159,10 +155,12 @@ def test_agents_are_deleted(network_service: NetworkService, network_client: htt
     path = f"/v2.0/agents/{made['id']}"
     assert network_client.delete(path).status_code == 204
     assert woken.calls == 1
-    _error(network_client.get(path), 404, "AgentNotFound")
-    _error(network_client.delete(path), 404, "AgentNotFound")
-    _error(network_client.put(path, json={"agent": {"description": "x"}}), 404, "AgentNotFound")
-    _error(network_client.get("/v2.0/agents/not-a-uuid"), 404, "AgentNotFound")
+    neutron_error(network_client.get(path), 404, "AgentNotFound")
+    neutron_error(network_client.delete(path), 404, "AgentNotFound")
+    neutron_error(
+        network_client.put(path, json={"agent": {"description": "x"}}), 404, "AgentNotFound"
+    )
+    neutron_error(network_client.get("/v2.0/agents/not-a-uuid"), 404, "AgentNotFound")
     assert _report(network_client).status_code == 201
 
 
@@ -178,11 +176,11 @@ def test_agents_are_the_operators_alone(
     with network_client_for(network_service, "carol:alice", roles="reader") as reader:
         assert reader.get("/v2.0/agents").json() == {"agents": []}
     with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
-        _error(alice.get(path), 403, "NotAuthorized")
-        _error(alice.get(f"/v2.0/agents/{MISSING}"), 403, "NotAuthorized")
-        _error(alice.put(path, json={"agent": {"description": "x"}}), 403, "NotAuthorized")
-        _error(alice.delete(path), 403, "NotAuthorized")
-        _error(_report(alice), 403, "NotAuthorized")
+        neutron_error(alice.get(path), 403, "NotAuthorized")
+        neutron_error(alice.get(f"/v2.0/agents/{MISSING}"), 403, "NotAuthorized")
+        neutron_error(alice.put(path, json={"agent": {"description": "x"}}), 403, "NotAuthorized")
+        neutron_error(alice.delete(path), 403, "NotAuthorized")
+        neutron_error(_report(alice), 403, "NotAuthorized")
     with network_client_for(network_service, "nova") as service:
         service.headers["x-roles"] = "service"
         assert _report(service, host="compute2").status_code == 201
@@ -214,7 +212,7 @@ def test_agents_are_the_operators_alone(
 def test_bad_reports_are_refused_naming_what_is_wrong(
     network_client: httpx.Client, change: dict[str, Any], status: int, error: str, naming: str
 ) -> None:
-    message = _error(_report(network_client, **change), status, error)
+    message = neutron_error(_report(network_client, **change), status, error)
     assert naming in message
     assert network_client.get("/v2.0/agents").json()["agents"] == []
 
@@ -225,8 +223,8 @@ def test_a_report_without_configurations_is_refused(network_client: httpx.Client
         json={"agent": {"agent_type": "Open vSwitch agent", "host": "h", "binary": "b",
                         "topic": "t"}},
     )  # fmt: skip
-    assert "configurations" in _error(answer, 400, "BadRequest")
-    _error(network_client.post("/v2.0/agents", json={"agents": []}), 400, "BadRequest")
+    assert "configurations" in neutron_error(answer, 400, "BadRequest")
+    neutron_error(network_client.post("/v2.0/agents", json={"agents": []}), 400, "BadRequest")
 
 
 def test_in_process_agents_report_directly(network_service: NetworkService) -> None:

@@ -9,17 +9,11 @@ import httpx
 
 from berth.network.service import NetworkService
 from tests.conftest import MEMBER_ROLES, network_client_for
+from tests.functional.network.calls import neutron_error
 
 
 def _bulk(client: httpx.Client, collection: str, items: list[dict[str, Any]]) -> httpx.Response:
     return client.post(f"/v2.0/{collection}", json={collection: items})
-
-
-def _error(answer: httpx.Response, status: int, kind: str) -> str:
-    assert answer.status_code == status, answer.text
-    error = answer.json()["NeutronError"]
-    assert error["type"] == kind
-    return str(error["message"])
 
 
 def _ids(client: httpx.Client, collection: str) -> list[str]:
@@ -38,11 +32,11 @@ def test_networks_are_created_together(network_client: httpx.Client) -> None:
 
 def test_one_refused_network_keeps_none(network_client: httpx.Client) -> None:
     items = [{"name": "fine"}, {"name": "x" * 256}]
-    message = _error(_bulk(network_client, "networks", items), 400, "InvalidInput")
+    message = neutron_error(_bulk(network_client, "networks", items), 400, "InvalidInput")
     assert "name" in message
     vlan = {"provider:network_type": "vlan", "provider:physical_network": "physnet1"}
     clash = [{**vlan, "provider:segmentation_id": 7}, {**vlan, "provider:segmentation_id": 7}]
-    _error(_bulk(network_client, "networks", clash), 409, "SegmentationIdInUse")
+    neutron_error(_bulk(network_client, "networks", clash), 409, "SegmentationIdInUse")
     assert _ids(network_client, "networks") == []
 
 
@@ -53,7 +47,7 @@ def test_subnets_are_created_together_or_not_at_all(network_client: httpx.Client
         {"network_id": networks[1]["id"], "cidr": "10.0.1.0/24", "ip_version": 4},
     ]
     overlap = [items[0], {**items[0], "name": "two"}]
-    assert "overlap" in _error(_bulk(network_client, "subnets", overlap), 400, "BadRequest")
+    assert "overlap" in neutron_error(_bulk(network_client, "subnets", overlap), 400, "BadRequest")
     assert _ids(network_client, "subnets") == []
     answer = _bulk(network_client, "subnets", items)
     assert answer.status_code == 201, answer.text
@@ -79,7 +73,7 @@ def test_ports_are_created_together_or_not_at_all(network_service: NetworkServic
         addresses = [p["fixed_ips"][0]["ip_address"] for p in made]
         assert addresses == ["10.0.0.2", "10.0.0.3"]
         taken = {"network_id": network["id"], "fixed_ips": [{"ip_address": "10.0.0.2"}]}
-        _error(_bulk(alice, "ports", [items[0], taken]), 409, "IpAddressInUse")
+        neutron_error(_bulk(alice, "ports", [items[0], taken]), 409, "IpAddressInUse")
         assert sorted(_ids(alice, "ports")) == sorted(p["id"] for p in made)
 
 
@@ -87,7 +81,7 @@ def test_bulk_creates_are_held_to_the_quota_together(network_client: httpx.Clien
     limit = network_client.put("/v2.0/quotas/alice", json={"quota": {"network": 2}})
     assert limit.status_code == 200, limit.text
     items = [{"name": str(i), "project_id": "alice"} for i in range(3)]
-    message = _error(_bulk(network_client, "networks", items), 409, "OverQuota")
+    message = neutron_error(_bulk(network_client, "networks", items), 409, "OverQuota")
     assert "limit is 2 and it has 0" in message
     assert _ids(network_client, "networks") == []
     assert _bulk(network_client, "networks", items[:2]).status_code == 201
@@ -95,4 +89,4 @@ def test_bulk_creates_are_held_to_the_quota_together(network_client: httpx.Clien
 
 def test_malformed_bulk_bodies_are_refused(network_client: httpx.Client) -> None:
     for body in ({"networks": []}, {"networks": {}}, {"networks": ["x"]}):
-        _error(network_client.post("/v2.0/networks", json=body), 400, "BadRequest")
+        neutron_error(network_client.post("/v2.0/networks", json=body), 400, "BadRequest")

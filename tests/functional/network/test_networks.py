@@ -7,19 +7,13 @@ import pytest
 
 from berth.network.service import NetworkService
 from tests.conftest import MEMBER_ROLES, network_client_for
+from tests.functional.network.calls import neutron_error
 
 
 def _create(client: httpx.Client, **network: object) -> dict[str, object]:
     answer = client.post("/v2.0/networks", json={"network": network})
     assert answer.status_code == 201, answer.text
     return answer.json()["network"]  # type: ignore[no-any-return]
-
-
-def _error(answer: httpx.Response, status: int, kind: str) -> str:
-    assert answer.status_code == status, answer.text
-    error = answer.json()["NeutronError"]
-    assert error["type"] == kind
-    return str(error["message"])
 
 
 def test_a_network_without_provider_attributes_gets_the_lowest_free_vni(
@@ -46,14 +40,14 @@ def test_provider_networks_and_their_segment_conflicts(network_client: httpx.Cli
         "/v2.0/networks",
         json={"network": {"provider:network_type": "flat", "provider:physical_network": "public"}},
     )
-    assert "physical network public" in _error(again, 409, "SegmentationIdInUse")
+    assert "physical network public" in neutron_error(again, 409, "SegmentationIdInUse")
     vlan = {"provider:network_type": "vlan", "provider:physical_network": "physnet1"}
     missing = network_client.post("/v2.0/networks", json={"network": vlan})
-    _error(missing, 400, "InvalidInput")
+    neutron_error(missing, 400, "InvalidInput")
     out_of_range = network_client.post(
         "/v2.0/networks", json={"network": {**vlan, "provider:segmentation_id": 4095}}
     )
-    _error(out_of_range, 400, "InvalidInput")
+    neutron_error(out_of_range, 400, "InvalidInput")
     assert _create(network_client, **vlan, **{"provider:segmentation_id": 100})["mtu"] == 1500
 
 
@@ -76,7 +70,7 @@ def test_a_multi_segment_network_shows_its_segments(network_client: httpx.Client
         "/v2.0/networks",
         json={"network": {"segments": [], "provider:network_type": "vxlan"}},
     )
-    _error(both, 400, "InvalidInput")
+    neutron_error(both, 400, "InvalidInput")
 
 
 def test_segments_can_be_added_renamed_and_deleted_but_not_the_last(
@@ -97,8 +91,8 @@ def test_segments_can_be_added_renamed_and_deleted_but_not_the_last(
     assert network_client.delete(f"/v2.0/segments/{segment['id']}").status_code == 204
     only = network_client.get("/v2.0/segments", params={"network_id": net["id"]}).json()
     last = network_client.delete(f"/v2.0/segments/{only['segments'][0]['id']}")
-    _error(last, 409, "SegmentInUse")
-    _error(network_client.get("/v2.0/segments/nope"), 404, "SegmentNotFound")
+    neutron_error(last, 409, "SegmentInUse")
+    neutron_error(network_client.get("/v2.0/segments/nope"), 404, "SegmentNotFound")
 
 
 def test_projects_see_their_own_and_shared_networks_without_provider_details(
@@ -115,14 +109,14 @@ def test_projects_see_their_own_and_shared_networks_without_provider_details(
         shown = alice.get(f"/v2.0/networks/{mine['id']}").json()["network"]
         assert "provider:network_type" not in shown
         assert alice.get(f"/v2.0/networks/{shared['id']}").status_code == 200
-        _error(alice.delete(f"/v2.0/networks/{shared['id']}"), 403, "NotAuthorized")
+        neutron_error(alice.delete(f"/v2.0/networks/{shared['id']}"), 403, "NotAuthorized")
         provider = alice.post(
             "/v2.0/networks", json={"network": {"provider:network_type": "vxlan"}}
         )
-        _error(provider, 403, "NotAuthorized")
-        _error(alice.get("/v2.0/segments"), 403, "NotAuthorized")
+        neutron_error(provider, 403, "NotAuthorized")
+        neutron_error(alice.get("/v2.0/segments"), 403, "NotAuthorized")
         other = alice.post("/v2.0/networks", json={"network": {"project_id": "bob"}})
-        _error(other, 403, "NotAuthorized")
+        neutron_error(other, 403, "NotAuthorized")
 
 
 def test_updates_and_refusals(network_client: httpx.Client) -> None:
@@ -134,21 +128,23 @@ def test_updates_and_refusals(network_client: httpx.Client) -> None:
     back = network_client.put(f"/v2.0/networks/{net['id']}", json={"network": {"mtu": 1450}})
     assert back.json()["network"]["mtu"] == 1450
     too_big = network_client.put(f"/v2.0/networks/{net['id']}", json={"network": {"mtu": 1451}})
-    _error(too_big, 400, "InvalidInput")
+    neutron_error(too_big, 400, "InvalidInput")
     provider = network_client.put(
         f"/v2.0/networks/{net['id']}", json={"network": {"provider:segmentation_id": 5}}
     )
-    _error(provider, 400, "InvalidInput")
-    _error(network_client.post("/v2.0/networks", json={"network": {"bogus": 1}}), 400, "BadRequest")
-    _error(network_client.post("/v2.0/networks", content=b"{nope"), 400, "BadRequest")
-    _error(network_client.post("/v2.0/networks", json={"networks": 1}), 400, "BadRequest")
-    _error(network_client.get("/v2.0/networks/missing"), 404, "NetworkNotFound")
-    _error(network_client.patch("/v2.0/networks"), 405, "MethodNotAllowed")
+    neutron_error(provider, 400, "InvalidInput")
+    neutron_error(
+        network_client.post("/v2.0/networks", json={"network": {"bogus": 1}}), 400, "BadRequest"
+    )
+    neutron_error(network_client.post("/v2.0/networks", content=b"{nope"), 400, "BadRequest")
+    neutron_error(network_client.post("/v2.0/networks", json={"networks": 1}), 400, "BadRequest")
+    neutron_error(network_client.get("/v2.0/networks/missing"), 404, "NetworkNotFound")
+    neutron_error(network_client.patch("/v2.0/networks"), 405, "MethodNotAllowed")
     bad_qos = network_client.post(
         "/v2.0/networks",
         json={"network": {"qos_policy_id": "8c1a1f30-6b7a-4c55-9a39-2f1f0c7d7f11"}},
     )
-    _error(bad_qos, 404, "QosPolicyNotFound")
+    neutron_error(bad_qos, 404, "QosPolicyNotFound")
 
 
 def test_lists_filter_select_fields_sort_and_page(network_client: httpx.Client) -> None:
@@ -162,9 +158,11 @@ def test_lists_filter_select_fields_sort_and_page(network_client: httpx.Client) 
     assert [n["name"] for n in down["networks"]] == ["d"]
     either = network_client.get("/v2.0/networks", params=[("name", "a"), ("name", "b")]).json()
     assert sorted(n["name"] for n in either["networks"]) == ["a", "b"]
-    _error(network_client.get("/v2.0/networks", params={"colour": "red"}), 400, "BadRequest")
-    _error(network_client.get("/v2.0/networks", params={"sort_key": "colour"}), 400, "BadRequest")
-    _error(network_client.get("/v2.0/networks", params={"limit": "x"}), 400, "BadRequest")
+    neutron_error(network_client.get("/v2.0/networks", params={"colour": "red"}), 400, "BadRequest")
+    neutron_error(
+        network_client.get("/v2.0/networks", params={"sort_key": "colour"}), 400, "BadRequest"
+    )
+    neutron_error(network_client.get("/v2.0/networks", params={"limit": "x"}), 400, "BadRequest")
     page = network_client.get(
         "/v2.0/networks", params=[("sort_key", "name"), ("limit", "2")]
     ).json()
@@ -193,9 +191,9 @@ def test_discovery_documents(network_client: httpx.Client, path: str) -> None:
 
 def test_unknown_extension_and_missing_token(network_service: NetworkService) -> None:
     with network_client_for(network_service) as client:
-        _error(client.get("/v2.0/extensions/nope"), 404, "NotFound")
+        neutron_error(client.get("/v2.0/extensions/nope"), 404, "NotFound")
         del client.headers["x-auth-token"]
-        _error(client.get("/v2.0/networks"), 401, "Unauthorized")
+        neutron_error(client.get("/v2.0/networks"), 401, "Unauthorized")
 
 
 def test_timestamps_are_utc_with_a_z(network_client: httpx.Client) -> None:
@@ -222,9 +220,9 @@ def test_strings_over_255_characters_are_a_400_whoever_asks(
             ("port", port.json()["port"]),
         ):
             answer = alice.put(f"/v2.0/{kind}s/{found['id']}", json={kind: too_long})
-            assert attribute in _error(answer, 400, "InvalidInput")
+            assert attribute in neutron_error(answer, 400, "InvalidInput")
         refused = alice.post("/v2.0/networks", json={"network": too_long})
-        _error(refused, 400, "InvalidInput")
+        neutron_error(refused, 400, "InvalidInput")
     fits = network_client.put(
         f"/v2.0/networks/{network['id']}", json={"network": {attribute: "x" * 255}}
     )
@@ -232,4 +230,4 @@ def test_strings_over_255_characters_are_a_400_whoever_asks(
     device = network_client.post(
         "/v2.0/ports", json={"port": {"network_id": network["id"], "device_owner": "x" * 256}}
     )
-    _error(device, 400, "InvalidInput")
+    neutron_error(device, 400, "InvalidInput")

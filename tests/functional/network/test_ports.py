@@ -11,25 +11,14 @@ from berth.network import ports
 from berth.network.reporting import provider_uuid
 from berth.network.service import NetworkService
 from tests.conftest import MEMBER_ROLES, network_client_for
+from tests.functional.network.calls import neutron_error, post_made
 
 OVS = "Open vSwitch agent"
 SRIOV = "NIC Switch agent"
 
 
-def _post(client: httpx.Client, path: str, kind: str, **body: Any) -> dict[str, Any]:
-    answer = client.post(path, json={kind: body})
-    assert answer.status_code == 201, answer.text
-    return answer.json()[kind]  # type: ignore[no-any-return]
-
-
-def _error(answer: httpx.Response, status: int, kind: str) -> str:
-    assert answer.status_code == status, answer.text
-    assert answer.json()["NeutronError"]["type"] == kind, answer.text
-    return str(answer.json()["NeutronError"]["message"])
-
-
 def _port(client: httpx.Client, **body: Any) -> dict[str, Any]:
-    return _post(client, "/v2.0/ports", "port", **body)
+    return post_made(client, "/v2.0/ports", "port", **body)
 
 
 def _agent(client: httpx.Client, kind: str, host: str, config: dict[str, Any]) -> None:
@@ -46,11 +35,11 @@ def _agent(client: httpx.Client, kind: str, host: str, config: dict[str, Any]) -
 @pytest.fixture
 def flat(network_client: httpx.Client) -> dict[str, Any]:
     """A flat network on physnet "public" with a /29 subnet (pool .2 to .6)."""
-    net = _post(
+    net = post_made(
         network_client, "/v2.0/networks", "network",
         **{"provider:network_type": "flat", "provider:physical_network": "public"},
     )  # fmt: skip
-    subnet = _post(
+    subnet = post_made(
         network_client, "/v2.0/subnets", "subnet",
         network_id=net["id"], ip_version=4, cidr="10.0.0.0/29",
     )  # fmt: skip
@@ -76,27 +65,27 @@ def test_a_port_gets_a_mac_and_the_lowest_free_address(
         "/v2.0/ports",
         json={"port": {"network_id": net["id"], "fixed_ips": [{"ip_address": "10.0.0.5"}]}},
     )
-    _error(taken, 409, "IpAddressInUse")
+    neutron_error(taken, 409, "IpAddressInUse")
     nowhere = network_client.post(
         "/v2.0/ports",
         json={"port": {"network_id": net["id"], "fixed_ips": [{"ip_address": "10.9.0.5"}]}},
     )
-    _error(nowhere, 400, "InvalidInput")
+    neutron_error(nowhere, 400, "InvalidInput")
     bare = _port(network_client, network_id=net["id"], fixed_ips=[])
     assert bare["fixed_ips"] == [] and bare["ip_allocation"] == "none"
     same_mac = network_client.post(
         "/v2.0/ports", json={"port": {"network_id": net["id"], "mac_address": port["mac_address"]}}
     )
-    _error(same_mac, 409, "MacAddressInUse")
+    neutron_error(same_mac, 409, "MacAddressInUse")
     bad_mac = network_client.post(
         "/v2.0/ports", json={"port": {"network_id": net["id"], "mac_address": "01:00:5e:00:00:01"}}
     )
-    _error(bad_mac, 400, "InvalidInput")
+    neutron_error(bad_mac, 400, "InvalidInput")
     # .3, .4 and .6 are left: three more ports, then the pool is exhausted.
     for _ in range(3):
         _port(network_client, network_id=net["id"])
     full = network_client.post("/v2.0/ports", json={"port": {"network_id": net["id"]}})
-    _error(full, 409, "IpAddressGenerationFailure")
+    neutron_error(full, 409, "IpAddressGenerationFailure")
     found = network_client.get("/v2.0/ports", params={"device_id": "vm1"}).json()["ports"]
     assert [p["id"] for p in found] == [port["id"]]
     by_ip = network_client.get("/v2.0/ports", params={"fixed_ips": "ip_address=10.0.0.5"}).json()
@@ -107,11 +96,11 @@ def test_a_port_gets_a_mac_and_the_lowest_free_address(
 
 
 def _qos(client: httpx.Client, kbps: int = 1000, kpps: int = 0) -> str:
-    policy = _post(client, "/v2.0/qos/policies", "policy", name=f"bw{kbps}")
-    _post(client, f"/v2.0/qos/policies/{policy['id']}/minimum_bandwidth_rules",
+    policy = post_made(client, "/v2.0/qos/policies", "policy", name=f"bw{kbps}")
+    post_made(client, f"/v2.0/qos/policies/{policy['id']}/minimum_bandwidth_rules",
           "minimum_bandwidth_rule", min_kbps=kbps, direction="egress")  # fmt: skip
     if kpps:
-        _post(client, f"/v2.0/qos/policies/{policy['id']}/minimum_packet_rate_rules",
+        post_made(client, f"/v2.0/qos/policies/{policy['id']}/minimum_packet_rate_rules",
               "minimum_packet_rate_rule", min_kpps=kpps, direction="any")  # fmt: skip
     return str(policy["id"])
 
@@ -158,7 +147,7 @@ def test_binding_needs_an_agent_and_the_allocation_of_its_request(
     nobody = network_client.put(
         f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
     )
-    assert "no-agent" in _error(nobody, 409, "PortBindingError")
+    assert "no-agent" in neutron_error(nobody, 409, "PortBindingError")
     _agent(network_client, OVS, "cn1", {
         "bridge_mappings": {"public": "br-ex"},
         "resource_provider_bandwidths": {"br-ex": {"egress": 10000, "ingress": 10000}},
@@ -166,7 +155,7 @@ def test_binding_needs_an_agent_and_the_allocation_of_its_request(
     missing = network_client.put(
         f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
     )
-    assert "allocation-missing" in _error(missing, 409, "PortBindingError")
+    assert "allocation-missing" in neutron_error(missing, 409, "PortBindingError")
     agent_rp = provider_uuid("cn1:Open vSwitch agent")
     wrong = network_client.put(
         f"/v2.0/ports/{port['id']}",
@@ -177,7 +166,7 @@ def test_binding_needs_an_agent_and_the_allocation_of_its_request(
             }
         },
     )
-    assert "allocation-wrong-provider" in _error(wrong, 409, "PortBindingError")
+    assert "allocation-wrong-provider" in neutron_error(wrong, 409, "PortBindingError")
     unchanged = network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
     assert (unchanged["binding:host_id"], unchanged["binding:profile"]) == ("", {})
     bridge = provider_uuid("cn1:Open vSwitch agent:br-ex")
@@ -204,7 +193,7 @@ def test_binding_needs_an_agent_and_the_allocation_of_its_request(
         f"/v2.0/ports/{port['id']}", json={"port": {"qos_policy_id": other}}
     )
     # Bound without a device_id: no server's allocation to carry the change to.
-    assert _error(change, 409, "QosPolicyChangeRefused").startswith("no-consumer")
+    assert neutron_error(change, 409, "QosPolicyChangeRefused").startswith("no-consumer")
     unbound = network_client.put(
         f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": ""}}
     )
@@ -215,7 +204,7 @@ def test_binding_needs_an_agent_and_the_allocation_of_its_request(
 
 
 def test_sriov_ports_bind_to_the_nic_switch_agent(network_client: httpx.Client) -> None:
-    net = _post(
+    net = post_made(
         network_client, "/v2.0/networks", "network",
         **{"provider:network_type": "vlan", "provider:physical_network": "physnet1",
            "provider:segmentation_id": 42},
@@ -241,11 +230,11 @@ def test_sriov_ports_bind_to_the_nic_switch_agent(network_client: httpx.Client) 
     refused = network_client.put(
         f"/v2.0/ports/{macvtap_elsewhere['id']}", json={"port": {"binding:host_id": "cn2"}}
     )
-    assert "vnic-type-unsupported" in _error(refused, 409, "PortBindingError")
+    assert "vnic-type-unsupported" in neutron_error(refused, 409, "PortBindingError")
 
 
 def test_routed_network_ports_take_their_address_at_binding(network_client: httpx.Client) -> None:
-    net = _post(
+    net = post_made(
         network_client, "/v2.0/networks", "network",
         segments=[
             {"provider:network_type": "vlan", "provider:physical_network": "rack1",
@@ -256,9 +245,9 @@ def test_routed_network_ports_take_their_address_at_binding(network_client: http
     )  # fmt: skip
     segs = network_client.get("/v2.0/segments", params={"network_id": net["id"]}).json()["segments"]
     by_physnet = {s["physical_network"]: s["id"] for s in segs}
-    one = _post(network_client, "/v2.0/subnets", "subnet", network_id=net["id"], ip_version=4,
+    one = post_made(network_client, "/v2.0/subnets", "subnet", network_id=net["id"], ip_version=4,
                 cidr="10.1.0.0/30", segment_id=by_physnet["rack1"])  # fmt: skip
-    two = _post(network_client, "/v2.0/subnets", "subnet", network_id=net["id"], ip_version=4,
+    two = post_made(network_client, "/v2.0/subnets", "subnet", network_id=net["id"], ip_version=4,
                 cidr="10.2.0.0/24", segment_id=by_physnet["rack2"])  # fmt: skip
     _agent(network_client, OVS, "cn1", {"bridge_mappings": {"rack1": "br-1"}})
     _agent(network_client, OVS, "cn2", {"bridge_mappings": {"rack2": "br-2"}})
@@ -268,7 +257,7 @@ def test_routed_network_ports_take_their_address_at_binding(network_client: http
     unreachable = network_client.put(
         f"/v2.0/ports/{first['id']}", json={"port": {"binding:host_id": "cn3"}}
     )
-    assert "segment-unreachable" in _error(unreachable, 409, "PortBindingError")
+    assert "segment-unreachable" in neutron_error(unreachable, 409, "PortBindingError")
     bound = network_client.put(
         f"/v2.0/ports/{first['id']}", json={"port": {"binding:host_id": "cn1"}}
     )
@@ -278,7 +267,7 @@ def test_routed_network_ports_take_their_address_at_binding(network_client: http
     full = network_client.put(
         f"/v2.0/ports/{second['id']}", json={"port": {"binding:host_id": "cn1"}}
     )
-    assert "no-free-ip" in _error(full, 409, "PortBindingError")
+    assert "no-free-ip" in neutron_error(full, 409, "PortBindingError")
     assert network_client.get(f"/v2.0/ports/{second['id']}").json()["port"]["fixed_ips"] == []
     elsewhere = network_client.put(
         f"/v2.0/ports/{second['id']}", json={"port": {"binding:host_id": "cn2"}}
@@ -314,15 +303,17 @@ def test_port_bindings_extension_moves_a_port(
     again = network_client.post(
         f"/v2.0/ports/{port['id']}/bindings", json={"binding": {"host": "cn2"}}
     )
-    _error(again, 409, "PortBindingAlreadyExists")
+    neutron_error(again, 409, "PortBindingAlreadyExists")
     listed = network_client.get(f"/v2.0/ports/{port['id']}/bindings").json()["bindings"]
     assert {(b["host"], b["status"]) for b in listed} == {("cn1", "ACTIVE"), ("cn2", "INACTIVE")}
     assert network_client.put(f"/v2.0/ports/{port['id']}/bindings/cn2/activate").status_code == 200
     moved = network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
     assert (moved["binding:host_id"], moved["status"]) == ("cn2", "ACTIVE")
     assert network_client.delete(f"/v2.0/ports/{port['id']}/bindings/cn1").status_code == 204
-    _error(network_client.get(f"/v2.0/ports/{port['id']}/bindings/cn1"), 404, "PortBindingNotFound")
-    _error(
+    neutron_error(
+        network_client.get(f"/v2.0/ports/{port['id']}/bindings/cn1"), 404, "PortBindingNotFound"
+    )
+    neutron_error(
         network_client.put(f"/v2.0/ports/{port['id']}/bindings/cn9/activate"),
         404,
         "PortBindingNotFound",
@@ -338,11 +329,11 @@ def test_binding_attributes_are_the_operators(
         mine = _port(alice, network_id=net["id"])
         assert "binding:host_id" not in mine and "resource_request" not in mine
         refused = alice.put(f"/v2.0/ports/{mine['id']}", json={"port": {"binding:host_id": "cn1"}})
-        _error(refused, 403, "NotAuthorized")
-        _error(alice.get(f"/v2.0/ports/{mine['id']}/bindings"), 403, "NotAuthorized")
+        neutron_error(refused, 403, "NotAuthorized")
+        neutron_error(alice.get(f"/v2.0/ports/{mine['id']}/bindings"), 403, "NotAuthorized")
         assert alice.delete(f"/v2.0/ports/{mine['id']}").status_code == 204
-    _error(network_client.get("/v2.0/ports/nope"), 404, "PortNotFound")
-    _error(
+    neutron_error(network_client.get("/v2.0/ports/nope"), 404, "PortNotFound")
+    neutron_error(
         network_client.post(
             "/v2.0/ports", json={"port": {"network_id": net["id"], "binding:vnic_type": "x"}}
         ),
@@ -377,7 +368,7 @@ def test_policy_changes_of_a_bound_port_are_refused_without_a_placement(
     path = f"/v2.0/qos/policies/{policy}/minimum_bandwidth_rules/{rule['id']}"
 
     def refused(answer: httpx.Response) -> None:
-        assert _error(answer, 409, "QosPolicyChangeRefused").startswith("no-placement")
+        assert neutron_error(answer, 409, "QosPolicyChangeRefused").startswith("no-placement")
 
     refused(network_client.put(path, json={"minimum_bandwidth_rule": {"min_kbps": 2000}}))
     refused(network_client.delete(path))
@@ -396,7 +387,9 @@ def test_policy_changes_of_a_bound_port_are_refused_without_a_placement(
         network_client.put(f"/v2.0/ports/{port['id']}", json={"port": {"qos_policy_id": other}})
     )
     both = {"qos_policy_id": other, "binding:profile": profile}
-    _error(network_client.put(f"/v2.0/ports/{port['id']}", json={"port": both}), 409, "Conflict")
+    neutron_error(
+        network_client.put(f"/v2.0/ports/{port['id']}", json={"port": both}), 409, "Conflict"
+    )
     assert network_client.get(path).json()["minimum_bandwidth_rule"]["min_kbps"] == 1000
     network_client.put(f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": ""}})
     assert network_client.put(path, json={"minimum_bandwidth_rule": {"min_kbps": 2000}}).is_success
@@ -405,7 +398,7 @@ def test_policy_changes_of_a_bound_port_are_refused_without_a_placement(
 def test_ports_on_a_shared_network_are_seen_by_their_project_and_the_networks_owner(
     network_service: NetworkService, network_client: httpx.Client
 ) -> None:
-    net = _post(network_client, "/v2.0/networks", "network", shared=True, project_id="owner")
+    net = post_made(network_client, "/v2.0/networks", "network", shared=True, project_id="owner")
     with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
         mine = _port(alice, network_id=net["id"])
     with network_client_for(network_service, "bob", roles=MEMBER_ROLES) as bob:
@@ -431,11 +424,11 @@ def test_a_binding_profile_given_before_the_host_is_kept(
 def test_the_network_owner_chooses_mac_addresses(
     network_client: httpx.Client, network_service: NetworkService
 ) -> None:
-    mine = _post(
+    mine = post_made(
         network_client, "/v2.0/networks", "network", project_id="alice",
         **{"provider:network_type": "flat", "provider:physical_network": "public"},
     )  # fmt: skip
-    shared = _post(network_client, "/v2.0/networks", "network", project_id="bob", shared=True)
+    shared = post_made(network_client, "/v2.0/networks", "network", project_id="bob", shared=True)
     with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
         port = _port(alice, network_id=mine["id"], mac_address="FA:16:3E:00:00:0A")
         assert port["mac_address"] == "fa:16:3e:00:00:0a"
@@ -450,18 +443,18 @@ def test_the_network_owner_chooses_mac_addresses(
         taken = alice.put(
             f"/v2.0/ports/{other['id']}", json={"port": {"mac_address": "fa:16:3e:00:00:0b"}}
         )
-        _error(taken, 409, "MacAddressInUse")
+        neutron_error(taken, 409, "MacAddressInUse")
         # On bob's shared network alice makes ports, but their MAC addresses are bob's choice.
         refused = alice.post(
             "/v2.0/ports",
             json={"port": {"network_id": shared["id"], "mac_address": "fa:16:3e:00:00:0c"}},
         )
-        _error(refused, 403, "NotAuthorized")
+        neutron_error(refused, 403, "NotAuthorized")
         on_shared = _port(alice, network_id=shared["id"])
         refused = alice.put(
             f"/v2.0/ports/{on_shared['id']}", json={"port": {"mac_address": "fa:16:3e:00:00:0c"}}
         )
-        _error(refused, 403, "NotAuthorized")
+        neutron_error(refused, 403, "NotAuthorized")
     _agent(network_client, OVS, "cn1", {"bridge_mappings": {"public": "br-ex"}})
     bound = network_client.put(
         f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
@@ -470,7 +463,7 @@ def test_the_network_owner_chooses_mac_addresses(
     moved = network_client.put(
         f"/v2.0/ports/{port['id']}", json={"port": {"mac_address": "fa:16:3e:00:00:0d"}}
     )
-    _error(moved, 409, "PortBound")
+    neutron_error(moved, 409, "PortBound")
 
 
 def test_a_mac_address_drawn_twice_is_drawn_again_in_the_same_transaction(

@@ -13,6 +13,7 @@ from berth.network.service import NetworkService
 from berth.network.store import qos as store
 from berth.network.store.schema import ports
 from tests.conftest import MEMBER_ROLES, network_client_for
+from tests.functional.network.calls import neutron_error
 
 # Creating and changing QoS policies takes an admin (upstream's default): not even a manager.
 MANAGER_ROLES = "manager,member,reader"
@@ -28,13 +29,6 @@ def _policy(client: httpx.Client, **policy: object) -> dict[str, object]:
 
 def _rule(client: httpx.Client, policy_id: object, kind: str, **rule: object) -> httpx.Response:
     return client.post(f"/v2.0/qos/policies/{policy_id}/{kind}_rules", json={f"{kind}_rule": rule})
-
-
-def _error(answer: httpx.Response, status: int, kind: str) -> str:
-    assert answer.status_code == status, answer.text
-    error = answer.json()["NeutronError"]
-    assert error["type"] == kind
-    return str(error["message"])
 
 
 def test_rule_types_are_listed(network_client: httpx.Client) -> None:
@@ -69,9 +63,9 @@ def test_rule_type_details_are_an_admin_s(
             "parameter_values": ["any", "egress", "ingress"],
         },
     ]
-    _error(network_client.get("/v2.0/qos/rule-types/dscp_marking"), 404, "NotFound")
+    neutron_error(network_client.get("/v2.0/qos/rule-types/dscp_marking"), 404, "NotFound")
     with network_client_for(network_service, "alice", roles=MANAGER_ROLES) as alice:
-        _error(alice.get("/v2.0/qos/rule-types/bandwidth_limit"), 403, "NotAuthorized")
+        neutron_error(alice.get("/v2.0/qos/rule-types/bandwidth_limit"), 403, "NotAuthorized")
 
 
 def test_a_policy_is_created_shown_updated_and_deleted(network_client: httpx.Client) -> None:
@@ -90,9 +84,11 @@ def test_a_policy_is_created_shown_updated_and_deleted(network_client: httpx.Cli
     policy = updated.json()["policy"]
     assert (policy["name"], policy["shared"], policy["revision_number"]) == ("silver", True, 1)
     assert network_client.delete(path).status_code == 204
-    _error(network_client.get(path), 404, "QosPolicyNotFound")
-    _error(network_client.delete(path), 404, "QosPolicyNotFound")
-    _error(network_client.put(path, json={"policy": {"name": "x"}}), 404, "QosPolicyNotFound")
+    neutron_error(network_client.get(path), 404, "QosPolicyNotFound")
+    neutron_error(network_client.delete(path), 404, "QosPolicyNotFound")
+    neutron_error(
+        network_client.put(path, json={"policy": {"name": "x"}}), 404, "QosPolicyNotFound"
+    )
 
 
 def test_policy_lists_filter_sort_and_page(network_client: httpx.Client) -> None:
@@ -110,7 +106,7 @@ def test_policy_lists_filter_sort_and_page(network_client: httpx.Client) -> None
     assert [p["name"] for p in page["policies"]] == ["a", "b"]
     assert [link["rel"] for link in page["policies_links"]] == ["next"]
     unknown = network_client.get("/v2.0/qos/policies", params={"colour": "red"})
-    _error(unknown, 400, "BadRequest")
+    neutron_error(unknown, 400, "BadRequest")
 
 
 def test_a_marker_the_caller_does_not_see_still_places_the_page(
@@ -124,7 +120,7 @@ def test_a_marker_the_caller_does_not_see_still_places_the_page(
         before = alice.get("/v2.0/qos/policies", params=[*params, ("page_reverse", "true")]).json()
         assert [p["name"] for p in before["policies"]] == ["a"]
         unknown = alice.get("/v2.0/qos/policies", params={"limit": 1, "marker": MISSING})
-        _error(unknown, 400, "BadRequest")
+        neutron_error(unknown, 400, "BadRequest")
 
 
 def test_projects_see_their_own_and_shared_policies_and_change_none(
@@ -137,65 +133,69 @@ def test_projects_see_their_own_and_shared_policies_and_change_none(
     with network_client_for(network_service, "alice", roles=MANAGER_ROLES) as alice:
         names = sorted(p["name"] for p in alice.get("/v2.0/qos/policies").json()["policies"])
         assert names == ["mine", "shared"]
-        _error(alice.get(f"/v2.0/qos/policies/{hidden['id']}"), 404, "QosPolicyNotFound")
-        _error(alice.delete(f"/v2.0/qos/policies/{hidden['id']}"), 404, "QosPolicyNotFound")
+        neutron_error(alice.get(f"/v2.0/qos/policies/{hidden['id']}"), 404, "QosPolicyNotFound")
+        neutron_error(alice.delete(f"/v2.0/qos/policies/{hidden['id']}"), 404, "QosPolicyNotFound")
         for policy in (shared, mine):
             path = f"/v2.0/qos/policies/{policy['id']}"
             assert alice.get(path).status_code == 200
-            _error(alice.put(path, json={"policy": {"name": "x"}}), 403, "NotAuthorized")
-            _error(alice.delete(path), 403, "NotAuthorized")
+            neutron_error(alice.put(path, json={"policy": {"name": "x"}}), 403, "NotAuthorized")
+            neutron_error(alice.delete(path), 403, "NotAuthorized")
             rule = _rule(alice, policy["id"], "bandwidth_limit", max_kbps=1)
-            _error(rule, 403, "NotAuthorized")
+            neutron_error(rule, 403, "NotAuthorized")
         # A rule's creation is judged before its policy is looked for (upstream's order), so
         # it is a 403 even on a policy alice cannot see; a change of its rules is a 404.
-        _error(_rule(alice, hidden["id"], "bandwidth_limit", max_kbps=1), 403, "NotAuthorized")
+        neutron_error(
+            _rule(alice, hidden["id"], "bandwidth_limit", max_kbps=1), 403, "NotAuthorized"
+        )
         hidden_rule = _rule(network_client, hidden["id"], "bandwidth_limit", max_kbps=1).json()
         rule_path = (
             f"/v2.0/qos/policies/{hidden['id']}/bandwidth_limit_rules/"
             f"{hidden_rule['bandwidth_limit_rule']['id']}"
         )
         changed = alice.put(rule_path, json={"bandwidth_limit_rule": {"max_kbps": 2}})
-        _error(changed, 404, "QosPolicyNotFound")
-        _error(alice.delete(rule_path), 404, "QosPolicyNotFound")
+        neutron_error(changed, 404, "QosPolicyNotFound")
+        neutron_error(alice.delete(rule_path), 404, "QosPolicyNotFound")
         for body in ({"shared": True}, {"shared": False}, {"project_id": "bob"}):
             refused = alice.post("/v2.0/qos/policies", json={"policy": body})
-            _error(refused, 403, "NotAuthorized")
+            neutron_error(refused, 403, "NotAuthorized")
         # The body is checked first: a bad value is a 400 even where the caller would get a 404.
         too_long = alice.put(
             f"/v2.0/qos/policies/{hidden['id']}", json={"policy": {"name": "x" * 256}}
         )
-        _error(too_long, 400, "InvalidInput")
+        neutron_error(too_long, 400, "InvalidInput")
         too_long = alice.post("/v2.0/qos/policies", json={"policy": {"description": "x" * 256}})
-        _error(too_long, 400, "InvalidInput")
+        neutron_error(too_long, 400, "InvalidInput")
 
 
 def test_policy_refusals(network_client: httpx.Client) -> None:
     bogus = network_client.post("/v2.0/qos/policies", json={"policy": {"colour": "red"}})
-    _error(bogus, 400, "BadRequest")
-    _error(network_client.post("/v2.0/qos/policies", json={"policies": {}}), 400, "BadRequest")
+    neutron_error(bogus, 400, "BadRequest")
+    neutron_error(
+        network_client.post("/v2.0/qos/policies", json={"policies": {}}), 400, "BadRequest"
+    )
     long_name = network_client.post("/v2.0/qos/policies", json={"policy": {"name": "x" * 256}})
-    _error(long_name, 400, "InvalidInput")
+    neutron_error(long_name, 400, "InvalidInput")
     shared = network_client.post("/v2.0/qos/policies", json={"policy": {"shared": "maybe"}})
-    _error(shared, 400, "InvalidInput")
+    neutron_error(shared, 400, "InvalidInput")
     made = _policy(network_client)
     read_only = network_client.put(
         f"/v2.0/qos/policies/{made['id']}", json={"policy": {"project_id": "bob"}}
     )
-    _error(read_only, 400, "BadRequest")
-    _error(network_client.get("/v2.0/qos/policies/not-a-uuid"), 404, "QosPolicyNotFound")
-    _error(network_client.patch("/v2.0/qos/policies"), 405, "MethodNotAllowed")
+    neutron_error(read_only, 400, "BadRequest")
+    neutron_error(network_client.get("/v2.0/qos/policies/not-a-uuid"), 404, "QosPolicyNotFound")
+    neutron_error(network_client.patch("/v2.0/qos/policies"), 405, "MethodNotAllowed")
 
 
 def test_a_project_has_at_most_one_default_policy(network_client: httpx.Client) -> None:
     first = _policy(network_client, is_default=True)
     assert first["is_default"] is True
     again = network_client.post("/v2.0/qos/policies", json={"policy": {"is_default": True}})
-    _error(again, 409, "QoSPolicyDefaultAlreadyExists")
+    neutron_error(again, 409, "QoSPolicyDefaultAlreadyExists")
     other = _policy(network_client, project_id="bob", is_default=True)
     assert other["is_default"] is True
     second = _policy(network_client)
     path = f"/v2.0/qos/policies/{second['id']}"
-    _error(network_client.put(path, json={"policy": {"is_default": True}}), 409,
+    neutron_error(network_client.put(path, json={"policy": {"is_default": True}}), 409,
            "QoSPolicyDefaultAlreadyExists")  # fmt: skip
     off = network_client.put(f"/v2.0/qos/policies/{first['id']}",
                              json={"policy": {"is_default": False}})  # fmt: skip
@@ -237,8 +237,8 @@ def test_each_rule_type_is_created_listed_shown_updated_and_deleted(
     body = updated.json()[f"{kind}_rule"]
     assert body["direction"] == "ingress" and all(body[k] == v for k, v in changed.items())
     assert network_client.delete(f"{collection}/{rule['id']}").status_code == 204
-    _error(network_client.get(f"{collection}/{rule['id']}"), 404, "QosRuleNotFound")
-    _error(network_client.delete(f"{collection}/{rule['id']}"), 404, "QosRuleNotFound")
+    neutron_error(network_client.get(f"{collection}/{rule['id']}"), 404, "QosRuleNotFound")
+    neutron_error(network_client.delete(f"{collection}/{rule['id']}"), 404, "QosRuleNotFound")
     assert network_client.get(f"/v2.0/qos/policies/{policy['id']}").json()["policy"]["rules"] == []
 
 
@@ -246,7 +246,7 @@ def test_one_rule_per_type_and_direction(network_client: httpx.Client) -> None:
     policy = _policy(network_client)
     assert _rule(network_client, policy["id"], "bandwidth_limit", max_kbps=10).status_code == 201
     again = _rule(network_client, policy["id"], "bandwidth_limit", max_kbps=20)
-    _error(again, 409, "QosRuleConflict")
+    neutron_error(again, 409, "QosRuleConflict")
     ingress = _rule(network_client, policy["id"], "bandwidth_limit", max_kbps=20,
                     direction="ingress")  # fmt: skip
     assert ingress.status_code == 201
@@ -255,7 +255,7 @@ def test_one_rule_per_type_and_direction(network_client: httpx.Client) -> None:
     turned = network_client.put(
         f"{collection}/{rule_id}", json={"bandwidth_limit_rule": {"direction": "egress"}}
     )
-    _error(turned, 409, "QosRuleConflict")
+    neutron_error(turned, 409, "QosRuleConflict")
     other_type = _rule(network_client, policy["id"], "minimum_bandwidth", min_kbps=10)
     assert other_type.status_code == 201
     shown = network_client.get(f"/v2.0/qos/policies/{policy['id']}").json()["policy"]
@@ -271,13 +271,13 @@ def test_packet_rate_any_direction_excludes_directed_rules(network_client: httpx
                    direction="any")  # fmt: skip
     assert anyway.status_code == 201
     directed = _rule(network_client, policy["id"], "minimum_packet_rate", min_kpps=10)
-    _error(directed, 409, "QosRuleConflict")
+    neutron_error(directed, 409, "QosRuleConflict")
     other = _policy(network_client)
     assert _rule(network_client, other["id"], "minimum_packet_rate", min_kpps=1).status_code == 201
     ingress = _rule(network_client, other["id"], "minimum_packet_rate", min_kpps=1,
                     direction="ingress")  # fmt: skip
     assert ingress.status_code == 201
-    _error(
+    neutron_error(
         _rule(network_client, other["id"], "minimum_packet_rate", min_kpps=1, direction="any"),
         409,
         "QosRuleConflict",
@@ -287,7 +287,7 @@ def test_packet_rate_any_direction_excludes_directed_rules(network_client: httpx
         f"/v2.0/qos/policies/{other['id']}/minimum_packet_rate_rules/{rule_id}",
         json={"minimum_packet_rate_rule": {"direction": "any"}},
     )
-    _error(turned, 409, "QosRuleConflict")
+    neutron_error(turned, 409, "QosRuleConflict")
 
 
 @pytest.mark.parametrize(
@@ -313,30 +313,34 @@ def test_bad_rules_are_refused(
     network_client: httpx.Client, kind: str, rule: dict[str, object], status: int, error: str
 ) -> None:
     policy = _policy(network_client)
-    _error(_rule(network_client, policy["id"], kind, **rule), status, error)
+    neutron_error(_rule(network_client, policy["id"], kind, **rule), status, error)
 
 
 def test_rules_of_missing_policies_and_rules_of_another_type(network_client: httpx.Client) -> None:
-    _error(_rule(network_client, MISSING, "bandwidth_limit", max_kbps=1), 404, "QosPolicyNotFound")
-    _error(network_client.get(f"/v2.0/qos/policies/{MISSING}/minimum_bandwidth_rules"), 404,
+    neutron_error(
+        _rule(network_client, MISSING, "bandwidth_limit", max_kbps=1), 404, "QosPolicyNotFound"
+    )
+    neutron_error(network_client.get(f"/v2.0/qos/policies/{MISSING}/minimum_bandwidth_rules"), 404,
            "QosPolicyNotFound")  # fmt: skip
     policy = _policy(network_client)
     made = _rule(network_client, policy["id"], "bandwidth_limit", max_kbps=1)
     rule_id = made.json()["bandwidth_limit_rule"]["id"]
     base = f"/v2.0/qos/policies/{policy['id']}"
-    _error(network_client.get(f"{base}/minimum_bandwidth_rules/{rule_id}"), 404, "QosRuleNotFound")
-    _error(network_client.get(f"{base}/bandwidth_limit_rules/nope"), 404, "QosRuleNotFound")
+    neutron_error(
+        network_client.get(f"{base}/minimum_bandwidth_rules/{rule_id}"), 404, "QosRuleNotFound"
+    )
+    neutron_error(network_client.get(f"{base}/bandwidth_limit_rules/nope"), 404, "QosRuleNotFound")
     other = _policy(network_client)
-    _error(network_client.get(f"/v2.0/qos/policies/{other['id']}/bandwidth_limit_rules/{rule_id}"),
+    neutron_error(network_client.get(f"/v2.0/qos/policies/{other['id']}/bandwidth_limit_rules/{rule_id}"),
            404, "QosRuleNotFound")  # fmt: skip
     bad_update = network_client.put(
         f"{base}/bandwidth_limit_rules/{rule_id}", json={"bandwidth_limit_rule": {"max_kbps": -2}}
     )
-    _error(bad_update, 400, "InvalidInput")
+    neutron_error(bad_update, 400, "InvalidInput")
     read_only = network_client.put(
         f"{base}/bandwidth_limit_rules/{rule_id}", json={"bandwidth_limit_rule": {"id": "x"}}
     )
-    _error(read_only, 400, "BadRequest")
+    neutron_error(read_only, 400, "BadRequest")
 
 
 def test_rules_are_read_through_their_policy_s_project(
@@ -358,8 +362,10 @@ def test_rules_are_read_through_their_policy_s_project(
         listed = alice.get(f"{path}/minimum_bandwidth_rules").json()
         assert listed["minimum_bandwidth_rules"] == []
         rule_id = network_client.get(path).json()["policy"]["rules"][0]["id"]
-        _error(alice.get(f"{path}/minimum_bandwidth_rules/{rule_id}"), 404, "QosRuleNotFound")
-        _error(alice.get(f"/v2.0/qos/policies/{hidden['id']}/minimum_bandwidth_rules"), 404,
+        neutron_error(
+            alice.get(f"{path}/minimum_bandwidth_rules/{rule_id}"), 404, "QosRuleNotFound"
+        )
+        neutron_error(alice.get(f"/v2.0/qos/policies/{hidden['id']}/minimum_bandwidth_rules"), 404,
                "QosPolicyNotFound")  # fmt: skip
 
 
@@ -372,15 +378,15 @@ def test_a_policy_used_by_a_network_or_port_cannot_be_deleted(
         net = alice.post("/v2.0/networks", json={"network": {"qos_policy_id": policy["id"]}})
         assert net.status_code == 201, net.text
     network_id = net.json()["network"]["id"]
-    assert policy["id"] in _error(network_client.delete(path), 409, "QosPolicyInUse")
+    assert policy["id"] in neutron_error(network_client.delete(path), 409, "QosPolicyInUse")
     unshare = network_client.put(path, json={"policy": {"shared": False}})
-    assert "alice" in _error(unshare, 409, "RbacPolicyInUse")
+    assert "alice" in neutron_error(unshare, 409, "RbacPolicyInUse")
     cleared = network_client.put(
         f"/v2.0/networks/{network_id}", json={"network": {"qos_policy_id": None}}
     )
     assert cleared.status_code == 200, cleared.text
     port_id = _insert_port(network_service, network_id, policy["id"])
-    assert port_id in _error(network_client.delete(path), 409, "QosPolicyInUse")
+    assert port_id in neutron_error(network_client.delete(path), 409, "QosPolicyInUse")
     with network_service.db.write() as conn:
         conn.execute(ports.update().values(qos_policy_id=None))
     assert network_client.delete(path).status_code == 204
@@ -440,7 +446,9 @@ def test_a_member_cannot_take_off_a_policy_not_shared_with_it(
         path = f"/v2.0/networks/{network['id']}"
         put_on = network_client.put(path, json={"network": {"qos_policy_id": policy["id"]}})
         assert put_on.status_code == 200, put_on.text
-        _error(alice.put(path, json={"network": {"qos_policy_id": None}}), 403, "NotAuthorized")
+        neutron_error(
+            alice.put(path, json={"network": {"qos_policy_id": None}}), 403, "NotAuthorized"
+        )
         renamed = alice.put(path, json={"network": {"name": "kept"}})
         assert renamed.status_code == 200, renamed.text
         network_client.put(f"/v2.0/qos/policies/{policy['id']}", json={"policy": {"shared": True}})

@@ -23,6 +23,7 @@ from berth.network.service import NetworkService
 from berth.network.store import ports as port_store
 from berth.placement.service import PlacementService
 from tests.conftest import network_client_for, wsgi_client
+from tests.functional.network.calls import post_made
 
 OVS = "Open vSwitch agent"
 EGR, KPPS = "NET_BW_EGR_KILOBIT_PER_SEC", "NET_PACKET_RATE_KILOPACKET_PER_SEC"
@@ -50,18 +51,12 @@ def network(network_service: NetworkService, placement: httpx.Client) -> Iterato
         yield client
 
 
-def _post(client: httpx.Client, path: str, kind: str, **body: Any) -> dict[str, Any]:
-    answer = client.post(path, json={kind: body})
-    assert answer.status_code == 201, answer.text
-    return answer.json()[kind]  # type: ignore[no-any-return]
-
-
 def _qos(client: httpx.Client, kbps: int, kpps: int = 0) -> str:
-    policy = _post(client, "/v2.0/qos/policies", "policy", name=f"bw{kbps}")
-    _post(client, f"/v2.0/qos/policies/{policy['id']}/minimum_bandwidth_rules",
+    policy = post_made(client, "/v2.0/qos/policies", "policy", name=f"bw{kbps}")
+    post_made(client, f"/v2.0/qos/policies/{policy['id']}/minimum_bandwidth_rules",
           "minimum_bandwidth_rule", min_kbps=kbps)  # fmt: skip
     if kpps:
-        _post(client, f"/v2.0/qos/policies/{policy['id']}/minimum_packet_rate_rules",
+        post_made(client, f"/v2.0/qos/policies/{policy['id']}/minimum_packet_rate_rules",
               "minimum_packet_rate_rule", min_kpps=kpps, direction="any")  # fmt: skip
     return str(policy["id"])
 
@@ -97,7 +92,7 @@ def _held(placement: httpx.Client, server: str) -> dict[str, dict[str, int]]:
 
 def _bound_port(network: httpx.Client, net: str, server: str, **body: Any) -> dict[str, Any]:
     """A port of ``server`` bound to cn1, its groups on the bridge and the agent."""
-    port = _post(network, "/v2.0/ports", "port", network_id=net, device_id=server, **body)
+    port = post_made(network, "/v2.0/ports", "port", network_id=net, device_id=server, **body)
     mapped = {
         g["id"]: BRIDGE if "NET_BW_EGR_KILOBIT_PER_SEC" in g["resources"] else AGENT
         for g in port["resource_request"]["request_groups"]
@@ -109,9 +104,9 @@ def _bound_port(network: httpx.Client, net: str, server: str, **body: Any) -> di
 
 
 def _flat(network: httpx.Client, **body: Any) -> str:
-    net = _post(network, "/v2.0/networks", "network", **{
+    net = post_made(network, "/v2.0/networks", "network", **{
         "provider:network_type": "flat", "provider:physical_network": "public"}, **body)  # fmt: skip
-    _post(network, "/v2.0/subnets", "subnet", network_id=net["id"], ip_version=4,
+    post_made(network, "/v2.0/subnets", "subnet", network_id=net["id"], ip_version=4,
           cidr="10.0.0.0/24")  # fmt: skip
     return str(net["id"])
 

@@ -15,6 +15,7 @@ from berth.common.db import Database
 from berth.config import NetworkSettings
 from berth.network.service import NetworkService
 from tests.conftest import network_client_for
+from tests.functional.network.calls import neutron_error
 
 DEFAULTS = {
     "network": 100,
@@ -53,12 +54,6 @@ def _set(admin: httpx.Client, project: str, **limits: Any) -> Any:
     return answer.json()["quota"]
 
 
-def _error(answer: httpx.Response, status: int, kind: str) -> str:
-    assert answer.status_code == status, answer.text
-    assert answer.json()["NeutronError"]["type"] == kind, answer.text
-    return str(answer.json()["NeutronError"]["message"])
-
-
 def _network(client: httpx.Client, **body: Any) -> httpx.Response:
     return client.post("/v2.0/networks", json={"network": {"name": "n", **body}})
 
@@ -71,10 +66,12 @@ def test_a_project_reads_its_own_quotas(
     details = alice.get("/v2.0/quotas/p1/details").json()["quota"]
     assert details["port"] == {"limit": 500, "used": 0, "reserved": 0}
     for path in ("/v2.0/quotas/p2", "/v2.0/quotas/p2/details", "/v2.0/quotas/p2/default"):
-        _error(alice.get(path), 403, "NotAuthorized")
-    _error(alice.get("/v2.0/quotas"), 403, "NotAuthorized")
-    _error(alice.put("/v2.0/quotas/p1", json={"quota": {"port": 1000}}), 403, "NotAuthorized")
-    _error(alice.delete("/v2.0/quotas/p1"), 403, "NotAuthorized")
+        neutron_error(alice.get(path), 403, "NotAuthorized")
+    neutron_error(alice.get("/v2.0/quotas"), 403, "NotAuthorized")
+    neutron_error(
+        alice.put("/v2.0/quotas/p1", json={"quota": {"port": 1000}}), 403, "NotAuthorized"
+    )
+    neutron_error(alice.delete("/v2.0/quotas/p1"), 403, "NotAuthorized")
     extensions = {e["alias"] for e in alice.get("/v2.0/extensions").json()["extensions"]}
     assert {"quotas", "quota_details"} <= extensions
 
@@ -116,7 +113,7 @@ def test_check_limit_refuses_a_limit_below_what_is_used(
     for _ in range(3):
         assert _network(alice).status_code == 201
     below = admin.put("/v2.0/quotas/p1", json={"quota": {"network": 2, "check_limit": True}})
-    assert "already used (3)" in _error(below, 400, "BadRequest")
+    assert "already used (3)" in neutron_error(below, 400, "BadRequest")
     # What the CLI sends with --force, and without either flag: set as asked.
     assert _set(admin, "p1", network=2, force=True)["network"] == 2
     assert _set(admin, "p1", network=1)["network"] == 1
@@ -126,7 +123,7 @@ def test_check_limit_refuses_a_limit_below_what_is_used(
 def test_creates_over_quota_are_refused(admin: httpx.Client, alice: httpx.Client) -> None:
     _set(admin, "p1", network=1, subnet=1, port=2, rbac_policy=1)
     network = _network(alice).json()["network"]["id"]
-    message = _error(_network(alice), 409, "OverQuota")
+    message = neutron_error(_network(alice), 409, "OverQuota")
     assert (
         message
         == "Quota exceeded for resources: ['network']: the project's limit is 1 and it has 1."
@@ -134,14 +131,16 @@ def test_creates_over_quota_are_refused(admin: httpx.Client, alice: httpx.Client
     subnet = {"network_id": network, "ip_version": 4, "cidr": "10.0.0.0/24"}
     assert alice.post("/v2.0/subnets", json={"subnet": subnet}).status_code == 201
     again = {**subnet, "cidr": "10.0.1.0/24"}
-    _error(alice.post("/v2.0/subnets", json={"subnet": again}), 409, "OverQuota")
+    neutron_error(alice.post("/v2.0/subnets", json={"subnet": again}), 409, "OverQuota")
     for _ in range(2):
         assert alice.post("/v2.0/ports", json={"port": {"network_id": network}}).status_code == 201
-    _error(alice.post("/v2.0/ports", json={"port": {"network_id": network}}), 409, "OverQuota")
+    neutron_error(
+        alice.post("/v2.0/ports", json={"port": {"network_id": network}}), 409, "OverQuota"
+    )
     # A refused create leaves nothing behind, and an admin's for the project counts against it.
     assert len(alice.get("/v2.0/ports").json()["ports"]) == 2
     made_for = {"network_id": network, "project_id": "p1"}
-    _error(admin.post("/v2.0/ports", json={"port": made_for}), 409, "OverQuota")
+    neutron_error(admin.post("/v2.0/ports", json={"port": made_for}), 409, "OverQuota")
     assert admin.post("/v2.0/ports", json={"port": {"network_id": network}}).status_code == 201
     grant = {"object_type": "network", "object_id": network, "action": "access_as_shared"}
     shared = alice.post(
@@ -151,7 +150,7 @@ def test_creates_over_quota_are_refused(admin: httpx.Client, alice: httpx.Client
     again = alice.post(
         "/v2.0/rbac-policies", json={"rbac_policy": {**grant, "target_tenant": "p3"}}
     )
-    assert "['rbac_policy']" in _error(again, 409, "OverQuota")
+    assert "['rbac_policy']" in neutron_error(again, 409, "OverQuota")
     details = alice.get("/v2.0/quotas/p1/details").json()["quota"]
     assert {name: used["used"] for name, used in details.items()} == {
         "network": 1,
@@ -177,7 +176,7 @@ def test_defaults_come_from_the_settings(network_db: Database) -> None:
             "port": -1,
         }
         assert _network(alice).status_code == 201
-        _error(_network(alice), 409, "OverQuota")
+        neutron_error(_network(alice), 409, "OverQuota")
 
 
 def _race(

@@ -11,6 +11,7 @@ import pytest
 
 from berth.network.service import NetworkService
 from tests.conftest import MEMBER_ROLES, network_client_for
+from tests.functional.network.calls import neutron_error
 
 
 @pytest.fixture
@@ -23,13 +24,6 @@ def alice(network_service: NetworkService) -> Iterator[httpx.Client]:
 def bob(network_service: NetworkService) -> Iterator[httpx.Client]:
     with network_client_for(network_service, "bob", roles=MEMBER_ROLES) as client:
         yield client
-
-
-def _error(answer: httpx.Response, status: int, kind: str) -> str:
-    assert answer.status_code == status, answer.text
-    error = answer.json()["NeutronError"]
-    assert error["type"] == kind
-    return str(error["message"])
 
 
 def _policy(admin: httpx.Client, **body: Any) -> dict[str, Any]:
@@ -67,8 +61,8 @@ def test_a_grant_makes_a_policy_visible_and_usable_by_its_target_only(
 ) -> None:
     policy = _policy(network_client)
     path = f"/v2.0/qos/policies/{policy['id']}"
-    _error(alice.get(path), 404, "QosPolicyNotFound")
-    _error(_network(alice, policy["id"]), 404, "QosPolicyNotFound")
+    neutron_error(alice.get(path), 404, "QosPolicyNotFound")
+    neutron_error(_network(alice, policy["id"]), 404, "QosPolicyNotFound")
     entry = _entry(network_client, policy["id"], "alice")
     assert entry == {
         "id": entry["id"], "project_id": "admin", "tenant_id": "admin",
@@ -80,12 +74,12 @@ def test_a_grant_makes_a_policy_visible_and_usable_by_its_target_only(
     assert [p["id"] for p in alice.get("/v2.0/qos/policies").json()["policies"]] == [policy["id"]]
     assert _network(alice, policy["id"]).status_code == 201
     # Not with bob, and not with everyone: the admin's own view says so.
-    _error(bob.get(path), 404, "QosPolicyNotFound")
+    neutron_error(bob.get(path), 404, "QosPolicyNotFound")
     assert bob.get("/v2.0/qos/policies").json()["policies"] == []
     assert network_client.get(path).json()["policy"]["shared"] is False
     # An entry is its owner's: neither its target nor others see it.
     assert alice.get("/v2.0/rbac-policies").json()["rbac_policies"] == []
-    _error(alice.get(f"/v2.0/rbac-policies/{entry['id']}"), 404, "RbacPolicyNotFound")
+    neutron_error(alice.get(f"/v2.0/rbac-policies/{entry['id']}"), 404, "RbacPolicyNotFound")
     shown = network_client.get(f"/v2.0/rbac-policies/{entry['id']}").json()["rbac_policy"]
     assert shown == entry
 
@@ -102,7 +96,7 @@ def test_shared_true_is_the_wildcard_entry(network_client: httpx.Client, bob: ht
     assert unshared.status_code == 200, unshared.text
     assert unshared.json()["policy"]["shared"] is False
     assert network_client.get("/v2.0/rbac-policies").json()["rbac_policies"] == []
-    _error(bob.get(path), 404, "QosPolicyNotFound")
+    neutron_error(bob.get(path), 404, "QosPolicyNotFound")
     # A specific grant survives the wildcard's coming and going.
     entry = _entry(network_client, policy["id"], "bob")
     network_client.put(path, json={"policy": {"shared": True}})
@@ -112,7 +106,9 @@ def test_shared_true_is_the_wildcard_entry(network_client: httpx.Client, bob: ht
     assert [e["id"] for e in listed] == [entry["id"]]
     # Deleting the policy takes its entries with it.
     assert network_client.delete(path).status_code == 204
-    _error(network_client.get(f"/v2.0/rbac-policies/{entry['id']}"), 404, "RbacPolicyNotFound")
+    neutron_error(
+        network_client.get(f"/v2.0/rbac-policies/{entry['id']}"), 404, "RbacPolicyNotFound"
+    )
 
 
 def test_an_entry_a_project_needs_cannot_go(
@@ -122,19 +118,21 @@ def test_an_entry_a_project_needs_cannot_go(
     specific = _entry(network_client, policy["id"], "bob")
     assert _network(bob, policy["id"]).status_code == 201
     removed = network_client.delete(f"/v2.0/rbac-policies/{specific['id']}")
-    assert "bob" in _error(removed, 409, "RbacPolicyInUse")
+    assert "bob" in neutron_error(removed, 409, "RbacPolicyInUse")
     # A wildcard entry covers bob, so the specific one may go; then the wildcard may not.
     wildcard = _entry(network_client, policy["id"], "*")
     assert network_client.delete(f"/v2.0/rbac-policies/{specific['id']}").status_code == 204
-    _error(network_client.delete(f"/v2.0/rbac-policies/{wildcard['id']}"), 409, "RbacPolicyInUse")
+    neutron_error(
+        network_client.delete(f"/v2.0/rbac-policies/{wildcard['id']}"), 409, "RbacPolicyInUse"
+    )
     retarget = network_client.put(
         f"/v2.0/rbac-policies/{wildcard['id']}", json={"rbac_policy": {"target_tenant": "bob"}}
     )
-    _error(retarget, 409, "RbacPolicyInUse")
+    neutron_error(retarget, 409, "RbacPolicyInUse")
     unshare = network_client.put(
         f"/v2.0/qos/policies/{policy['id']}", json={"policy": {"shared": False}}
     )
-    _error(unshare, 409, "RbacPolicyInUse")
+    neutron_error(unshare, 409, "RbacPolicyInUse")
 
 
 def test_the_owner_s_own_use_holds_the_wildcard_as_upstream(
@@ -143,7 +141,9 @@ def test_the_owner_s_own_use_holds_the_wildcard_as_upstream(
     policy = _policy(network_client, shared=True)
     assert _network(network_client, policy["id"]).status_code == 201
     path = f"/v2.0/qos/policies/{policy['id']}"
-    _error(network_client.put(path, json={"policy": {"shared": False}}), 409, "RbacPolicyInUse")
+    neutron_error(
+        network_client.put(path, json={"policy": {"shared": False}}), 409, "RbacPolicyInUse"
+    )
 
 
 def test_an_entry_is_retargeted(network_client: httpx.Client, bob: httpx.Client) -> None:
@@ -155,7 +155,7 @@ def test_an_entry_is_retargeted(network_client: httpx.Client, bob: httpx.Client)
     assert moved.json()["rbac_policy"] == {**entry, "target_tenant": "bob"}
     assert bob.get(f"/v2.0/qos/policies/{policy['id']}").status_code == 200
     read_only = network_client.put(path, json={"rbac_policy": {"object_id": policy["id"]}})
-    _error(read_only, 400, "BadRequest")
+    neutron_error(read_only, 400, "BadRequest")
 
 
 def test_members_grant_only_what_their_project_owns_and_never_to_all(
@@ -164,32 +164,32 @@ def test_members_grant_only_what_their_project_owns_and_never_to_all(
     admins = _policy(network_client)
     _entry(network_client, admins["id"], "alice")
     # Alice sees the admin's policy, but sharing it on is not hers: 400, as upstream.
-    _error(_grant(alice, admins["id"], "bob"), 400, "InvalidInput")
+    neutron_error(_grant(alice, admins["id"], "bob"), 400, "InvalidInput")
     # A policy of alice's project (made by an admin) she may share with bob, not with everyone.
     hers = _policy(network_client, project_id="alice")
-    _error(_grant(alice, hers["id"], "*"), 403, "NotAuthorized")
+    neutron_error(_grant(alice, hers["id"], "*"), 403, "NotAuthorized")
     entry = _entry(alice, hers["id"], "bob")
     assert entry["project_id"] == "alice"
     assert bob.get(f"/v2.0/qos/policies/{hers['id']}").status_code == 200
     widen = alice.put(
         f"/v2.0/rbac-policies/{entry['id']}", json={"rbac_policy": {"target_tenant": "*"}}
     )
-    _error(widen, 403, "NotAuthorized")
+    neutron_error(widen, 403, "NotAuthorized")
     assert [e["id"] for e in alice.get("/v2.0/rbac-policies").json()["rbac_policies"]] == [
         entry["id"]
     ]
     # Bob, its target, can neither see nor remove it.
-    _error(bob.delete(f"/v2.0/rbac-policies/{entry['id']}"), 404, "RbacPolicyNotFound")
+    neutron_error(bob.delete(f"/v2.0/rbac-policies/{entry['id']}"), 404, "RbacPolicyNotFound")
     assert alice.delete(f"/v2.0/rbac-policies/{entry['id']}").status_code == 204
-    _error(bob.get(f"/v2.0/qos/policies/{hers['id']}"), 404, "QosPolicyNotFound")
+    neutron_error(bob.get(f"/v2.0/qos/policies/{hers['id']}"), 404, "QosPolicyNotFound")
 
 
 def test_entries_are_checked(network_client: httpx.Client) -> None:
     policy = _policy(network_client)
     _entry(network_client, policy["id"], "alice")
-    _error(_grant(network_client, policy["id"], "alice"), 409, "DuplicateRbacPolicy")
-    _error(_grant(network_client, policy["id"], "x" * 256), 400, "InvalidInput")
-    _error(_grant(network_client, "8c1a1f30-6b7a-4c55-9a39-2f1f0c7d7f11", "bob"), 400,
+    neutron_error(_grant(network_client, policy["id"], "alice"), 409, "DuplicateRbacPolicy")
+    neutron_error(_grant(network_client, policy["id"], "x" * 256), 400, "InvalidInput")
+    neutron_error(_grant(network_client, "8c1a1f30-6b7a-4c55-9a39-2f1f0c7d7f11", "bob"), 400,
            "InvalidInput")  # fmt: skip
     body = {"object_type": "qos_policy", "object_id": policy["id"], "action": "access_as_shared"}
     for wrong in (
@@ -201,7 +201,7 @@ def test_entries_are_checked(network_client: httpx.Client) -> None:
     ):
         answer = network_client.post("/v2.0/rbac-policies", json={"rbac_policy": {**body, **wrong}})
         assert answer.status_code == 400, (wrong, answer.text)
-    _error(network_client.get("/v2.0/rbac-policies/nope"), 404, "RbacPolicyNotFound")
+    neutron_error(network_client.get("/v2.0/rbac-policies/nope"), 404, "RbacPolicyNotFound")
 
 
 def test_lists_filter_and_trim(network_client: httpx.Client) -> None:
@@ -257,8 +257,8 @@ def test_a_network_is_shared_with_one_project_and_its_subnets_with_it(
     assert shown.json()["network"]["revision_number"] > revision
     assert alice.get(f"/v2.0/subnets/{subnet['id']}").status_code == 200
     assert [n["id"] for n in alice.get("/v2.0/networks").json()["networks"]] == [network["id"]]
-    _error(bob.get(f"/v2.0/networks/{network['id']}"), 404, "NetworkNotFound")
-    _error(bob.get(f"/v2.0/subnets/{subnet['id']}"), 404, "SubnetNotFound")
+    neutron_error(bob.get(f"/v2.0/networks/{network['id']}"), 404, "NetworkNotFound")
+    neutron_error(bob.get(f"/v2.0/subnets/{subnet['id']}"), 404, "SubnetNotFound")
     assert bob.get("/v2.0/subnets").json()["subnets"] == []
     # The admin's own view: not shared with every project.
     admin_view = network_client.get(f"/v2.0/networks/{network['id']}").json()["network"]
@@ -266,10 +266,10 @@ def test_a_network_is_shared_with_one_project_and_its_subnets_with_it(
     # Alice's port holds the entry; once it is gone, so may the entry be.
     port = _made(alice.post("/v2.0/ports", json={"port": {"network_id": network["id"]}}), "port")
     path = f"/v2.0/rbac-policies/{entry['id']}"
-    assert "alice" in _error(network_client.delete(path), 409, "RbacPolicyInUse")
+    assert "alice" in neutron_error(network_client.delete(path), 409, "RbacPolicyInUse")
     assert alice.delete(f"/v2.0/ports/{port['id']}").status_code == 204
     assert network_client.delete(path).status_code == 204
-    _error(alice.get(f"/v2.0/networks/{network['id']}"), 404, "NetworkNotFound")
+    neutron_error(alice.get(f"/v2.0/networks/{network['id']}"), 404, "NetworkNotFound")
 
 
 def test_shared_true_on_a_network_is_the_wildcard_entry(
@@ -284,7 +284,9 @@ def test_shared_true_on_a_network_is_the_wildcard_entry(
     ]
     _made(alice.post("/v2.0/ports", json={"port": {"network_id": network["id"]}}), "port")
     path = f"/v2.0/networks/{network['id']}"
-    _error(network_client.put(path, json={"network": {"shared": False}}), 409, "RbacPolicyInUse")
+    neutron_error(
+        network_client.put(path, json={"network": {"shared": False}}), 409, "RbacPolicyInUse"
+    )
     assert network_client.get("/v2.0/networks", params={"shared": "true"}).json()["networks"]
     # Deleting the network (its ports first) takes its entries with it.
     for port in network_client.get("/v2.0/ports").json()["ports"]:
@@ -297,7 +299,7 @@ def test_a_project_shares_its_network_and_its_own_ports_never_hold_the_entry(
     alice: httpx.Client, bob: httpx.Client
 ) -> None:
     network = _made(alice.post("/v2.0/networks", json={"network": {}}), "network")
-    _error(_grant_network(alice, network["id"], "*"), 403, "NotAuthorized")
+    neutron_error(_grant_network(alice, network["id"], "*"), 403, "NotAuthorized")
     self_share = _made(_grant_network(alice, network["id"], "alice"), "rbac_policy")
     _made(alice.post("/v2.0/ports", json={"port": {"network_id": network["id"]}}), "port")
     moved = alice.put(
@@ -309,7 +311,7 @@ def test_a_project_shares_its_network_and_its_own_ports_never_hold_the_entry(
     assert alice.delete(f"/v2.0/ports/{port['id']}").status_code == 204
     # Bob sees alice's network, but not the entry, and cannot share the network on.
     assert bob.get("/v2.0/rbac-policies").json()["rbac_policies"] == []
-    _error(_grant_network(bob, network["id"], "carol"), 400, "InvalidInput")
+    neutron_error(_grant_network(bob, network["id"], "carol"), 400, "InvalidInput")
     assert alice.delete(f"/v2.0/rbac-policies/{self_share['id']}").status_code == 204
 
 
@@ -350,12 +352,12 @@ def test_an_external_network_is_seen_by_the_projects_it_is_external_for(
     assert [n["id"] for n in external["networks"]] == [public["id"]]
     assert alice.get("/v2.0/subnets").json()["subnets"] == []
     port = alice.post("/v2.0/ports", json={"port": {"network_id": public["id"]}})
-    _error(port, 403, "NotAuthorized")
+    neutron_error(port, 403, "NotAuthorized")
     # router:external false removes the entry; a targeted one makes it external for one project.
     path = f"/v2.0/networks/{public['id']}"
     internal = network_client.put(path, json={"network": {"router:external": False}})
     assert internal.json()["network"]["router:external"] is False
-    _error(alice.get(path), 404, "NetworkNotFound")
+    neutron_error(alice.get(path), 404, "NetworkNotFound")
     grant = {
         "object_type": "network", "object_id": public["id"], "action": "access_as_external",
         "target_tenant": "alice",
@@ -364,4 +366,4 @@ def test_an_external_network_is_seen_by_the_projects_it_is_external_for(
         network_client.post("/v2.0/rbac-policies", json={"rbac_policy": grant}).status_code == 201
     )
     assert alice.get(path).json()["network"]["router:external"] is True
-    _error(bob.get(path), 404, "NetworkNotFound")
+    neutron_error(bob.get(path), 404, "NetworkNotFound")

@@ -18,30 +18,19 @@ from berth.network import read_ahead
 from berth.network.reporting import provider_uuid
 from berth.network.service import NetworkService
 from tests.conftest import MEMBER_ROLES, network_client_for
+from tests.functional.network.calls import neutron_error, post_made
 
 OVS = "Open vSwitch agent"
-
-
-def _post(client: httpx.Client, path: str, kind: str, **body: Any) -> dict[str, Any]:
-    answer = client.post(path, json={kind: body})
-    assert answer.status_code == 201, answer.text
-    return answer.json()[kind]  # type: ignore[no-any-return]
-
-
-def _error(answer: httpx.Response, status: int, kind: str) -> str:
-    assert answer.status_code == status, answer.text
-    assert answer.json()["NeutronError"]["type"] == kind, answer.text
-    return str(answer.json()["NeutronError"]["message"])
 
 
 @pytest.fixture
 def flat(network_client: httpx.Client) -> dict[str, Any]:
     """A flat network on physnet "public", shared, with a /29 subnet (pool .2 to .6)."""
-    net = _post(
+    net = post_made(
         network_client, "/v2.0/networks", "network", shared=True,
         **{"provider:network_type": "flat", "provider:physical_network": "public"},
     )  # fmt: skip
-    subnet = _post(
+    subnet = post_made(
         network_client, "/v2.0/subnets", "subnet",
         network_id=net["id"], ip_version=4, cidr="10.0.0.0/29",
     )  # fmt: skip
@@ -94,7 +83,7 @@ def test_a_network_deleted_after_the_read_ahead_is_not_found(
 
     between("for_create", delete_network)
     gone = network_client.post("/v2.0/ports", json={"port": {"network_id": net["id"]}})
-    _error(gone, 404, "NetworkNotFound")
+    neutron_error(gone, 404, "NetworkNotFound")
     assert network_client.get("/v2.0/ports").json()["ports"] == []
 
 
@@ -107,10 +96,10 @@ def test_subnets_changed_after_the_read_ahead_are_the_ones_addressed(
     def replace_subnet(admin: httpx.Client) -> None:
         assert admin.delete(f"/v2.0/subnets/{subnet['id']}").status_code == 204
         body = {"network_id": net["id"], "ip_version": 4, "cidr": "10.9.0.0/29"}
-        added.update(_post(admin, "/v2.0/subnets", "subnet", **body))
+        added.update(post_made(admin, "/v2.0/subnets", "subnet", **body))
 
     between("for_create", replace_subnet)
-    port = _post(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    port = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
     assert port["fixed_ips"] == [{"subnet_id": added["id"], "ip_address": "10.9.0.2"}]
 
 
@@ -126,7 +115,7 @@ def test_a_share_withdrawn_after_the_read_ahead_hides_the_network(
     between("for_create", unshare)
     with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
         hidden = alice.post("/v2.0/ports", json={"port": {"network_id": net["id"]}})
-        _error(hidden, 404, "NetworkNotFound")
+        neutron_error(hidden, 404, "NetworkNotFound")
         assert alice.get("/v2.0/ports").json()["ports"] == []
 
 
@@ -134,25 +123,25 @@ def test_a_rule_added_after_the_read_ahead_is_in_the_binding_s_request(
     network_client: httpx.Client, flat: dict[str, Any], between: Any
 ) -> None:
     net = flat["network"]
-    policy = _post(network_client, "/v2.0/qos/policies", "policy", name="later")
-    port = _post(network_client, "/v2.0/ports", "port", network_id=net["id"],
+    policy = post_made(network_client, "/v2.0/qos/policies", "policy", name="later")
+    port = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"],
                  qos_policy_id=policy["id"])  # fmt: skip
     assert port["resource_request"] is None
-    _post(network_client, "/v2.0/agents", "agent", agent_type=OVS, host="cn1", binary="sim",
+    post_made(network_client, "/v2.0/agents", "agent", agent_type=OVS, host="cn1", binary="sim",
           topic="N/A", configurations={
               "bridge_mappings": {"public": "br-ex"},
               "resource_provider_bandwidths": {"br-ex": {"egress": 10000, "ingress": 10000}},
           })  # fmt: skip
 
     def add_rule(admin: httpx.Client) -> None:
-        _post(admin, f"/v2.0/qos/policies/{policy['id']}/minimum_bandwidth_rules",
+        post_made(admin, f"/v2.0/qos/policies/{policy['id']}/minimum_bandwidth_rules",
               "minimum_bandwidth_rule", min_kbps=1000, direction="egress")  # fmt: skip
 
     between("for_binding", add_rule)
     bind = {"port": {"binding:host_id": "cn1"}}
     refused = network_client.put(f"/v2.0/ports/{port['id']}", json=bind)
     # The port now asks for bandwidth, and the binding names no allocation for it.
-    assert "allocation-missing" in _error(refused, 409, "PortBindingError")
+    assert "allocation-missing" in neutron_error(refused, 409, "PortBindingError")
     shown = network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
     assert shown["binding:host_id"] == ""
     (group,) = shown["resource_request"]["request_groups"]
@@ -166,14 +155,14 @@ def test_a_rule_added_after_the_read_ahead_is_in_the_binding_s_request(
 def test_a_port_deleted_after_the_read_ahead_is_not_found(
     network_client: httpx.Client, flat: dict[str, Any], between: Any
 ) -> None:
-    port = _post(network_client, "/v2.0/ports", "port", network_id=flat["network"]["id"])
+    port = post_made(network_client, "/v2.0/ports", "port", network_id=flat["network"]["id"])
 
     def delete_port(admin: httpx.Client) -> None:
         assert admin.delete(f"/v2.0/ports/{port['id']}").status_code == 204
 
     between("for_binding", delete_port)
     gone = network_client.put(f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "x"}})
-    _error(gone, 404, "PortNotFound")
+    neutron_error(gone, 404, "PortNotFound")
 
 
 @contextmanager
@@ -210,12 +199,12 @@ def test_unchanged_reads_are_not_made_again_under_the_write_lock(
 ) -> None:
     net = flat["network"]
     with _write_statements(network_db) as created:
-        port = _post(network_client, "/v2.0/ports", "port", network_id=net["id"])
+        port = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
     with _write_statements(network_db) as bound:
         answer = network_client.put(
             f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "nowhere"}}
         )
-        _error(answer, 409, "PortBindingError")
+        neutron_error(answer, 409, "PortBindingError")
     for statements in (created, bound):
         assert statements, "no write transaction"
         # The revisions check is the one statement naming these tables.

@@ -12,6 +12,7 @@ import pytest
 
 from berth.network.service import NetworkService
 from tests.conftest import MEMBER_ROLES, network_client_for
+from tests.functional.network.calls import neutron_error, post_made
 
 
 @pytest.fixture
@@ -26,21 +27,11 @@ def bob(network_service: NetworkService) -> Iterator[httpx.Client]:
         yield client
 
 
-def _post(client: httpx.Client, path: str, kind: str, **body: Any) -> dict[str, Any]:
-    answer = client.post(path, json={kind: body})
-    assert answer.status_code == 201, answer.text
-    return answer.json()[kind]  # type: ignore[no-any-return]
-
-
-def _error(answer: httpx.Response, status: int, kind: str) -> str:
-    assert answer.status_code == status, answer.text
-    assert answer.json()["NeutronError"]["type"] == kind, answer.text
-    return str(answer.json()["NeutronError"]["message"])
-
-
 def _network(client: httpx.Client, cidr: str, **body: Any) -> tuple[str, dict[str, Any]]:
-    net = _post(client, "/v2.0/networks", "network", **body)
-    subnet = _post(client, "/v2.0/subnets", "subnet", network_id=net["id"], ip_version=4, cidr=cidr)
+    net = post_made(client, "/v2.0/networks", "network", **body)
+    subnet = post_made(
+        client, "/v2.0/subnets", "subnet", network_id=net["id"], ip_version=4, cidr=cidr
+    )
     return net["id"], subnet
 
 
@@ -51,7 +42,7 @@ def public(network_client: httpx.Client) -> tuple[str, dict[str, Any]]:
 
 
 def _router(client: httpx.Client, **body: Any) -> dict[str, Any]:
-    return _post(client, "/v2.0/routers", "router", **body)
+    return post_made(client, "/v2.0/routers", "router", **body)
 
 
 def _plug(client: httpx.Client, router_id: str, **body: str) -> httpx.Response:
@@ -95,14 +86,14 @@ def test_the_gateway_must_be_an_external_network_and_snat_is_the_admins(
     answer = alice.post(
         "/v2.0/routers", json={"router": {"external_gateway_info": {"network_id": missing}}}
     )
-    _error(answer, 404, "NetworkNotFound")
+    neutron_error(answer, 404, "NetworkNotFound")
     answer = alice.post(
         "/v2.0/routers", json={"router": {"external_gateway_info": {"network_id": private}}}
     )
-    assert "not an external network" in _error(answer, 400, "BadRequest")
+    assert "not an external network" in neutron_error(answer, 400, "BadRequest")
     for extra in ({"enable_snat": False}, {"external_fixed_ips": [{"subnet_id": public[1]["id"]}]}):
         body = {"external_gateway_info": {"network_id": public[0], **extra}}
-        _error(alice.post("/v2.0/routers", json={"router": body}), 403, "NotAuthorized")
+        neutron_error(alice.post("/v2.0/routers", json={"router": body}), 403, "NotAuthorized")
     router = _router(
         network_client,
         external_gateway_info={
@@ -120,7 +111,9 @@ def test_the_gateway_must_be_an_external_network_and_snat_is_the_admins(
             "external_fixed_ips": [{"ip_address": "203.0.113.9"}],
         }
     }
-    _error(network_client.post("/v2.0/routers", json={"router": body}), 409, "IpAddressInUse")
+    neutron_error(
+        network_client.post("/v2.0/routers", json={"router": body}), 409, "IpAddressInUse"
+    )
 
 
 def test_an_interface_on_a_subnet_takes_its_gateway_address(alice: httpx.Client) -> None:
@@ -138,16 +131,16 @@ def test_an_interface_on_a_subnet_takes_its_gateway_address(alice: httpx.Client)
     listed = alice.get("/v2.0/ports", params={"device_id": router["id"]}).json()["ports"]
     assert [p["id"] for p in listed] == [info["port_id"]]
     # The interface keeps its router, subnet, network and port from going.
-    _error(alice.delete(f"/v2.0/routers/{router['id']}"), 409, "RouterInUse")
-    _error(alice.delete(f"/v2.0/subnets/{subnet['id']}"), 409, "SubnetInUse")
-    _error(alice.delete(f"/v2.0/networks/{net_id}"), 409, "NetworkInUse")
-    _error(alice.delete(f"/v2.0/ports/{info['port_id']}"), 409, "ServicePortInUse")
+    neutron_error(alice.delete(f"/v2.0/routers/{router['id']}"), 409, "RouterInUse")
+    neutron_error(alice.delete(f"/v2.0/subnets/{subnet['id']}"), 409, "SubnetInUse")
+    neutron_error(alice.delete(f"/v2.0/networks/{net_id}"), 409, "NetworkInUse")
+    neutron_error(alice.delete(f"/v2.0/ports/{info['port_id']}"), 409, "ServicePortInUse")
     # Twice on one subnet is a 400.
-    _error(_plug(alice, router["id"], subnet_id=subnet["id"]), 400, "BadRequest")
+    neutron_error(_plug(alice, router["id"], subnet_id=subnet["id"]), 400, "BadRequest")
     removed = _unplug(alice, router["id"], subnet_id=subnet["id"])
     assert removed.status_code == 200 and removed.json()["port_id"] == info["port_id"]
     assert alice.get(f"/v2.0/ports/{info['port_id']}").status_code == 404
-    _error(
+    neutron_error(
         _unplug(alice, router["id"], subnet_id=subnet["id"]),
         404,
         "RouterInterfaceNotFoundForSubnet",
@@ -159,22 +152,24 @@ def test_an_interface_on_a_port_and_overlapping_subnets(alice: httpx.Client) -> 
     net_id, subnet = _network(alice, "10.0.0.0/24")
     _, overlapping = _network(alice, "10.0.0.0/25")
     router = _router(alice)
-    port = _post(alice, "/v2.0/ports", "port", network_id=net_id)
+    port = post_made(alice, "/v2.0/ports", "port", network_id=net_id)
     info = _plug(alice, router["id"], port_id=port["id"]).json()
     assert info["port_id"] == port["id"] and info["subnet_ids"] == [subnet["id"]]
     shown = alice.get(f"/v2.0/ports/{port['id']}").json()["port"]
     assert shown["device_id"] == router["id"]
-    message = _error(_plug(alice, router["id"], subnet_id=overlapping["id"]), 400, "BadRequest")
+    message = neutron_error(
+        _plug(alice, router["id"], subnet_id=overlapping["id"]), 400, "BadRequest"
+    )
     assert "overlaps" in message
     # A port that is another device's cannot be plugged.
-    other = _post(alice, "/v2.0/ports", "port", network_id=net_id, device_id="vm-1")
-    _error(_plug(alice, router["id"], port_id=other["id"]), 409, "PortInUse")
-    _error(_unplug(alice, router["id"], port_id=other["id"]), 404, "RouterInterfaceNotFound")
-    _error(_plug(alice, router["id"]), 400, "BadRequest")
+    other = post_made(alice, "/v2.0/ports", "port", network_id=net_id, device_id="vm-1")
+    neutron_error(_plug(alice, router["id"], port_id=other["id"]), 409, "PortInUse")
+    neutron_error(_unplug(alice, router["id"], port_id=other["id"]), 404, "RouterInterfaceNotFound")
+    neutron_error(_plug(alice, router["id"]), 400, "BadRequest")
     # The body is judged before the router is looked up.
     unknown = "00000000-0000-0000-0000-000000000001"
-    _error(_plug(alice, unknown, subnet_id="not-a-uuid"), 400, "InvalidInput")
-    _error(_plug(alice, unknown, subnet_id=subnet["id"]), 404, "RouterNotFound")
+    neutron_error(_plug(alice, unknown, subnet_id="not-a-uuid"), 400, "InvalidInput")
+    neutron_error(_plug(alice, unknown, subnet_id=subnet["id"]), 404, "RouterNotFound")
     assert _unplug(alice, router["id"], port_id=port["id"]).status_code == 200
     # Removing an interface deletes its port, as upstream.
     assert alice.get(f"/v2.0/ports/{port['id']}").status_code == 404
@@ -185,23 +180,25 @@ def test_extra_routes_need_a_connected_nexthop(alice: httpx.Client) -> None:
     router = _router(alice)
     route = {"destination": "192.168.0.0/16", "nexthop": "10.0.0.5"}
     body = {"router": {"routes": [route]}}
-    assert "not connected" in _error(
+    assert "not connected" in neutron_error(
         alice.put(f"/v2.0/routers/{router['id']}", json=body), 400, "BadRequest"
     )
     _plug(alice, router["id"], subnet_id=subnet["id"])
     answer = alice.put(f"/v2.0/routers/{router['id']}", json=body)
     assert answer.json()["router"]["routes"] == [route]
-    _error(_unplug(alice, router["id"], subnet_id=subnet["id"]), 409, "RouterInterfaceInUseByRoute")
+    neutron_error(
+        _unplug(alice, router["id"], subnet_id=subnet["id"]), 409, "RouterInterfaceInUseByRoute"
+    )
     cleared = alice.put(f"/v2.0/routers/{router['id']}", json={"router": {"routes": None}})
     assert cleared.json()["router"]["routes"] == []
     bad = {"router": {"routes": [{"destination": "nowhere", "nexthop": "10.0.0.5"}]}}
-    _error(alice.put(f"/v2.0/routers/{router['id']}", json=bad), 400, "InvalidInput")
+    neutron_error(alice.put(f"/v2.0/routers/{router['id']}", json=bad), 400, "InvalidInput")
 
 
 def test_routers_are_their_projects(alice: httpx.Client, bob: httpx.Client) -> None:
     router = _router(alice, name="mine")
-    _error(bob.get(f"/v2.0/routers/{router['id']}"), 404, "RouterNotFound")
-    _error(
+    neutron_error(bob.get(f"/v2.0/routers/{router['id']}"), 404, "RouterNotFound")
+    neutron_error(
         bob.put(f"/v2.0/routers/{router['id']}", json={"router": {"name": "x"}}),
         404,
         "RouterNotFound",
@@ -209,7 +206,9 @@ def test_routers_are_their_projects(alice: httpx.Client, bob: httpx.Client) -> N
     assert bob.get("/v2.0/routers").json()["routers"] == []
     listed = alice.get("/v2.0/routers", params={"name": "mine", "fields": ["id", "name"]}).json()
     assert listed["routers"] == [{"id": router["id"], "name": "mine"}]
-    _error(alice.post("/v2.0/routers", json={"router": {"distributed": True}}), 400, "BadRequest")
+    neutron_error(
+        alice.post("/v2.0/routers", json={"router": {"distributed": True}}), 400, "BadRequest"
+    )
 
 
 def _reachable(
@@ -220,7 +219,7 @@ def _reachable(
     net_id, subnet = _network(alice, "10.0.0.0/24")
     router = _router(alice, external_gateway_info={"network_id": public[0]})
     assert _plug(alice, router["id"], subnet_id=subnet["id"]).status_code == 200
-    port = _post(alice, "/v2.0/ports", "port", network_id=net_id)
+    port = post_made(alice, "/v2.0/ports", "port", network_id=net_id)
     return router, subnet, port
 
 
@@ -228,7 +227,7 @@ def test_a_floating_ip_is_an_external_address_associated_through_a_router(
     network_client: httpx.Client, alice: httpx.Client, public: tuple[str, dict[str, Any]]
 ) -> None:
     router, subnet, port = _reachable(alice, public)
-    fip = _post(alice, "/v2.0/floatingips", "floatingip", floating_network_id=public[0])
+    fip = post_made(alice, "/v2.0/floatingips", "floatingip", floating_network_id=public[0])
     # .2 is the router's gateway.
     assert fip["floating_ip_address"] == "203.0.113.3"
     assert (fip["port_id"], fip["router_id"], fip["status"]) == (None, None, "DOWN")
@@ -240,25 +239,27 @@ def test_a_floating_ip_is_an_external_address_associated_through_a_router(
     assert associated["fixed_ip_address"] == port["fixed_ips"][0]["ip_address"]
     assert associated["port_details"]["mac_address"] == port["mac_address"]
     # What the floating IP goes through cannot go.
-    _error(
+    neutron_error(
         _unplug(alice, router["id"], subnet_id=subnet["id"]),
         409,
         "RouterInterfaceInUseByFloatingIP",
     )
     body = {"router": {"external_gateway_info": None}}
-    _error(
+    neutron_error(
         alice.put(f"/v2.0/routers/{router['id']}", json=body),
         409,
         "RouterExternalGatewayInUseByFloatingIp",
     )
     body = {"network": {"router:external": False}}
-    _error(network_client.put(f"/v2.0/networks/{public[0]}", json=body), 409, "RbacPolicyInUse")
+    neutron_error(
+        network_client.put(f"/v2.0/networks/{public[0]}", json=body), 409, "RbacPolicyInUse"
+    )
     # A second floating IP on the same fixed address is refused.
     answer = alice.post(
         "/v2.0/floatingips",
         json={"floatingip": {"floating_network_id": public[0], "port_id": port["id"]}},
     )
-    _error(answer, 409, "FloatingIPPortAlreadyAssociated")
+    neutron_error(answer, 409, "FloatingIPPortAlreadyAssociated")
     # Deleting the port leaves the floating IP, associated with nothing.
     assert alice.delete(f"/v2.0/ports/{port['id']}").status_code == 204
     shown = alice.get(f"/v2.0/floatingips/{fip['id']}").json()["floatingip"]
@@ -279,31 +280,31 @@ def test_a_floating_ip_needs_a_router_between(
     public: tuple[str, dict[str, Any]],
 ) -> None:
     net_id, _ = _network(alice, "10.1.0.0/24")
-    lonely = _post(alice, "/v2.0/ports", "port", network_id=net_id)
+    lonely = post_made(alice, "/v2.0/ports", "port", network_id=net_id)
     body = {"floating_network_id": public[0], "port_id": lonely["id"]}
-    _error(
+    neutron_error(
         alice.post("/v2.0/floatingips", json={"floatingip": body}),
         404,
         "ExternalGatewayForFloatingIPNotFound",
     )
     private, _ = _network(alice, "10.2.0.0/24")
-    _error(
+    neutron_error(
         alice.post("/v2.0/floatingips", json={"floatingip": {"floating_network_id": private}}),
         400,
         "BadRequest",
     )
     # Choosing the address is the admin's.
     body = {"floating_network_id": public[0], "floating_ip_address": "203.0.113.10"}
-    _error(alice.post("/v2.0/floatingips", json={"floatingip": body}), 403, "NotAuthorized")
-    chosen = _post(network_client, "/v2.0/floatingips", "floatingip", **body)
+    neutron_error(alice.post("/v2.0/floatingips", json={"floatingip": body}), 403, "NotAuthorized")
+    chosen = post_made(network_client, "/v2.0/floatingips", "floatingip", **body)
     assert chosen["floating_ip_address"] == "203.0.113.10"
     # Another project's floating IPs are not seen.
-    mine = _post(alice, "/v2.0/floatingips", "floatingip", floating_network_id=public[0])
+    mine = post_made(alice, "/v2.0/floatingips", "floatingip", floating_network_id=public[0])
     assert bob.get("/v2.0/floatingips").json()["floatingips"] == []
-    _error(bob.get(f"/v2.0/floatingips/{mine['id']}"), 404, "FloatingIPNotFound")
+    neutron_error(bob.get(f"/v2.0/floatingips/{mine['id']}"), 404, "FloatingIPNotFound")
     # The floating IP's address port is the service's: not deleted through the port API.
     (held,) = network_client.get("/v2.0/ports", params={"device_id": mine["id"]}).json()["ports"]
-    _error(network_client.delete(f"/v2.0/ports/{held['id']}"), 409, "ServicePortInUse")
+    neutron_error(network_client.delete(f"/v2.0/ports/{held['id']}"), 409, "ServicePortInUse")
 
 
 def test_router_and_floating_ip_quotas(
@@ -312,10 +313,10 @@ def test_router_and_floating_ip_quotas(
     limits = {"quota": {"router": 1, "floatingip": 1}}
     assert network_client.put("/v2.0/quotas/alice", json=limits).status_code == 200
     _router(alice)
-    _error(alice.post("/v2.0/routers", json={"router": {}}), 409, "OverQuota")
-    _post(alice, "/v2.0/floatingips", "floatingip", floating_network_id=public[0])
+    neutron_error(alice.post("/v2.0/routers", json={"router": {}}), 409, "OverQuota")
+    post_made(alice, "/v2.0/floatingips", "floatingip", floating_network_id=public[0])
     body = {"floatingip": {"floating_network_id": public[0]}}
-    _error(alice.post("/v2.0/floatingips", json=body), 409, "OverQuota")
+    neutron_error(alice.post("/v2.0/floatingips", json=body), 409, "OverQuota")
     details = alice.get("/v2.0/quotas/alice/details").json()["quota"]
     assert details["router"]["used"] == 1 and details["floatingip"]["used"] == 1
 
@@ -325,13 +326,13 @@ def test_an_external_network_goes_with_its_unassociated_floating_ips(
 ) -> None:
     router, _, port = _reachable(alice, public)
     body = {"floating_network_id": public[0], "port_id": port["id"]}
-    associated = _post(alice, "/v2.0/floatingips", "floatingip", **body)
-    loose = _post(alice, "/v2.0/floatingips", "floatingip", floating_network_id=public[0])
+    associated = post_made(alice, "/v2.0/floatingips", "floatingip", **body)
+    loose = post_made(alice, "/v2.0/floatingips", "floatingip", floating_network_id=public[0])
     # The router's gateway and the associated floating IP hold the network.
-    _error(network_client.delete(f"/v2.0/networks/{public[0]}"), 409, "NetworkInUse")
+    neutron_error(network_client.delete(f"/v2.0/networks/{public[0]}"), 409, "NetworkInUse")
     assert alice.get(f"/v2.0/floatingips/{loose['id']}").status_code == 200
     assert alice.delete(f"/v2.0/floatingips/{associated['id']}").status_code == 204
     gateway_off = {"router": {"external_gateway_info": None}}
     assert alice.put(f"/v2.0/routers/{router['id']}", json=gateway_off).status_code == 200
     assert network_client.delete(f"/v2.0/networks/{public[0]}").status_code == 204
-    _error(alice.get(f"/v2.0/floatingips/{loose['id']}"), 404, "FloatingIPNotFound")
+    neutron_error(alice.get(f"/v2.0/floatingips/{loose['id']}"), 404, "FloatingIPNotFound")

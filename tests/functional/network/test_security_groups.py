@@ -13,6 +13,7 @@ import pytest
 
 from berth.network.service import NetworkService
 from tests.conftest import MEMBER_ROLES, network_client_for
+from tests.functional.network.calls import neutron_error
 
 
 @pytest.fixture
@@ -25,13 +26,6 @@ def alice(network_service: NetworkService) -> Iterator[httpx.Client]:
 def bob(network_service: NetworkService) -> Iterator[httpx.Client]:
     with network_client_for(network_service, "bob", roles=MEMBER_ROLES) as client:
         yield client
-
-
-def _error(answer: httpx.Response, status: int, kind: str) -> str:
-    assert answer.status_code == status, answer.text
-    error = answer.json()["NeutronError"]
-    assert error["type"] == kind, answer.text
-    return str(error["message"])
 
 
 def _group(client: httpx.Client, **body: Any) -> dict[str, Any]:
@@ -86,15 +80,19 @@ def test_a_new_group_lets_everything_out(alice: httpx.Client) -> None:
 def test_groups_are_their_projects(alice: httpx.Client, bob: httpx.Client) -> None:
     group = _group(alice)
     path = f"/v2.0/security-groups/{group['id']}"
-    _error(bob.get(path), 404, "SecurityGroupNotFound")
-    _error(bob.put(path, json={"security_group": {"name": "x"}}), 404, "SecurityGroupNotFound")
-    _error(bob.delete(path), 404, "SecurityGroupNotFound")
-    _error(_rule(bob, group["id"]), 404, "SecurityGroupNotFound")
+    neutron_error(bob.get(path), 404, "SecurityGroupNotFound")
+    neutron_error(
+        bob.put(path, json={"security_group": {"name": "x"}}), 404, "SecurityGroupNotFound"
+    )
+    neutron_error(bob.delete(path), 404, "SecurityGroupNotFound")
+    neutron_error(_rule(bob, group["id"]), 404, "SecurityGroupNotFound")
     assert [g["name"] for g in bob.get("/v2.0/security-groups").json()["security_groups"]] == [
         "default"
     ]
     rule_id = group["security_group_rules"][0]["id"]
-    _error(bob.get(f"/v2.0/security-group-rules/{rule_id}"), 404, "SecurityGroupRuleNotFound")
+    neutron_error(
+        bob.get(f"/v2.0/security-group-rules/{rule_id}"), 404, "SecurityGroupRuleNotFound"
+    )
     assert bob.get("/v2.0/security-group-rules", params={"id": rule_id}).json() == {
         "security_group_rules": []
     }
@@ -112,9 +110,9 @@ def test_update_list_filters_fields_and_delete(alice: httpx.Client) -> None:
     assert listed.json() == {"security_groups": [{"id": group["id"], "name": "db"}]}
     ordered = alice.get("/v2.0/security-groups", params={"sort_key": "name", "sort_dir": "asc"})
     assert [g["name"] for g in ordered.json()["security_groups"]] == ["db", "default"]
-    _error(alice.get("/v2.0/security-groups", params={"color": "red"}), 400, "BadRequest")
+    neutron_error(alice.get("/v2.0/security-groups", params={"color": "red"}), 400, "BadRequest")
     assert alice.delete(path).status_code == 204
-    _error(alice.get(path), 404, "SecurityGroupNotFound")
+    neutron_error(alice.get(path), 404, "SecurityGroupNotFound")
     # Its rules went with it.
     left = alice.get("/v2.0/security-group-rules", params={"security_group_id": group["id"]})
     assert left.json() == {"security_group_rules": []}
@@ -123,7 +121,7 @@ def test_update_list_filters_fields_and_delete(alice: httpx.Client) -> None:
 def test_the_default_name_is_the_default_groups(
     alice: httpx.Client, network_client: httpx.Client
 ) -> None:
-    _error(
+    neutron_error(
         alice.post("/v2.0/security-groups", json={"security_group": {"name": "default"}}),
         409,
         "SecurityGroupDefaultAlreadyExists",
@@ -132,16 +130,16 @@ def test_the_default_name_is_the_default_groups(
     renamed = alice.put(
         f"/v2.0/security-groups/{group['id']}", json={"security_group": {"name": "default"}}
     )
-    _error(renamed, 409, "SecurityGroupDefaultAlreadyExists")
+    neutron_error(renamed, 409, "SecurityGroupDefaultAlreadyExists")
     default = _default(alice)
     path = f"/v2.0/security-groups/{default['id']}"
-    _error(
+    neutron_error(
         alice.put(path, json={"security_group": {"name": "other"}}),
         409,
         "SecurityGroupCannotUpdateDefault",
     )
     assert alice.put(path, json={"security_group": {"description": "ours"}}).status_code == 200
-    _error(alice.delete(path), 409, "SecurityGroupCannotRemoveDefault")
+    neutron_error(alice.delete(path), 409, "SecurityGroupCannotRemoveDefault")
     # An admin may delete it; the next listing makes a new one.
     assert network_client.delete(path).status_code == 204
     assert _default(alice)["id"] != default["id"]
@@ -188,7 +186,7 @@ def test_bad_rules_are_400s(
 ) -> None:
     group = _group(alice)
     body = {k: group["id"] if v == "GROUP" else v for k, v in rule.items()}
-    assert words in _error(_rule(alice, group["id"], **body), 400, kind)
+    assert words in neutron_error(_rule(alice, group["id"], **body), 400, kind)
 
 
 def test_rules_as_given_and_their_duplicates(alice: httpx.Client) -> None:
@@ -213,17 +211,17 @@ def test_rules_as_given_and_their_duplicates(alice: httpx.Client) -> None:
     assert made[0]["description"] == "why" and made[0]["project_id"] == "alice"
     # The same traffic again, however it is spelled, is a conflict naming the first rule.
     again = _rule(alice, group["id"], protocol="6", port_range_min=77, port_range_max=77)
-    assert made[0]["id"] in _error(again, 409, "SecurityGroupRuleExists")
+    assert made[0]["id"] in neutron_error(again, 409, "SecurityGroupRuleExists")
     shown = alice.get(f"/v2.0/security-groups/{group['id']}").json()["security_group"]
     assert {r["id"] for r in made} <= {r["id"] for r in shown["security_group_rules"]}
     assert shown["revision_number"] == len(made)
     # Deleting the remote group takes the rules naming it.
     assert alice.delete(f"/v2.0/security-groups/{other['id']}").status_code == 204
-    _error(
+    neutron_error(
         alice.get(f"/v2.0/security-group-rules/{made[1]['id']}"), 404, "SecurityGroupRuleNotFound"
     )
     assert alice.delete(f"/v2.0/security-group-rules/{made[0]['id']}").status_code == 204
-    _error(
+    neutron_error(
         alice.delete(f"/v2.0/security-group-rules/{made[0]['id']}"),
         404,
         "SecurityGroupRuleNotFound",
@@ -232,13 +230,13 @@ def test_rules_as_given_and_their_duplicates(alice: httpx.Client) -> None:
 
 def test_a_rule_needs_groups_that_exist(alice: httpx.Client) -> None:
     missing = "6f0a9a55-7a8f-4b8e-9d4e-2c6d1f0b1a11"
-    _error(_rule(alice, missing), 404, "SecurityGroupNotFound")
+    neutron_error(_rule(alice, missing), 404, "SecurityGroupNotFound")
     group = _group(alice)
-    _error(_rule(alice, group["id"], remote_group_id=missing), 404, "SecurityGroupNotFound")
+    neutron_error(_rule(alice, group["id"], remote_group_id=missing), 404, "SecurityGroupNotFound")
     answer = alice.post(
         "/v2.0/security-group-rules", json={"security_group_rule": {"direction": "ingress"}}
     )
-    _error(answer, 400, "BadRequest")
+    neutron_error(answer, 400, "BadRequest")
 
 
 def _network(client: httpx.Client) -> str:
@@ -262,20 +260,20 @@ def test_ports_and_their_groups(alice: httpx.Client, bob: httpx.Client) -> None:
     assert answer.status_code == 200, answer.text
     assert sorted(answer.json()["port"]["security_groups"]) == sorted([group["id"], default["id"]])
     # A group a port is in stays until the port leaves it.
-    assert "in use" in _error(
+    assert "in use" in neutron_error(
         alice.delete(f"/v2.0/security-groups/{group['id']}"), 409, "SecurityGroupInUse"
     )
     listed = alice.get("/v2.0/ports", params={"security_groups": group["id"]})
     assert [p["id"] for p in listed.json()["ports"]] == [port["id"]]
     # Another project's group is not found.
     theirs = _group(bob)
-    _error(
+    neutron_error(
         alice.put(path, json={"port": {"security_groups": [theirs["id"]]}}),
         404,
         "SecurityGroupNotFound",
     )
     # No port security while the port is in groups; both at once is fine.
-    _error(
+    neutron_error(
         alice.put(path, json={"port": {"port_security_enabled": False}}),
         409,
         "PortSecurityPortHasSecurityGroup",
@@ -283,7 +281,7 @@ def test_ports_and_their_groups(alice: httpx.Client, bob: httpx.Client) -> None:
     answer = alice.put(path, json={"port": {"port_security_enabled": False, "security_groups": []}})
     assert answer.status_code == 200, answer.text
     assert answer.json()["port"]["port_security_enabled"] is False
-    _error(
+    neutron_error(
         alice.put(path, json={"port": {"security_groups": [group["id"]]}}),
         400,
         "PortSecurityAndIPRequiredForSecurityGroups",
@@ -299,7 +297,7 @@ def test_ports_made_without_groups(alice: httpx.Client) -> None:
     assert unsecured["security_groups"] == [] and unsecured["port_security_enabled"] is False
     dhcp = _port(alice, network, device_owner="network:dhcp").json()["port"]
     assert dhcp["security_groups"] == []
-    _error(
+    neutron_error(
         _port(alice, network, port_security_enabled=False, security_groups=[_default(alice)["id"]]),
         400,
         "PortSecurityAndIPRequiredForSecurityGroups",
@@ -310,13 +308,13 @@ def test_quotas_count_groups_and_rules(alice: httpx.Client, network_client: http
     limits = {"security_group": 2, "security_group_rule": 7}
     assert network_client.put("/v2.0/quotas/alice", json={"quota": limits}).status_code == 200
     group = _group(alice)  # with the default group: 2 groups, 6 rules
-    assert "['security_group']" in _error(
+    assert "['security_group']" in neutron_error(
         alice.post("/v2.0/security-groups", json={"security_group": {"name": "x"}}),
         409,
         "OverQuota",
     )
     assert _rule(alice, group["id"], protocol="tcp").status_code == 201
-    assert "['security_group_rule']" in _error(
+    assert "['security_group_rule']" in neutron_error(
         _rule(alice, group["id"], protocol="udp"), 409, "OverQuota"
     )
     details = alice.get("/v2.0/quotas/alice/details").json()["quota"]

@@ -9,6 +9,7 @@ from berth.common.timeutils import utcnow
 from berth.network.service import NetworkService
 from berth.network.store.schema import ip_allocations, ports
 from tests.conftest import MEMBER_ROLES, network_client_for
+from tests.functional.network.calls import neutron_error
 
 
 def _network(client: httpx.Client, **network: object) -> dict[str, object]:
@@ -19,12 +20,6 @@ def _network(client: httpx.Client, **network: object) -> dict[str, object]:
 
 def _subnet(client: httpx.Client, **subnet: object) -> httpx.Response:
     return client.post("/v2.0/subnets", json={"subnet": subnet})
-
-
-def _error(answer: httpx.Response, status: int, kind: str) -> str:
-    assert answer.status_code == status, answer.text
-    assert answer.json()["NeutronError"]["type"] == kind
-    return str(answer.json()["NeutronError"]["message"])
 
 
 def test_defaults_gateway_and_pools(network_client: httpx.Client) -> None:
@@ -50,28 +45,28 @@ def test_defaults_gateway_and_pools(network_client: httpx.Client) -> None:
 def test_refusals(network_client: httpx.Client) -> None:
     net = _network(network_client)
     base = {"network_id": net["id"], "ip_version": 4}
-    _error(_subnet(network_client, **base, cidr="10.0.0.1/24"), 400, "InvalidInput")
-    _error(_subnet(network_client, **base, cidr="nope"), 400, "InvalidInput")
-    _error(_subnet(network_client, **base, cidr="2001:db8::/64"), 400, "InvalidInput")
-    _error(
+    neutron_error(_subnet(network_client, **base, cidr="10.0.0.1/24"), 400, "InvalidInput")
+    neutron_error(_subnet(network_client, **base, cidr="nope"), 400, "InvalidInput")
+    neutron_error(_subnet(network_client, **base, cidr="2001:db8::/64"), 400, "InvalidInput")
+    neutron_error(
         _subnet(network_client, **base, cidr="10.0.0.0/24", gateway_ip="10.9.9.9"),
         400, "InvalidInput",
     )  # fmt: skip
-    _error(
+    neutron_error(
         _subnet(network_client, **base, cidr="10.0.0.0/24",
                 allocation_pools=[{"start": "10.0.0.10", "end": "10.0.1.5"}]),
         400, "InvalidInput",
     )  # fmt: skip
     assert _subnet(network_client, **base, cidr="10.0.0.0/24").status_code == 201
     overlap = _subnet(network_client, **base, cidr="10.0.0.128/25")
-    assert "overlaps" in _error(overlap, 400, "BadRequest")
-    _error(_subnet(network_client, ip_version=4, cidr="10.1.0.0/24"), 400, "InvalidInput")
+    assert "overlaps" in neutron_error(overlap, 400, "BadRequest")
+    neutron_error(_subnet(network_client, ip_version=4, cidr="10.1.0.0/24"), 400, "InvalidInput")
     missing = _subnet(
         network_client, network_id="00000000-0000-0000-0000-00000000dead", ip_version=4,
         cidr="10.2.0.0/24",
     )  # fmt: skip
-    _error(missing, 404, "NetworkNotFound")
-    _error(network_client.get("/v2.0/subnets/x"), 404, "SubnetNotFound")
+    neutron_error(missing, 404, "NetworkNotFound")
+    neutron_error(network_client.get("/v2.0/subnets/x"), 404, "SubnetNotFound")
 
 
 def test_routed_network_subnets_name_their_segment(network_client: httpx.Client) -> None:
@@ -87,7 +82,7 @@ def test_routed_network_subnets_name_their_segment(network_client: httpx.Client)
     segments = network_client.get("/v2.0/segments", params={"network_id": net["id"]}).json()
     seg1, seg2 = sorted(segments["segments"], key=lambda s: s["physical_network"])
     base = {"network_id": net["id"], "ip_version": 4}
-    _error(_subnet(network_client, **base, cidr="10.1.0.0/24"), 400, "BadRequest")
+    neutron_error(_subnet(network_client, **base, cidr="10.1.0.0/24"), 400, "BadRequest")
     first = _subnet(network_client, **base, cidr="10.1.0.0/24", segment_id=seg1["id"])
     assert first.json()["subnet"]["segment_id"] == seg1["id"]
     assert _subnet(network_client, **base, cidr="10.2.0.0/24", segment_id=seg2["id"]).is_success
@@ -96,11 +91,11 @@ def test_routed_network_subnets_name_their_segment(network_client: httpx.Client)
     wrong = _subnet(
         network_client, **base, cidr="10.3.0.0/24", segment_id=other["segments"][0]["id"]
     )
-    _error(wrong, 400, "InvalidInput")
+    neutron_error(wrong, 400, "InvalidInput")
     shown = network_client.get(f"/v2.0/networks/{net['id']}").json()["network"]
     assert shown["l2_adjacency"] is False
     in_use = network_client.delete(f"/v2.0/segments/{seg1['id']}")
-    _error(in_use, 409, "SegmentInUse")
+    neutron_error(in_use, 409, "SegmentInUse")
 
 
 def test_ipv6_modes_must_agree(network_client: httpx.Client) -> None:
@@ -109,7 +104,7 @@ def test_ipv6_modes_must_agree(network_client: httpx.Client) -> None:
     disagree = _subnet(
         network_client, **base, ipv6_ra_mode="slaac", ipv6_address_mode="dhcpv6-stateful"
     )
-    assert "must be the same" in _error(disagree, 400, "InvalidInput")
+    assert "must be the same" in neutron_error(disagree, 400, "InvalidInput")
     # Either alone is fine: addresses may come from elsewhere than the router advertisements.
     only_address = _subnet(network_client, **base, ipv6_address_mode="dhcpv6-stateless")
     assert only_address.status_code == 201, only_address.text
@@ -159,9 +154,11 @@ def test_an_auto_addressed_subnet_is_deleted_from_under_its_ports(
     shown = network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
     assert [f["subnet_id"] for f in shown["fixed_ips"]] == [made["dhcpv6-stateful"]]
     # Addresses handed out by DHCP are the ports' own: that subnet stays in use.
-    _error(network_client.delete(f"/v2.0/subnets/{made['dhcpv6-stateful']}"), 409, "SubnetInUse")
+    neutron_error(
+        network_client.delete(f"/v2.0/subnets/{made['dhcpv6-stateful']}"), 409, "SubnetInUse"
+    )
     in_use = network_client.delete(f"/v2.0/networks/{net['id']}")
-    assert "ports still in use" in _error(in_use, 409, "NetworkInUse")
+    assert "ports still in use" in neutron_error(in_use, 409, "NetworkInUse")
 
 
 def test_update_delete_and_ip_availability(
@@ -179,7 +176,7 @@ def test_update_delete_and_ip_availability(
     ).json()["subnet"]
     assert updated["name"] == "s" and updated["revision_number"] == 1
     assert updated["allocation_pools"] == [{"start": "10.0.0.3", "end": "10.0.0.6"}]
-    _error(
+    neutron_error(
         network_client.put(f"/v2.0/subnets/{subnet['id']}", json={"subnet": {"cidr": "10.9.0.0/24"}}),
         400, "BadRequest",
     )  # fmt: skip
@@ -203,12 +200,12 @@ def test_update_delete_and_ip_availability(
     assert (found["total_ips"], found["used_ips"], found["network_name"]) == (4, 1, "n")
     listed = network_client.get("/v2.0/network-ip-availabilities", params={"ip_version": 6}).json()
     assert listed["network_ip_availabilities"] == []
-    _error(network_client.delete(f"/v2.0/subnets/{subnet['id']}"), 409, "SubnetInUse")
+    neutron_error(network_client.delete(f"/v2.0/subnets/{subnet['id']}"), 409, "SubnetInUse")
     with network_service.db.write() as conn:
         conn.execute(sa.delete(ports))
     assert network_client.delete(f"/v2.0/subnets/{subnet['id']}").status_code == 204
     with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
-        _error(alice.get("/v2.0/network-ip-availabilities"), 403, "NotAuthorized")
+        neutron_error(alice.get("/v2.0/network-ip-availabilities"), 403, "NotAuthorized")
 
 
 def test_projects_see_subnets_of_their_own_and_shared_networks(
@@ -225,7 +222,7 @@ def test_projects_see_subnets_of_their_own_and_shared_networks(
             "/v2.0/subnets",
             json={"subnet": {"network_id": shared["id"], "ip_version": 4, "cidr": "10.5.0.0/24"}},
         )
-        _error(refused, 403, "NotAuthorized")
+        neutron_error(refused, 403, "NotAuthorized")
 
 
 def test_an_ipv6_64_counts_past_64_bits(network_client: httpx.Client) -> None:
