@@ -104,9 +104,16 @@ def prepare_user(db: Database, user_id: str) -> None:
 
 def class_limits(conn: Connection, class_name: str) -> dict[str, int]:
     """A quota class's limits: Berth's defaults, under the default class's, under its own."""
+    return _layered(
+        *(store.class_limits(conn, name) for name in dict.fromkeys((DEFAULT_CLASS, class_name)))
+    )
+
+
+def _layered(*layers: Mapping[str, int]) -> dict[str, int]:
+    """Berth's defaults with each layer's limits over the last (of resources Berth has)."""
     found = {**DEFAULTS, **dict.fromkeys(LEGACY_NETWORK, UNLIMITED)}
-    for name in dict.fromkeys((DEFAULT_CLASS, class_name)):
-        found.update(known(store.class_limits(conn, name)))
+    for layer in layers:
+        found.update(known(layer))
     return found
 
 
@@ -225,8 +232,7 @@ def hold_limits(conn: Connection, owner: tuple[str, str]) -> HeldLimits:
     project_id, user_id = owner
     store.hold_project(conn, project_id)
     found = store.scoped_limits(conn, DEFAULT_CLASS, project_id, user_id)
-    defaults = {**DEFAULTS, **dict.fromkeys(LEGACY_NETWORK, UNLIMITED), **known(found.of_class)}
-    return HeldLimits({**defaults, **known(found.of_project)}, found.of_user)
+    return HeldLimits(_layered(found.of_class, found.of_project), found.of_user)
 
 
 def admit_servers(
