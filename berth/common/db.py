@@ -12,7 +12,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -219,6 +219,21 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def inserted(conn: Connection, statement: sa.Insert, values: Mapping[str, Any]) -> bool:
+    """Run an insert of one row; False (nothing inserted, the transaction going on) when the
+    database refuses the row (a unique key taken). A refused statement ends a PostgreSQL
+    transaction, so there and on MariaDB the insert runs in a savepoint; SQLite takes back the
+    refused statement alone, and a savepoint's two statements more would only hold its one
+    write lock longer."""
+    savepoint = nullcontext() if conn.dialect.name == "sqlite" else conn.begin_nested()
+    try:
+        with savepoint:
+            conn.execute(statement, values)
+    except sa.exc.IntegrityError:
+        return False
+    return True
 
 
 # What a request is answered when its database cannot be reached (every API says it alike).

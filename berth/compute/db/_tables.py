@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from berth.common.db import inserted
 from berth.common.timeutils import utcnow
 
 MYSQL = {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"}
@@ -40,24 +41,16 @@ def try_insert(
     statement: sa.Insert,
     rows: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
 ) -> bool:
-    """Run an insert (with one row's values, or of ``rows`` in one executemany) in a savepoint;
-    False (and the transaction still usable, nothing inserted) when it breaks a unique
-    constraint. A statement built once and given its row here costs less than one built with
-    ``values()`` each time.
-
-    One statement on SQLite goes without the savepoint: SQLite undoes only the statement that
-    broke the constraint and the transaction goes on (PostgreSQL aborts the transaction, and an
-    executemany's earlier rows would stay), and the savepoint's two statements were half the
-    cost of the insert, under the database's one write lock."""
+    """Run an insert as one statement (with its own values, or one row's given here: see
+    ``berth.common.db.inserted``), or of ``rows`` in one executemany in a savepoint; False
+    (and the transaction still usable, nothing inserted) when it breaks a unique constraint. A
+    statement built once and given its rows here costs less than one built with ``values()``
+    each time."""
+    if rows is None or isinstance(rows, Mapping):
+        return inserted(conn, statement, rows or {})
     try:
-        if rows is not None and not isinstance(rows, Mapping):
-            with conn.begin_nested():
-                conn.execute(statement, list(rows))
-        elif conn.dialect.name == "sqlite":
-            conn.execute(statement, rows)
-        else:
-            with conn.begin_nested():
-                conn.execute(statement, rows)
+        with conn.begin_nested():
+            conn.execute(statement, list(rows))
     except IntegrityError:
         return False
     return True

@@ -8,13 +8,12 @@ a server moves). An address is taken by inserting its ``ip_allocations`` row: th
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from contextlib import nullcontext
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
-from sqlalchemy.exc import IntegrityError
 
+from berth.common.db import inserted
 from berth.common.timeutils import utcnow
 from berth.network.store.schema import ip_allocations, networks, port_bindings, ports
 
@@ -36,23 +35,9 @@ _FIXED_IPS = (
 _TAKE_ADDRESS = ip_allocations.insert()
 
 
-def _inserted(conn: Connection, statement: sa.Insert, values: Mapping[str, Any]) -> bool:
-    """Run the insert; False when the database refuses its row (a unique key taken), the
-    transaction going on. A refused statement ends a PostgreSQL transaction, so there (and on
-    MariaDB, as before) the insert runs in a savepoint; SQLite takes back the refused statement
-    alone, and the savepoint's two statements more would only hold its one write lock longer."""
-    savepoint = nullcontext() if conn.dialect.name == "sqlite" else conn.begin_nested()
-    try:
-        with savepoint:
-            conn.execute(statement, values)
-    except IntegrityError:
-        return False
-    return True
-
-
 def insert(conn: Connection, values: Mapping[str, Any]) -> bool:
     """Insert a port; False when its MAC address is taken on its network."""
-    return _inserted(conn, _INSERT, {"revision_number": 0, "created_at": utcnow(), **values})
+    return inserted(conn, _INSERT, {"revision_number": 0, "created_at": utcnow(), **values})
 
 
 def get(conn: Connection, port_id: str) -> RowMapping | None:
@@ -108,7 +93,7 @@ def take_address(
     values = {
         "port_id": port_id, "subnet_id": subnet_id, "network_id": network_id, "ip_address": address
     }  # fmt: skip
-    return _inserted(conn, _TAKE_ADDRESS, values)
+    return inserted(conn, _TAKE_ADDRESS, values)
 
 
 def release_addresses(
