@@ -41,8 +41,9 @@ def encode_request(method: str, kwargs: dict[str, Any]) -> str:
     """The request as JSON text; TypeError (or ValueError for NaN) names the argument JSON cannot carry."""
     if not isinstance(method, str) or not method.isidentifier():
         raise ValueError(f"a method name is an identifier, not {method!r}")
-    for name, value in kwargs.items():
-        _check_json(value, f"{method}({name}=…)", name, set())
+    if not _plain(kwargs):
+        for name, value in kwargs.items():
+            _check_json(value, f"{method}({name}=…)", name, set())
     return json.dumps({"method": method, "kwargs": kwargs})
 
 
@@ -52,7 +53,8 @@ def decode_request(body: str) -> Request:
 
 
 def encode_result(value: Any) -> str:
-    _check_json(value, "the reply", "value", set())
+    if not _plain(value):
+        _check_json(value, "the reply", "value", set())
     return json.dumps({"result": value})
 
 
@@ -82,6 +84,37 @@ def decode_reply(body: str) -> Any:
     if error["kind"] == "no_such_method":
         raise NoSuchMethod(error["method"])
     raise RemoteError(error["type"], error["message"])
+
+
+# Deeper than this, the quick walk leaves the value to _check_json (which also finds a cycle).
+_PLAIN_DEPTH = 64
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    """True when JSON carries ``value`` exactly, told quickly: only the plain types themselves
+    (no subclasses, which _check_json judges), no path kept for a message. Every message is
+    walked this way; only one it cannot vouch for is walked again by _check_json, to accept a
+    subclass or name what JSON cannot carry."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if depth >= _PLAIN_DEPTH:
+        return False
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str or not _plain(item, depth + 1):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        # A loop, not all() over a generator: this runs on every message, and the generator
+        # costs a third of the walk.
+        for item in value:  # noqa: SIM110
+            if not _plain(item, depth + 1):
+                return False
+        return True
+    return False
 
 
 def _check_json(value: Any, where: str, path: str, open_containers: set[int]) -> None:

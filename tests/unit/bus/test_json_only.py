@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import math
 from typing import Any
 
@@ -74,3 +75,29 @@ def test_a_method_name_is_an_identifier(method: Any) -> None:
 @pytest.mark.parametrize("value", [None, True, 3, 2.5, "x", [1, "a"], {"a": {"b": [None]}}])
 def test_json_values_round_trip(value: Any) -> None:
     assert decode_reply(encode_result(value)) == value
+
+
+class Kind(enum.StrEnum):
+    SERVER = "server"
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+def test_str_and_int_subclasses_travel_as_their_plain_values() -> None:
+    body = encode_request("note", {"kind": Kind.SERVER, "levels": {Kind.SERVER: Level.HIGH}})
+    assert '"kind": "server"' in body
+    assert '{"server": 3}' in body
+
+
+def test_a_deep_structure_is_judged_all_the_way_down() -> None:
+    deep: Any = "leaf"
+    for _ in range(200):
+        deep = [deep]
+    assert decode_reply(encode_result(deep)) == deep
+    bad: Any = {1.5}
+    for _ in range(200):
+        bad = {"next": bad}
+    with pytest.raises(TypeError, match=r"\['next'\]\['next'\].* is a set"):
+        encode_result(bad)
