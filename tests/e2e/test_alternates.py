@@ -104,17 +104,17 @@ def test_a_scheduler_too_slow_to_answer_leaves_the_server_in_error_holding_nothi
     )
     flavor, image = w.flavor_and_image(stack)
     net = w.network(client)
-    slow = stack.placement_client.allocation_candidates
+    slow = stack.placement_client.allocation_candidates_body
     finished = threading.Event()
 
-    def after_the_deadline(params: Any) -> dict[str, Any]:
+    def after_the_deadline(params: Any) -> bytes:
         time.sleep(1.0)
         try:
             return slow(params)
         finally:
             finished.set()
 
-    stack.placement_client.allocation_candidates = after_the_deadline  # type: ignore[method-assign]
+    stack.placement_client.allocation_candidates_body = after_the_deadline  # type: ignore[method-assign]
     server_id = w.boot(client, flavor, image, [{"uuid": net}])
     server = w.wait(client, server_id)
     assert server["status"] == "ERROR"

@@ -3,11 +3,11 @@ candidates through filters and weighers to Selections with alternates, and a dia
 host fits. No HTTP, no database, no bus: the service around it fetches, claims and replies.
 
     query = build_query(spec, az_aggregates=zones, limit=config.max_placement_results)
-    answer = placement.get("/allocation_candidates", params=query.pairs(),
-                           headers={"OpenStack-API-Version": f"placement {query.microversion}"})
-    candidates = parse_candidates(answer, query.microversion)
+    body = placement.get("/allocation_candidates", params=query.pairs(),
+                         headers={"OpenStack-API-Version": f"placement {query.microversion}"})
+    answer = read_answer(body, query.microversion)
     schedule = Scheduler(config).select_destinations(
-        spec, candidates, host_states, claim, provider_summaries=answer["provider_summaries"])
+        spec, answer.candidates, host_states, claim, provider_summaries=answer.summaries)
 """
 
 from berth.compute.objects.diagnosis import Diagnosis, StageOutcome
@@ -20,7 +20,13 @@ from berth.compute.objects.request_spec import (
     SchedulerHints,
     ServerGroup,
 )
-from berth.compute.scheduler.candidates import Candidate, ProviderUsage, parse_candidates
+from berth.compute.scheduler.candidates import (
+    Candidate,
+    PlacementAnswer,
+    ProviderSummary,
+    ProviderUsage,
+    read_answer,
+)
 from berth.compute.scheduler.config import SchedulerConfig
 from berth.compute.scheduler.host_state import Aggregate, HostState
 from berth.compute.scheduler.placement_query import (
@@ -51,8 +57,10 @@ __all__ = [
     "Image",
     "MappingError",
     "NoValidHost",
+    "PlacementAnswer",
     "PlacementQuery",
     "PortRequest",
+    "ProviderSummary",
     "ProviderUsage",
     "QueryError",
     "RequestSpec",
@@ -65,7 +73,7 @@ __all__ = [
     "StageOutcome",
     "build_query",
     "group_suffix",
-    "parse_candidates",
     "port_allocations",
+    "read_answer",
     "select_destinations",
 ]

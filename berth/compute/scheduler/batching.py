@@ -62,10 +62,7 @@ def as_seen_by(candidate: Candidate, renamed: Mapping[str, str]) -> Candidate:
     if not renamed:
         return candidate
     mappings = {renamed.get(s, s): rps for s, rps in candidate.mappings.items()}
-    request = dict(candidate.allocation_request)
-    if "mappings" in request:
-        request["mappings"] = {renamed.get(s, s): rps for s, rps in request["mappings"].items()}
-    return dataclasses.replace(candidate, mappings=mappings, allocation_request=request)
+    return dataclasses.replace(candidate, mappings=mappings)
 
 
 @dataclass

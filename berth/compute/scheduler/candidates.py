@@ -24,10 +24,59 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["SHARING_TRAIT", "Candidate", "ProviderUsage", "parse_candidates"]
+import msgspec
+
+__all__ = [
+    "SHARING_TRAIT",
+    "Candidate",
+    "PlacementAnswer",
+    "ProviderSummary",
+    "ProviderUsage",
+    "read_answer",
+]
 
 LOG = logging.getLogger(__name__)
 SHARING_TRAIT: Final = "MISC_SHARES_VIA_AGGREGATE"
+
+
+class ProviderSummary(msgspec.Struct, frozen=True, gc=False):
+    """One provider of the answer's summaries: its tree and traits, and its resources left as
+    Placement wrote them until a claim asks (an answer describes thousands of providers; a
+    request of one instance reads the capacity of a few)."""
+
+    resources: msgspec.Raw = msgspec.Raw(b"{}")
+    traits: tuple[str, ...] = ()
+    root_provider_uuid: str | None = None
+
+    def free(self) -> dict[str, int]:
+        """Class -> capacity less used."""
+        return {rc: v.capacity - v.used for rc, v in _read_resources(self.resources).items()}
+
+
+class _Inventory(msgspec.Struct, gc=False):
+    capacity: int = 0
+    used: int = 0
+
+
+class _Amounts(msgspec.Struct, gc=False):
+    resources: dict[str, int] = {}
+
+
+class _AllocationRequest(msgspec.Struct, gc=False):
+    allocations: dict[str, _Amounts] = {}
+    mappings: dict[str, tuple[str, ...]] = {}
+
+
+class _Answer(msgspec.Struct, gc=False):
+    allocation_requests: list[_AllocationRequest] = []
+    provider_summaries: dict[str, ProviderSummary] = {}
+
+
+# Typed reading makes no dict for what the scheduler does not look at, and structs the
+# collector does not track (gc=False: they hold no cycles): half the time of reading the
+# whole answer into dicts, and the candidates come out with no second walk over dicts.
+_read = msgspec.json.Decoder(_Answer).decode
+_read_resources = msgspec.json.Decoder(dict[str, _Inventory]).decode
 
 
 # Not frozen: a frozen dataclass sets each field through object.__setattr__, a third of the
@@ -40,8 +89,6 @@ class Candidate:
     allocations: Mapping[str, Mapping[str, int]]
     # Suffix -> provider uuids (1.34); empty before.
     mappings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # The allocation request exactly as Placement gave it (what a claim writes).
-    allocation_request: Mapping[str, Any] = field(default_factory=dict)
     # The microversion the answer was asked at (how the claim must write it).
     version: str = "1.35"
     # Class -> amount taken from the compute node's own tree (not from sharing providers).
@@ -50,48 +97,75 @@ class Candidate:
     def host_amount(self, rc: str) -> int:
         return self.host_amounts.get(rc, 0)
 
+    @property
+    def allocation_request(self) -> dict[str, Any]:
+        """The allocation request as Placement gave it (what a claim writes): its allocations,
+        and from 1.34 its mappings."""
+        request: dict[str, Any] = {
+            "allocations": {rp: {"resources": dict(a)} for rp, a in self.allocations.items()}
+        }
+        if _at_least(self.version, (1, 34)):
+            request["mappings"] = {s: list(rps) for s, rps in self.mappings.items()}
+        return request
 
-def parse_candidates(answer: Mapping[str, Any], version: str) -> list[Candidate]:
-    """Candidates of a ``GET /allocation_candidates`` answer in Placement's order. An
-    allocation request that does not land on exactly one compute node is logged and left out."""
-    summaries: Mapping[str, Mapping[str, Any]] = answer.get("provider_summaries") or {}
+
+@dataclass(frozen=True, slots=True)
+class PlacementAnswer:
+    """A ``GET /allocation_candidates`` answer as the scheduler uses it."""
+
+    candidates: list[Candidate]
+    summaries: Mapping[str, ProviderSummary]
+    # Allocation requests in the answer, those left out included (did Placement stop at the
+    # query's limit?).
+    requests: int
+
+
+def read_answer(body: bytes, version: str) -> PlacementAnswer:
+    """Placement's answer (the JSON body it sent) with its candidates in Placement's order. An
+    allocation request that does not land on exactly one compute node is logged and left out.
+    A body that is not such an answer raises ``msgspec.ValidationError`` (a ``ValueError``)."""
+    answer = _read(body)
+    summaries = answer.provider_summaries
     # Per provider: its compute node, or None for a sharing provider (a tree of its own).
     # Worked out once per provider, not once per candidate that uses it.
     host_of: dict[str, str | None] = {}
 
     def node_of(rp: str) -> str | None:
-        if rp not in host_of:
-            summary = summaries.get(rp) or {}
-            sharing = SHARING_TRAIT in (summary.get("traits") or ())
-            host_of[rp] = None if sharing else str(summary.get("root_provider_uuid") or rp)
+        summary = summaries.get(rp)
+        if summary is None:
+            host_of[rp] = rp
+        elif SHARING_TRAIT in summary.traits:
+            host_of[rp] = None
+        else:
+            host_of[rp] = summary.root_provider_uuid or rp
         return host_of[rp]
 
     found = []
-    for request in answer.get("allocation_requests") or ():
-        # Placement's own mappings, shared and not copied: nothing changes a candidate.
-        allocations = {
-            rp: body.get("resources") or {}
-            for rp, body in (request.get("allocations") or {}).items()
-        }
+    for request in answer.allocation_requests:
+        allocations = {rp: body.resources for rp, body in request.allocations.items()}
         nodes = [host_of[rp] if rp in host_of else node_of(rp) for rp in allocations]
         roots = set(nodes)
         roots.discard(None)
         if len(roots) != 1:
-            LOG.warning("allocation request on %d compute nodes ignored: %s", len(roots), request)
+            LOG.warning(
+                "allocation request on %d compute nodes ignored: %s",
+                len(roots),
+                msgspec.json.encode(request).decode(),
+            )
             continue
         [root] = roots
-        mappings = {s: tuple(rps) for s, rps in (request.get("mappings") or {}).items()}
         found.append(
             Candidate(
-                root,
-                allocations,
-                mappings,
-                request,
-                version,
+                root, allocations, request.mappings, version,
                 _host_amounts(allocations, nodes, root),
             )
-        )
-    return found
+        )  # fmt: skip
+    return PlacementAnswer(found, summaries, len(answer.allocation_requests))
+
+
+def _at_least(version: str, wanted: tuple[int, int]) -> bool:
+    major, minor = version.split(".")
+    return (int(major), int(minor)) >= wanted
 
 
 def _host_amounts(
@@ -125,16 +199,12 @@ class ProviderUsage:
     A provider's free capacity is worked out the first time it is asked for: a request of one
     instance asks for few of the thousands of providers an answer may describe."""
 
-    def __init__(self, summaries: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    def __init__(self, summaries: Mapping[str, ProviderSummary] | None = None) -> None:
         self._summaries = summaries or {}
         self._free: dict[str, dict[str, int]] = {}
         # Providers an earlier instance took from: only their candidates can have stopped
         # fitting (Placement answered each candidate because it fitted then).
         self._taken: set[str] = set()
-
-    @classmethod
-    def from_summaries(cls, summaries: Mapping[str, Mapping[str, Any]]) -> ProviderUsage:
-        return cls(summaries)
 
     def fits(self, candidate: Candidate) -> bool:
         if self._taken.isdisjoint(candidate.allocations):
@@ -158,7 +228,7 @@ class ProviderUsage:
     def root_of(self, rp: str) -> str | None:
         """The root of the provider's tree, as the summaries tell (None when they do not)."""
         summary = self._summaries.get(rp)
-        return summary.get("root_provider_uuid") if summary else None
+        return summary.root_provider_uuid if summary else None
 
     def free(self, rp: str, rc: str) -> int | None:
         return self._of(rp).get(rc)
@@ -166,8 +236,6 @@ class ProviderUsage:
     def _of(self, rp: str) -> dict[str, int]:
         found = self._free.get(rp)
         if found is None:
-            resources = (self._summaries.get(rp) or {}).get("resources") or {}
-            found = self._free[rp] = {
-                rc: int(v.get("capacity", 0)) - int(v.get("used", 0)) for rc, v in resources.items()
-            }
+            summary = self._summaries.get(rp)
+            found = self._free[rp] = summary.free() if summary else {}
         return found

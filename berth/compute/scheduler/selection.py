@@ -35,13 +35,12 @@ import logging
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from berth.compute.objects.diagnosis import Diagnosis
 from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.objects.selection import Selection
 from berth.compute.scheduler import diagnosis as diag
-from berth.compute.scheduler.candidates import Candidate, ProviderUsage
+from berth.compute.scheduler.candidates import Candidate, ProviderSummary, ProviderUsage
 from berth.compute.scheduler.config import SchedulerConfig
 from berth.compute.scheduler.diagnosis import Recorder
 from berth.compute.scheduler.filters import build_pipeline
@@ -93,9 +92,9 @@ class _Pool:
         self,
         candidates: Sequence[Candidate],
         hosts: Iterable[HostState],
-        provider_summaries: Mapping[str, Mapping[str, Any]] | None,
+        provider_summaries: Mapping[str, ProviderSummary] | None,
     ) -> None:
-        self.usage = ProviderUsage.from_summaries(provider_summaries or {})
+        self.usage = ProviderUsage(provider_summaries)
         self.by_node = {h.node_uuid: h for h in hosts}
         self.options = Options(candidates, self.by_node, self.usage)
         self.known = len(self.by_node.keys() | self.options.roots)
@@ -145,7 +144,7 @@ class Scheduler:
         hosts: Iterable[HostState],
         claim: Claim,
         *,
-        provider_summaries: Mapping[str, Mapping[str, Any]] | None = None,
+        provider_summaries: Mapping[str, ProviderSummary] | None = None,
     ) -> Schedule:
         """Claim a host for every instance of ``spec``; raises NoValidHost (see the module)."""
         seed = self.config.seed if self.config.seed is not None else request_seed(spec)
@@ -177,7 +176,7 @@ class Scheduler:
         candidates: Sequence[Candidate],
         hosts: Iterable[HostState],
         *,
-        provider_summaries: Mapping[str, Mapping[str, Any]] | None = None,
+        provider_summaries: Mapping[str, ProviderSummary] | None = None,
     ) -> list[Schedule | Exception]:
         """One pass for several requests of one instance each that asked Placement the same
         (a batch, ``berth.compute.scheduler.batching``): each in turn is ranked, claimed and
@@ -332,7 +331,7 @@ def select_destinations(
     claim: Claim,
     config: SchedulerConfig | None = None,
     *,
-    provider_summaries: Mapping[str, Mapping[str, Any]] | None = None,
+    provider_summaries: Mapping[str, ProviderSummary] | None = None,
 ) -> Schedule:
     """``Scheduler(config).select_destinations(...)``, for a single call."""
     return Scheduler(config).select_destinations(

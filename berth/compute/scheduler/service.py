@@ -31,7 +31,7 @@ from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.objects.selection import Selection
 from berth.compute.objects.what_if import WhatIf
 from berth.compute.scheduler.batching import Batch, Batches, as_seen_by, settle, shape, suffixes
-from berth.compute.scheduler.candidates import Candidate, parse_candidates
+from berth.compute.scheduler.candidates import Candidate, PlacementAnswer, read_answer
 from berth.compute.scheduler.config import SchedulerConfig
 from berth.compute.scheduler.explain import Probes, explain
 from berth.compute.scheduler.host_cache import CellHosts, Inputs
@@ -113,35 +113,30 @@ class SchedulerService:
         except QueryError as exc:
             # Placement could never answer it: no host, and nothing to count.
             return WhatIf((), (), 0, message=f"No valid host was found. {exc}")
-        answer = self.placement.allocation_candidates(query.pairs())
-        candidates = parse_candidates(answer, query.microversion)
+        answer = self._ask(query)
+        candidates = answer.candidates
         hosts = self._hosts_for(spec, candidates)
         scheduler = Scheduler(self.config)
         try:
             schedule = scheduler.select_destinations(
-                spec, candidates, hosts, _claim_nothing,
-                provider_summaries=answer.get("provider_summaries"),
-            )  # fmt: skip
+                spec, candidates, hosts, _claim_nothing, provider_summaries=answer.summaries
+            )
             chosen, seed, diagnosis, message = schedule.selections, schedule.seed, None, None
         except NoValidHost as exc:
             refused = self._no_valid_host(spec, exc, bool(candidates))
             chosen, seed = (), exc.diagnosis.seed
             diagnosis, message = refused.diagnosis, refused.message
         complete = True
-        if len(answer.get("allocation_requests") or ()) >= self.config.max_placement_results:
+        if answer.requests >= self.config.max_placement_results:
             # Placement stopped at the limit: count from every candidate it has.
             try:
-                answer = self.placement.allocation_candidates(
-                    dataclasses.replace(query, limit=None).pairs()
-                )
-                candidates = parse_candidates(answer, query.microversion)
+                answer = self._ask(dataclasses.replace(query, limit=None))
+                candidates = answer.candidates
                 hosts = self._hosts_for(spec, candidates)
             except PlacementError:
                 LOG.info("what-if: Placement refused to list every candidate; counting fewer")
                 complete = False
-        capacities = host_capacities(
-            spec, candidates, hosts, answer.get("provider_summaries") or {}, scheduler.filters
-        )
+        capacities = host_capacities(spec, candidates, hosts, answer.summaries, scheduler.filters)
         return WhatIf(
             selections=tuple(chosen), hosts=capacities,
             placement_hosts=len({c.root for c in candidates}), together=together(spec),
@@ -178,14 +173,13 @@ class SchedulerService:
         request first) and answer each; this request's own schedule."""
         members: list[tuple[Member, Future[Schedule] | None]] = [(member, None)]
         try:
-            answer = self.placement.allocation_candidates(batch.leader_query.pairs())
-            candidates = parse_candidates(answer, batch.leader_query.microversion)
+            answer = self._ask(batch.leader_query)
+            candidates = answer.candidates
             hosts = self._hosts_for(member.spec, candidates)
             members += self._batches.close(key, batch)
             outcomes = Scheduler(self.config).select_each(
-                [m for m, _ in members], candidates, hosts,
-                provider_summaries=answer.get("provider_summaries"),
-            )  # fmt: skip
+                [m for m, _ in members], candidates, hosts, provider_summaries=answer.summaries
+            )
         except BaseException as exc:
             # Nobody is left waiting: the members get what stopped the pass.
             for _, future in members + self._batches.close(key, batch):
@@ -207,8 +201,8 @@ class SchedulerService:
     def _select_alone(
         self, request: RequestSpec, query: PlacementQuery, deadline: float | None
     ) -> list[list[Selection]]:
-        answer = self.placement.allocation_candidates(query.pairs())
-        candidates = parse_candidates(answer, query.microversion)
+        answer = self._ask(query)
+        candidates = answer.candidates
         hosts = self._hosts_for(request, candidates)
         try:
             schedule = Scheduler(self.config).select_destinations(
@@ -216,13 +210,17 @@ class SchedulerService:
                 candidates,
                 hosts,
                 self._claim(request, deadline),
-                provider_summaries=answer.get("provider_summaries"),
+                provider_summaries=answer.summaries,
             )
         except NoValidHost as exc:
             for chosen in exc.claimed:
                 self.placement.release(chosen.instance_uuid)
             raise self._no_valid_host(request, exc, bool(candidates)) from None
         return [list(per_instance) for per_instance in schedule.selections]
+
+    def _ask(self, query: PlacementQuery) -> PlacementAnswer:
+        body = self.placement.allocation_candidates_body(query.pairs())
+        return read_answer(body, query.microversion)
 
     def _hosts_for(self, request: RequestSpec, candidates: list[Candidate]) -> list[HostState]:
         named = {*request.hints.same_host, *request.hints.different_host}

@@ -10,11 +10,10 @@ has members; the filters leave only that one), so the fleet holds as many as tha
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from berth.compute.objects.request_spec import AFFINITY, ANTI_AFFINITY, RequestSpec
 from berth.compute.objects.what_if import HostCapacity
-from berth.compute.scheduler.candidates import Candidate, ProviderUsage
+from berth.compute.scheduler.candidates import Candidate, ProviderSummary, ProviderUsage
 from berth.compute.scheduler.diagnosis import Recorder
 from berth.compute.scheduler.filters import HostFilter, run_filters
 from berth.compute.scheduler.fit import most_instances
@@ -32,11 +31,11 @@ def host_capacities(
     spec: RequestSpec,
     candidates: Sequence[Candidate],
     hosts: Iterable[HostState],
-    provider_summaries: Mapping[str, Mapping[str, Any]],
+    provider_summaries: Mapping[str, ProviderSummary],
     pipeline: Sequence[HostFilter],
 ) -> tuple[HostCapacity, ...]:
     """Every host the filters keep with room for one more instance, and how many fit there."""
-    usage = ProviderUsage.from_summaries(provider_summaries)
+    usage = ProviderUsage(provider_summaries)
     by_node = {h.node_uuid: h for h in hosts}
     options: dict[str, tuple[HostState, list[Candidate]]] = {}
     for candidate in candidates:

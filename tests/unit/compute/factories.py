@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from berth.compute.objects.request_spec import Flavor, Image, PortRequest, RequestSpec
-from berth.compute.scheduler.candidates import Candidate
+from berth.compute.scheduler.candidates import Candidate, ProviderSummary, read_answer
 from berth.compute.scheduler.host_state import HostState
 from berth.compute.scheduler.selection import Claim, Selection
 
@@ -70,11 +72,14 @@ def candidate(
         for rc, n in more.items():
             host_amounts[rc] = host_amounts.get(rc, 0) + n
     maps = dict(mappings or {"": (root,)})
-    request = {
-        "allocations": {rp: {"resources": a} for rp, a in allocations.items()},
-        "mappings": {k: list(v) for k, v in maps.items()},
-    }
-    return Candidate(root, allocations, maps, request, "1.35", host_amounts)
+    return Candidate(root, allocations, maps, "1.35", host_amounts)
+
+
+def summaries_of(described: Mapping[str, Mapping[str, Any]]) -> dict[str, ProviderSummary]:
+    """Provider summaries as Placement would send them (``described``: the JSON of each), read
+    as the scheduler reads them."""
+    body = orjson.dumps({"allocation_requests": [], "provider_summaries": described})
+    return dict(read_answer(body, "1.35").summaries)
 
 
 def port(port_id: str, *groups: Mapping[str, Any], **kw: Any) -> PortRequest:

@@ -10,7 +10,15 @@ from berth.compute.scheduler import NoValidHost, Schedule, Scheduler, SchedulerC
 from berth.compute.scheduler.batching import as_seen_by, shape, suffixes
 from berth.compute.scheduler.placement_query import build_query, group_suffix
 from berth.compute.scheduler.selection import Member
-from tests.unit.compute.factories import candidate, flavor, host, port, recording, spec
+from tests.unit.compute.factories import (
+    candidate,
+    flavor,
+    host,
+    port,
+    recording,
+    spec,
+    summaries_of,
+)
 
 BANDWIDTH = {"NET_BW_EGR_KILOBIT_PER_SEC": 1000}
 
@@ -50,6 +58,7 @@ def test_a_member_sees_the_leaders_candidates_through_its_own_suffixes() -> None
     seen = as_seen_by(found, renamed)
     assert seen.mappings == {"": ("rp-cn1",), theirs: ("bw1",)}
     assert seen.allocation_request["mappings"] == {"": ["rp-cn1"], theirs: ["bw1"]}
+    assert found.allocation_request["mappings"] == {"": ["rp-cn1"], mine: ["bw1"]}
     assert seen.allocations == found.allocations and found.mappings[mine] == ("bw1",)
 
 
@@ -75,7 +84,10 @@ def test_members_are_placed_in_turn_and_each_fails_alone() -> None:
         Member(spec(instance_uuids=("vm-5",)), recording(claimed)),
     ]
     outcomes = Scheduler(SchedulerConfig(weighers=("RAMWeigher",))).select_each(
-        members, [candidate(cn1), candidate(cn2)], [cn1, cn2], provider_summaries=summaries
+        members,
+        [candidate(cn1), candidate(cn2)],
+        [cn1, cn2],
+        provider_summaries=summaries_of(summaries),
     )
     assert isinstance(outcomes[1], RuntimeError)
     placed = [o for o in outcomes if isinstance(o, Schedule)]

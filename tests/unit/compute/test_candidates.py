@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from berth.compute.scheduler.candidates import ProviderUsage, parse_candidates
+import orjson
+import pytest
+
+from berth.compute.scheduler.candidates import ProviderUsage, read_answer
 
 
 def summary(root: str, traits: tuple[str, ...] = (), **resources: tuple[int, int]) -> Any:
@@ -39,20 +42,40 @@ ANSWER: dict[str, Any] = {
 
 
 def test_each_candidate_belongs_to_its_compute_node() -> None:
-    first, second = parse_candidates(ANSWER, "1.36")
+    answer = read_answer(orjson.dumps(ANSWER), "1.36")
+    assert answer.requests == 3  # the one on two compute nodes is left out of the candidates
+    first, second = answer.candidates
     assert first.root == "cn1"
     assert first.host_amounts == {"VCPU": 2, "MEMORY_MB": 512, "NET_BW_EGR_KILOBIT_PER_SEC": 10}
     assert first.mappings == {"": ("cn1", "pool"), "g": ("pf1",)}
-    assert first.allocation_request is ANSWER["allocation_requests"][0]
     assert first.version == "1.36"
     assert second.root == "cn2"
     assert second.host_amount("DISK_GB") == 10
     assert second.mappings == {}
 
 
+def test_a_candidate_claims_the_allocation_request_placement_gave() -> None:
+    first, second, _ = ANSWER["allocation_requests"]
+    read = read_answer(orjson.dumps(ANSWER), "1.36").candidates
+    assert read[0].allocation_request == first
+    assert read[1].allocation_request == {**second, "mappings": {}}
+    # Before 1.34 an allocation request has no mappings.
+    [old] = read_answer(
+        orjson.dumps({**ANSWER, "allocation_requests": [second]}), "1.29"
+    ).candidates
+    assert old.allocation_request == second
+
+
+def test_a_body_that_is_no_answer_is_refused() -> None:
+    with pytest.raises(ValueError):
+        read_answer(b'{"allocation_requests": [{"allocations": []}]}', "1.36")
+    with pytest.raises(ValueError):
+        read_answer(b"<html>", "1.36")
+
+
 def test_provider_usage_fits_and_consumes() -> None:
-    first, second = parse_candidates(ANSWER, "1.36")
-    usage = ProviderUsage.from_summaries(ANSWER["provider_summaries"])
+    first, second = read_answer(orjson.dumps(ANSWER), "1.36").candidates
+    usage = ProviderUsage(read_answer(orjson.dumps(ANSWER), "1.36").summaries)
     assert usage.free("cn1", "VCPU") == 1
     # Placement answered both because they fitted: until an instance of the request takes
     # from their providers, they still do (cn1's summary is not looked at).

@@ -14,7 +14,7 @@ from berth.compute.scheduler import (
     Scheduler,
     Selection,
     build_query,
-    parse_candidates,
+    read_answer,
 )
 from berth.network import resource_request as rr
 from berth.network.model import MinimumBandwidthRule
@@ -99,8 +99,8 @@ def _port() -> PortRequest:
 def test_routed_direct_port_with_bandwidth() -> None:
     request = spec(ports=(_port(),))
     query = build_query(request)
-    answer = _answer(query.pairs(), query.version)
-    candidates = parse_candidates(answer, query.microversion)
+    answer = read_answer(orjson.dumps(_answer(query.pairs(), query.version)), query.microversion)
+    candidates = answer.candidates
     # Only h1: h2 does not reach the segment, h3 is disabled. One candidate per PF.
     assert sorted(c.root for c in candidates) == ["rp-h1", "rp-h1"]
     bw = rr.group_id("port-1", rr.BANDWIDTH)
@@ -121,7 +121,7 @@ def test_routed_direct_port_with_bandwidth() -> None:
         candidates,
         hosts,
         recording(claimed),
-        provider_summaries=answer["provider_summaries"],
+        provider_summaries=answer.summaries,
     )
     [[chosen]] = schedule.selections
     assert claimed == [chosen]

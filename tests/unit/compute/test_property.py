@@ -34,6 +34,8 @@ CELLS = ("cell-1", "cell-2", "cell-3")
 ZONES = ("nova", "az1", "az2")
 INSTANCES = ("vm-1", "vm-2", "vm-3")
 BW = {"NET_BW_EGR_KILOBIT_PER_SEC": 10}
+# The suffix of the mapping that numbers each candidate.
+TAG = "candidate-number"
 
 
 @st.composite
@@ -69,9 +71,10 @@ def hosts_and_candidates(draw: st.DrawFn) -> tuple[list[HostState], list[Candida
             candidates.append(
                 candidate(h, extra={rp: BW}, mappings={"": (h.node_uuid,), "g": (rp,)})
             )
-    # Every candidate tells which it is, so a selection can be traced back to it.
+    # Every candidate tells which it is, so a selection can be traced back to it: a mapping
+    # no request group asks for (mappings are looked up by suffix only).
     candidates = [
-        dataclasses.replace(c, allocation_request={**c.allocation_request, "n": i})
+        dataclasses.replace(c, mappings={**c.mappings, TAG: (str(i),)})
         for i, c in enumerate(candidates)
     ]
     return hosts, candidates
@@ -118,8 +121,13 @@ configs = st.builds(
 )
 
 
+def _tag(selection: Selection) -> int:
+    [n] = selection.mappings[TAG]
+    return int(n)
+
+
 def _traced(selection: Selection, candidates: list[Candidate]) -> Candidate:
-    return candidates[int(selection.allocation_request["n"])]
+    return candidates[_tag(selection)]
 
 
 def _passes(pipeline: Any, h: HostState, s: RequestSpec, c: Candidate) -> bool:
@@ -144,7 +152,7 @@ def test_selected_hosts_pass_every_filter_and_alternates_stay_in_the_cell(
     pipeline = build_pipeline(config.enabled_filters)
 
     def claim(selection: Selection) -> bool:
-        return selection.allocation_request["n"] not in refused
+        return _tag(selection) not in refused
 
     try:
         schedule = Scheduler(config).select_destinations(request, candidates, hosts, claim)

@@ -24,7 +24,7 @@ from berth.compute.scheduler.weighers import (
     normalise,
     totals,
 )
-from tests.unit.compute.factories import candidate, host, spec
+from tests.unit.compute.factories import candidate, host, spec, summaries_of
 
 
 class _Counting(HostFilter):
@@ -122,7 +122,8 @@ def test_a_kept_ranking_is_the_one_made_afresh(pass_: Any, seed: int) -> None:
     pipeline = build_pipeline(DEFAULT_FILTERS)
     weighers = build_weighers(DEFAULT_WEIGHERS, {})
     by_node = {h.node_uuid: h for h in hosts}
-    usage = ProviderUsage(summaries)
+    read = summaries_of(summaries)
+    usage = ProviderUsage(read)
     kept = Options(candidates, by_node, usage)
     request = spec()
     dropped: set[int] = set()
@@ -137,7 +138,7 @@ def test_a_kept_ranking_is_the_one_made_afresh(pass_: Any, seed: int) -> None:
             consumed.append(chosen)
             by_node[chosen.root] = by_node[chosen.root].consume(f"vm-{step}", chosen, {})
             kept.landed(chosen)
-        afresh_usage = ProviderUsage(summaries)
+        afresh_usage = ProviderUsage(read)
         for earlier in consumed:
             afresh_usage.consume(earlier)
         alive = [c for c in candidates if id(c) not in dropped]

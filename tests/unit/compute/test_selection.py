@@ -22,7 +22,16 @@ from berth.compute.scheduler import (
     Selection,
     ServerGroup,
 )
-from tests.unit.compute.factories import CELL1, CELL2, candidate, host, port, recording, spec
+from tests.unit.compute.factories import (
+    CELL1,
+    CELL2,
+    candidate,
+    host,
+    port,
+    recording,
+    spec,
+    summaries_of,
+)
 
 RAM_ONLY = {"weighers": ("RAMWeigher",)}
 
@@ -38,7 +47,7 @@ def run(
     candidates: Sequence[Candidate] | None = None,
     *,
     claim: Claim | None = None,
-    summaries: Mapping[str, Any] | None = None,
+    summaries: Mapping[str, Mapping[str, Any]] | None = None,
     **config: Any,
 ) -> Schedule:
     settings = {**RAM_ONLY, **config}
@@ -47,7 +56,7 @@ def run(
         candidates if candidates is not None else [candidate(h) for h in hosts],
         hosts,
         claim or (lambda _: True),
-        provider_summaries=summaries,
+        provider_summaries=summaries_of(summaries or {}),
     )
 
 

@@ -40,7 +40,6 @@ def test_resources_are_weighed_free_after_the_candidate() -> None:
         shared.root,
         {**shared.allocations, "pool": {"DISK_GB": 40}},
         shared.mappings,
-        shared.allocation_request,
         shared.version,
         shared.host_amounts,
     )

@@ -1,7 +1,7 @@
 """The what-if's "how many more fit" agrees with a brute force on random fleets and requests.
 
 The count under test works from one answer of Placement's candidate engine (allocation
-requests and provider summaries, through the scheduler's ``parse_candidates``): capacity per
+requests and provider summaries, through the scheduler's ``read_answer``): capacity per
 provider, nested bandwidth providers, allocation ratios, reserved, ``min_unit``, ``max_unit``
 and ``step_size`` all reach it only through that answer. The reference asks the slow reference
 solver again after each instance it places, with the usage that instance added, and tries every
@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, example, given, settings, target
 from hypothesis import strategies as st
 
 from berth.compute.objects.request_spec import Flavor, Image, RequestSpec
-from berth.compute.scheduler.candidates import parse_candidates
+from berth.compute.scheduler.candidates import read_answer
 from berth.compute.scheduler.fit import Fit, most_instances
 from berth.compute.scheduler.host_state import HostState
 from berth.compute.scheduler.what_if import host_capacities
@@ -100,14 +100,14 @@ def _counted(providers: list[Provider], request: CandidatesRequest) -> dict[str,
     """The what-if's count per compute node, from one answer of the candidate engine."""
     world = World.build(providers, CLASSES, PHYSNETS)
     found = allocation_candidates(world.index, request, randomize=False, rng=random.Random(0))
-    answer = orjson.loads(orjson.dumps(render(found, world.index, request.version)))
-    candidates = parse_candidates(answer, "1.39")
+    answer = read_answer(orjson.dumps(render(found, world.index, request.version)), "1.39")
+    candidates = answer.candidates
     hosts = [
         HostState(host=p.uuid, node=p.uuid, node_uuid=p.uuid, cell_uuid="cell")
         for p in providers
         if p.parent_uuid is None
     ]
-    counted = host_capacities(SPEC, candidates, hosts, answer["provider_summaries"], ())
+    counted = host_capacities(SPEC, candidates, hosts, answer.summaries, ())
     assert all(h.exact for h in counted)
     return {h.node_uuid: h.instances for h in counted}
 
