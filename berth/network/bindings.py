@@ -5,6 +5,14 @@ port completely (host, VIF type and details, profile, a deferred address) or rai
 anything is written, so a refused binding leaves the port exactly as it was. The port row holds
 the active binding; ``port_bindings`` holds inactive ones for other hosts (a server on the move)
 until one is activated.
+
+A port's status follows its active binding as upstream's L2 agent makes it: there, once a port
+is bound to a host, that host's agent wires the device and reports it up (ACTIVE; down when the
+port is administratively down), which is the event the compute service waits for. Berth's
+simulated agents wire nothing and the binding needs a live, enabled agent on the host (else
+``plan`` refuses it), so the agent's report is taken as made at once: a port bound (by an update
+of ``binding:host_id``, a binding made on an unbound port, or an activation) is ACTIVE when it is
+administratively up, DOWN otherwise; an unbound port is DOWN (``ports.wired_status``).
 """
 
 from __future__ import annotations
@@ -125,7 +133,7 @@ def bind(
         "binding_profile": dict(profile),
         "binding_vif_type": decided.vif_type,
         "binding_vif_details": dict(decided.vif_details),
-        "status": "DOWN",
+        "status": ports.wired_status(row["admin_state_up"]),
     })  # fmt: skip
     return decided
 
@@ -202,12 +210,10 @@ def create_binding(
 
 
 def activate(conn: Connection, settings: NetworkSettings, row: RowMapping, host: str) -> None:
-    """Make the binding on ``host`` the active one, and the port ACTIVE: the compute host calls
-    this once it has plugged the VIF. On the host already active, it only sets the port ACTIVE
-    (a Berth extension: its simulated hosts report the VIF plugged this way)."""
+    """Make the inactive binding on ``host`` the active one (re-planned there); the active one
+    becomes inactive. The binding already active: 409, as upstream's."""
     if row["binding_host"] == host:
-        store.update(conn, row["id"], {"status": "ACTIVE"})
-        return
+        raise exceptions.PortBindingAlreadyActive(row["id"], host)
     waiting = {b["host"]: b for b in store.inactive_bindings(conn, row["id"])}
     if host not in waiting:
         raise exceptions.PortBindingNotFound(row["id"], host)
@@ -224,7 +230,6 @@ def activate(conn: Connection, settings: NetworkSettings, row: RowMapping, host:
         })  # fmt: skip
     store.delete_binding(conn, row["id"], host)
     bind(conn, settings, row, host, binding["vnic_type"], binding["profile"])
-    store.update(conn, row["id"], {"status": "ACTIVE"})
 
 
 def delete_binding(conn: Connection, row: RowMapping, host: str) -> None:

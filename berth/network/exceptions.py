@@ -93,7 +93,7 @@ class AgentNotFound(NotFound):
 
 class PortBindingNotFound(NotFound):
     def __init__(self, port_id: str, host: str) -> None:
-        super().__init__(f"Binding for port {port_id} on host {host} could not be found.")
+        super().__init__(f"Binding for port {port_id} for host {host} could not be found.")
 
 
 class RbacPolicyNotFound(NotFound):
@@ -197,6 +197,11 @@ class IpAddressGenerationFailure(Conflict):
 
 class PortBindingAlreadyExists(Conflict):
     pass
+
+
+class PortBindingAlreadyActive(Conflict):
+    def __init__(self, port_id: str, host: str) -> None:
+        super().__init__(f"Binding for port {port_id} on host {host} is already active.")
 
 
 class PortBindingError(Conflict):

@@ -472,6 +472,11 @@ def _view(
 # -- updates and deletion -------------------------------------------------------------------------
 
 
+def wired_status(admin_state_up: bool) -> str:
+    """A bound port's status once its host's agent has wired it (see ``bindings``)."""
+    return "ACTIVE" if admin_state_up else "DOWN"
+
+
 def update_port(
     conn: Connection, context: RequestContext, port_id: str, body: Mapping[str, Any]
 ) -> RowMapping:
@@ -493,6 +498,9 @@ def update_port(
             values[name] = validate.string(body, name)
     if "admin_state_up" in body:
         values["admin_state_up"] = validate.boolean(body, "admin_state_up", True)
+        if row["binding_host"]:
+            # The bound host's agent reports the device up or down as the port is set.
+            values["status"] = wired_status(values["admin_state_up"])
     if "binding:vnic_type" in body:
         vnic = validate.one_of(body, "binding:vnic_type", VNIC_TYPES)
         if vnic != row["binding_vnic_type"] and row["binding_host"]:

@@ -139,6 +139,8 @@ class NetworkClient:
             self._answer(answer, None)
 
     def activate(self, port_id: str, host: str) -> None:
+        """Make the port's inactive binding for ``host`` the active one (a live migration's
+        switch-over); the binding already active is a 409, as upstream's."""
         answer = call(self.client, "PUT", f"/v2.0/ports/{port_id}/bindings/{host}/activate")
         self._answer(answer, None)
 

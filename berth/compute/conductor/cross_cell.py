@@ -10,8 +10,8 @@ A server moves to another cell only when its own cell has no room for it and the
 2. The destination host starts the copy (``start_copy``, a call); a failure releases that
    destination and tries the next alternate, and with none left the copies are removed and the
    server put back (``move_steps.put_back``).
-3. Started: the bindings are activated, the target's copy becomes the server (VERIFY_RESIZE,
-   shown), the InstanceMapping points at the target cell and the source's copies are hidden.
+3. Started (the ports, bound to the destination in step 1, are active there already): the
+   target's copy becomes the server (VERIFY_RESIZE, shown), the InstanceMapping points at the target cell and the source's copies are hidden.
 4. Confirm: the source host drops its copy, the migration's allocation goes and the source
    cell forgets the server. Revert: the destination drops its copy, the source's records are
    shown again with the history the target gathered, everything is put back there, the mapping
@@ -201,8 +201,6 @@ def _switch_cells(
 ) -> None:
     """Step 3: the copy runs, the target cell's records become the server."""
     uuid = instance["uuid"]
-    for entry in entries:
-        services.network.activate(entry.port_id, selection.host)
     network_info = ports.refreshed(services.network, entries)
     with services.cells.database(target).write() as conn:
         instances.update(conn, uuid, {

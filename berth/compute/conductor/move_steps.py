@@ -150,11 +150,10 @@ def bind_back(
     host: str,
     allocations: Mapping[str, Mapping[str, str]],
 ) -> None:
-    """Every port bound to ``host`` again with the providers it had there, and active."""
+    """Every port bound to ``host`` again (its active binding) with the providers it had there."""
     for entry in entries:
         try:
             network.bind(entry.port_id, host, allocations.get(entry.port_id))
-            network.activate(entry.port_id, host)
         except NetworkError:
             LOG.exception("port %s could not be bound back to %s", entry.port_id, host)
 

@@ -4,9 +4,10 @@ It reports its compute node: a row in its cell's database and a provider in Plac
 MEMORY_MB, DISK_GB with the configured ratios and reservations, capability traits, and the
 SR-IOV physical functions' virtual functions as PCI devices). It never writes allocations: the
 scheduler and the conductors do. It builds what the conductors send it: claims virtual functions
-on the physical function the allocation names, spawns through its driver, activates the ports'
-bindings and sets the server ACTIVE; on a failure it gives back what it took on this host and
-hands the build to its cell conductor with the remaining alternates.
+on the physical function the allocation names, spawns through its driver and sets the server
+ACTIVE (the ports, bound here by the conductor, are ACTIVE already: the network agents wire them
+as they are bound); on a failure it gives back what it took on this host and hands the build to
+its cell conductor with the remaining alternates.
 """
 
 from __future__ import annotations
@@ -155,8 +156,6 @@ class HostAgent:
             self.give_back_here(instance_uuid)
             self.cell_conductor.reschedule(instance_uuid, self.host, failure, alternates, attempts)
             return
-        for entry in instance["network_info"]:
-            self.network.activate(PortEntry.from_json(entry).port_id, self.host)
         with self.db.write() as conn:
             pci_devices.allocate(conn, instance_uuid, self.node_id)
             done = instances.update(

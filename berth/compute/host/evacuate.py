@@ -1,9 +1,9 @@
 """Evacuation on the hosts (the conductors' side is ``berth.compute.conductor.evacuate``).
 
 The destination rebuilds the server (``evacuate_instance``): its virtual functions on the
-physical functions the ports' new bindings name, the spawn, the bindings activated; the server
-is ACTIVE there (stopped, if it was), the migration ``done``. A failure gives back what it took
-here and goes to the cell conductor with the alternates.
+physical functions the ports' new bindings name (the conductor bound them here, so they are
+active), the spawn; the server is ACTIVE there (stopped, if it was), the migration ``done``. A
+failure gives back what it took here and goes to the cell conductor with the alternates.
 
 The failed host, when its agent starts again (``clean_up_evacuated``), finds the evacuations
 from it that are ``done``: it destroys its copies of those servers, gives back their virtual
@@ -78,8 +78,6 @@ def evacuate_instance(
     if stopped:
         agent.driver.power_off(instance_uuid)
     entries = [PortEntry.from_json(entry) for entry in instance["network_info"]]
-    for entry in entries:
-        agent.network.activate(entry.port_id, agent.host)
     network_info = ports.refreshed(agent.network, entries)
     with agent.db.write() as conn:
         pci_devices.allocate(conn, instance_uuid, agent.node_id)

@@ -9,7 +9,8 @@ later one fails, so a refused attach leaves nothing behind::
        this host's compute node; a virtual function on the physical function the candidate
        names (SR-IOV); PUT /allocations/{server} with what the server held plus the port's
        groups, under the consumer generation (a lost race asks for candidates again)
-    3. the binding to this host, its profile naming the providers of the port's groups, activated
+    3. the binding to this host, its profile naming the providers of the port's groups (the
+       port is ACTIVE once bound: the host's network agent wires it)
     4. the port's entry in the server's network_info; the virtual function allocated
 
 A detach gives back the same in reverse: the port's groups come off the server's allocation on
@@ -119,7 +120,6 @@ def attach(
             raise InterfaceRefused(
                 400, f"Port {entry.port_id} cannot be bound here: {exc}"
             ) from exc
-        host.network.activate(entry.port_id, host.name)
         entry = refreshed(host.network, entry)
         with host.db.write() as conn:
             row = instances.get(conn, instance_uuid, include_deleted=False)

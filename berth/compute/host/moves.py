@@ -1,8 +1,8 @@
 """Cold migrate and resize on the hosts (the conductors' side is ``berth.compute.conductor.moves``).
 
 The destination starts the server (``finish_resize``): its virtual functions on the physical
-functions the ports' new bindings name, the spawn, the bindings activated; the server waits in
-VERIFY_RESIZE. On a confirm the source drops its copy and the allocation the migration holds
+functions the ports' new bindings name (the conductor bound them here, so they are active), the
+spawn; the server waits in VERIFY_RESIZE. On a confirm the source drops its copy and the allocation the migration holds
 (``confirm_resize``); on a revert the destination drops its copy (``revert_resize``) and the cell
 conductor gives the source back. A resize to the same host keeps the one copy and its virtual
 functions throughout.
@@ -74,8 +74,6 @@ def finish_resize(
         )
         return
     entries = [PortEntry.from_json(entry) for entry in instance["network_info"]]
-    for entry in entries:
-        agent.network.activate(entry.port_id, agent.host)
     network_info = ports.refreshed(agent.network, entries)
     with agent.db.write() as conn:
         pci_devices.allocate(conn, instance_uuid, agent.node_id)

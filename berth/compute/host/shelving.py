@@ -134,8 +134,6 @@ def unshelve(
                 instance_uuid, agent.host, failure, alternates, attempts
             )
             return
-        for entry in row["network_info"]:
-            agent.network.activate(PortEntry.from_json(entry).port_id, agent.host)
     with agent.db.write() as conn:
         pci_devices.allocate(conn, instance_uuid, agent.node_id)
         done = instances.update(

@@ -81,7 +81,10 @@ class FakeNetwork:
         self.update_port(port_id, **{"binding:host_id": "", "binding:profile": {}})
 
     def activate(self, port_id: str, host: str) -> None:
-        assert self.ports[port_id]["binding:host_id"] == host
+        # Only an inactive binding can be activated; these ports have none (a live migration's).
+        if self.ports[port_id]["binding:host_id"] == host:
+            raise NetworkError(409, "PortBindingAlreadyActive", f"{port_id} on {host}")
+        raise NetworkError(404, "PortBindingNotFound", f"{port_id} on {host}")
 
     def subnets(self, **filters: str) -> list[dict[str, Any]]:
         return [{"id": "sub", "segment_id": None}]
@@ -276,7 +279,10 @@ def test_a_failed_spawn_is_handed_to_the_cell_conductor(world: ComputeService) -
     assert args[:2] == (SERVER, "h1") and args[3:] == ([selection("h2")], [])
 
 
-def test_a_spawned_server_is_active_with_its_ports_activated(world: ComputeService) -> None:
+def test_a_spawned_server_is_active_without_activating_its_bound_port(
+    world: ComputeService,
+) -> None:
+    """The port is bound here already (active): activating it again would be a 409."""
     cell = _building(world, "h1", [PortEntry(PORT, "net", "fa:16:3e:00:00:01").to_json()])
     network, sent = FakeNetwork(), Sent()
     network.bind(PORT, "h1")
@@ -288,3 +294,4 @@ def test_a_spawned_server_is_active_with_its_ports_activated(world: ComputeServi
     row, _ = _instance(world, CELL1_UUID)
     assert (row["vm_state"], row["task_state"], row["power_state"]) == ("active", None, 1)
     assert sent.messages == []
+    assert network.ports[PORT]["binding:host_id"] == "h1"
