@@ -47,6 +47,16 @@ class NodeProvider:
         return hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()
 
 
+@dataclass(frozen=True)
+class NewClaim:
+    """A consumer's first allocations (no generation yet), as ``claim_together`` writes them."""
+
+    consumer: str
+    allocations: Mapping[str, Any]
+    project_id: str
+    user_id: str
+
+
 class PlacementError(Exception):
     """Placement refused a request the compute service had every reason to expect to succeed."""
 
@@ -95,6 +105,27 @@ class PlacementClient:
         if answer.status_code == 409:
             return False
         self._ok(answer, f"PUT /allocations/{consumer}")
+        return True
+
+    def claim_together(self, claims: Sequence[NewClaim]) -> bool:
+        """Write several new consumers' allocations in one atomic request (POST
+        /allocations); False when Placement refuses any of them, and then none is written."""
+        if not claims:
+            return True
+        body = {
+            claim.consumer: {
+                "allocations": claim.allocations,
+                "project_id": claim.project_id,
+                "user_id": claim.user_id,
+                "consumer_generation": None,
+                "consumer_type": "INSTANCE",
+            }
+            for claim in claims
+        }
+        answer = call(self.client, "POST", "/allocations", json=body)
+        if answer.status_code == 409:
+            return False
+        self._ok(answer, "POST /allocations")
         return True
 
     def allocations(self, consumer: str) -> dict[str, Any]:

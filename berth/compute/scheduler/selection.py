@@ -52,6 +52,7 @@ from berth.compute.scheduler.weighers import build_weighers
 
 __all__ = [
     "Claim",
+    "ClaimTogether",
     "HostState",
     "Member",
     "NoValidHost",
@@ -82,6 +83,17 @@ class Member:
     spec: RequestSpec
     claim: Claim
     view: View = _as_is
+    # The wall-clock time past which its caller has stopped waiting (None: no limit).
+    deadline: float | None = None
+
+
+# Writes the claims of several members' selections in one atomic write: True when every one
+# was written, False (or an exception) when none was.
+ClaimTogether = Callable[[Sequence[tuple[Member, Selection]]], bool]
+
+
+def _granted(_: Selection) -> bool:
+    return True
 
 
 class _Pool:
@@ -177,6 +189,7 @@ class Scheduler:
         hosts: Iterable[HostState],
         *,
         provider_summaries: Mapping[str, ProviderSummary] | None = None,
+        claim_together: ClaimTogether | None = None,
     ) -> list[Schedule | Exception]:
         """One pass for several requests of one instance each that asked Placement the same
         (a batch, ``berth.compute.scheduler.batching``): each in turn is ranked, claimed and
@@ -186,7 +199,40 @@ class Scheduler:
 
         The candidates are the first member's (its query asked Placement), so every member is
         filtered, weighed and consumed as the first: the same shape, and the spec whose request
-        group suffixes the candidates use. Only its selections are in its own suffixes."""
+        group suffixes the candidates use. Only its selections are in its own suffixes.
+
+        With ``claim_together``, the members are first placed as if every claim were granted,
+        and their selections claimed in one write: the pass it makes is the one the claims one
+        by one make when all are granted. When that write is refused (nothing was written), the
+        pass is made again, from the start, claiming one by one."""
+        hosts = tuple(hosts)  # a pass made again reads them again
+        if claim_together is not None and len(members) > 1:
+            outcomes = self._place_each(members, candidates, hosts, provider_summaries, _granted)
+            chosen = [
+                (member, outcome.selections[0][0])
+                for member, outcome in zip(members, outcomes, strict=True)
+                if isinstance(outcome, Schedule)
+            ]
+            try:
+                if claim_together(chosen):
+                    return outcomes
+            except Exception:  # each member's own claim will meet it, or not
+                LOG.exception("the claims of a batch of %d, written together, failed", len(chosen))
+            LOG.info(
+                "the claims of a batch of %d were refused together: claiming one by one",
+                len(chosen),
+            )
+        return self._place_each(members, candidates, hosts, provider_summaries)
+
+    def _place_each(
+        self,
+        members: Sequence[Member],
+        candidates: Sequence[Candidate],
+        hosts: Iterable[HostState],
+        provider_summaries: Mapping[str, ProviderSummary] | None,
+        claim: Claim | None = None,
+    ) -> list[Schedule | Exception]:
+        """``select_each``'s pass, each member's claim made by ``claim`` when given."""
         pool = _Pool(candidates, hosts, provider_summaries)
         shape = members[0].spec if members else None
         outcomes: list[Schedule | Exception] = []
@@ -198,7 +244,7 @@ class Scheduler:
             rng = random.Random(seed)
             try:
                 placed = self._place(
-                    instance_uuid, spec, pool, member.claim, rng, seed, member.view, shape
+                    instance_uuid, spec, pool, claim or member.claim, rng, seed, member.view, shape
                 )
             except Exception as exc:  # this member's own failure, for it alone to raise
                 outcomes.append(exc)

@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -24,7 +24,7 @@ from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.compute import rpc
 from berth.compute.cells import CellRegistry
-from berth.compute.clients.placement import PlacementClient, PlacementError
+from berth.compute.clients.placement import NewClaim, PlacementClient, PlacementError
 from berth.compute.db import aggregates as aggregate_store
 from berth.compute.db import compute_nodes, instances, pci_devices
 from berth.compute.objects.request_spec import RequestSpec
@@ -150,7 +150,7 @@ class SchedulerService:
         key = shape(request, query) if self.config.batching else None
         if key is None:
             return self._select_alone(request, query, deadline)
-        member = Member(request, self._claim(request, deadline))
+        member = Member(request, self._claim(request, deadline), deadline=deadline)
 
         def follower(leader: PlacementQuery) -> Member:
             renamed = suffixes(leader, query)
@@ -178,7 +178,11 @@ class SchedulerService:
             hosts = self._hosts_for(member.spec, candidates)
             members += self._batches.close(key, batch)
             outcomes = Scheduler(self.config).select_each(
-                [m for m, _ in members], candidates, hosts, provider_summaries=answer.summaries
+                [m for m, _ in members],
+                candidates,
+                hosts,
+                provider_summaries=answer.summaries,
+                claim_together=self._claim_together,
             )
         except BaseException as exc:
             # Nobody is left waiting: the members get what stopped the pass.
@@ -238,6 +242,18 @@ class SchedulerService:
             )
 
         return claim
+
+    def _claim_together(self, chosen: Sequence[tuple[Member, Selection]]) -> bool:
+        """The batch's claims in one write; not when a member's caller has stopped waiting
+        (claimed one by one, that member alone fails)."""
+        now = time.time()
+        if any(m.deadline is not None and now > m.deadline for m, _ in chosen):
+            return False
+        claims = [
+            NewClaim(s.instance_uuid, s.allocations, m.spec.project_id, m.spec.user_id)
+            for m, s in chosen
+        ]
+        return self.placement.claim_together(claims)
 
     def _no_valid_host(
         self, request: RequestSpec, exc: NoValidHost, had_candidates: bool

@@ -130,3 +130,66 @@ def test_members_take_the_vfs_of_the_pf_that_holds_their_bandwidth() -> None:
     assert [s.host for s in claimed] == ["cn1", "cn2"]
     # The second member's selection maps its own port group to the PF of cn2.
     assert claimed[1].mappings[group_suffix("group-2")] == ("rp-pf2",)
+
+
+def _room_for_three() -> tuple[list[Any], list[Any], dict[str, Any]]:
+    """Room for two servers on cn1 and one on cn2 (RAM), and five members."""
+    cn1 = host("cn1", free_ram_mb=4096)
+    cn2 = host("cn2", free_ram_mb=2048)
+    summaries = summaries_of({
+        "rp-cn1": {"resources": {"MEMORY_MB": {"capacity": 4096, "used": 0}}},
+        "rp-cn2": {"resources": {"MEMORY_MB": {"capacity": 2048, "used": 0}}},
+    })  # fmt: skip
+    return [cn1, cn2], [candidate(cn1), candidate(cn2)], summaries
+
+
+def _together(claims: list[Selection], granted: bool | Exception) -> tuple[list[list[str]], Any]:
+    """A write of several claims that records each call's instances and grants them all, or
+    refuses them all, or fails."""
+    calls: list[list[str]] = []
+
+    def claim_together(chosen: Any) -> bool:
+        calls.append([selection.instance_uuid for _, selection in chosen])
+        if isinstance(granted, Exception):
+            raise granted
+        if granted:
+            claims.extend(selection for _, selection in chosen)
+        return granted
+
+    return calls, claim_together
+
+
+def _pass(claim_together: Any = None) -> tuple[list[Any], list[Selection]]:
+    hosts, candidates, summaries = _room_for_three()
+    one_by_one: list[Selection] = []
+    members = [Member(spec(instance_uuids=(f"vm-{i}",)), recording(one_by_one)) for i in range(5)]
+    outcomes = Scheduler(SchedulerConfig(weighers=("RAMWeigher",))).select_each(
+        members, candidates, hosts, provider_summaries=summaries, claim_together=claim_together
+    )
+    return outcomes, one_by_one
+
+
+def _placed(outcomes: list[Any]) -> list[Any]:
+    return [o.selections if isinstance(o, Schedule) else type(o).__name__ for o in outcomes]
+
+
+def test_claims_written_together_make_the_pass_claims_one_by_one_make() -> None:
+    alone, claimed_alone = _pass()
+    together: list[Selection] = []
+    calls, claim_together = _together(together, True)
+    outcomes, one_by_one = _pass(claim_together)
+    assert _placed(outcomes) == _placed(alone)
+    assert _placed(outcomes)[3:] == ["NoValidHost", "NoValidHost"]
+    assert calls == [["vm-0", "vm-1", "vm-2"]] and one_by_one == []
+    assert together == claimed_alone
+
+
+def test_claims_refused_together_are_claimed_one_by_one() -> None:
+    alone, claimed_alone = _pass()
+    for refusal in (False, RuntimeError("placement went away")):
+        nothing: list[Selection] = []
+        calls, claim_together = _together(nothing, refusal)
+        outcomes, one_by_one = _pass(claim_together)
+        assert calls == [["vm-0", "vm-1", "vm-2"]] and nothing == []
+        assert _placed(outcomes) == _placed(alone)
+        assert one_by_one == claimed_alone
