@@ -216,12 +216,9 @@ class Scheduler:
             try:
                 if claim_together(chosen):
                     return outcomes
+                LOG.info("a batch's %d claims were refused together; one by one", len(chosen))
             except Exception:  # each member's own claim will meet it, or not
-                LOG.exception("the claims of a batch of %d, written together, failed", len(chosen))
-            LOG.info(
-                "the claims of a batch of %d were refused together: claiming one by one",
-                len(chosen),
-            )
+                LOG.exception("a batch's %d claims failed together; one by one", len(chosen))
         return self._place_each(members, candidates, hosts, provider_summaries)
 
     def _place_each(
