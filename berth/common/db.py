@@ -185,6 +185,20 @@ class Database:
                 yield conn
 
     @contextmanager
+    def one_statement(self) -> Iterator[Connection]:
+        """A connection outside any transaction, for a read of one statement, which sees one
+        committed state on its own, run on the driver's cursor (``placement.store.direct``):
+        without the BEGIN and COMMIT of ``read``, each a round trip on a server.
+
+        SQLite's driver runs statements that way between the transactions Berth begins itself.
+        psycopg would begin a transaction before the statement: autocommit. PyMySQL's
+        statement begins one itself, ended by the pool's rollback on return."""
+        with self.engine.connect() as conn:
+            if self.backend == "postgresql":
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            yield conn
+
+    @contextmanager
     def write(self) -> Iterator[Connection]:
         with self._writer(), self.engine.connect() as conn:
             if self.backend == "sqlite":

@@ -74,6 +74,29 @@ def test_writes_on_one_worker_are_seen_by_the_next_query_on_another(workers: Wor
     assert reader.index.rebuilds == 1 and reader.index.updates >= 5
 
 
+def test_a_quiet_index_that_only_peeks_still_sees_the_next_write(workers: Workers) -> None:
+    """After a query that found nothing new, the next one only reads the sequence's number
+    before trusting the index: a write on another worker must still be in its answer."""
+    reader, writer, read = workers
+    first = _provider(writer, "cn1")
+    for _ in range(3):  # the second and third find nothing new: the third only peeks
+        assert _hosts(read) == {first}
+    updates = reader.index.updates
+    second = _provider(writer, "cn2")
+    assert _hosts(read) == {first, second}
+    assert reader.index.updates == updates + 1
+    assert _hosts(read) == {first, second}
+    claim = {
+        "allocations": {second: {"resources": {"VCPU": 8}}},
+        "project_id": "p",
+        "user_id": "u",
+        "consumer_generation": None,
+        "consumer_type": "INSTANCE",
+    }
+    assert writer.put(f"/allocations/{uuid.uuid4()}", json=claim).status_code == 204
+    assert _hosts(read) == {first}
+
+
 def test_a_provider_recreated_with_the_same_uuid_is_a_new_row(workers: Workers) -> None:
     _, writer, read = workers
     rp = _provider(writer, "cn1")
