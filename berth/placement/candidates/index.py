@@ -630,6 +630,17 @@ class ProviderIndex:
             "uuid_bytes_array", lambda: np.array([u.encode() for u in self.uuids], dtype=object)
         )
 
+    def uuid_bytes_matrix(self) -> npt.NDArray[np.uint8] | None:
+        """``uuid_bytes_array`` as a matrix, a row's uuid in its bytes, when every uuid has
+        the same length (canonical uuids do); None otherwise."""
+        return self._cached("uuid_bytes_matrix", self._uuid_bytes_matrix)  # type: ignore[return-value]
+
+    def _uuid_bytes_matrix(self) -> npt.NDArray[np.uint8] | None:
+        encoded = self.uuid_bytes_array()
+        if not len(encoded) or len({len(u) for u in encoded.tolist()}) != 1:
+            return None
+        return np.frombuffer(b"".join(encoded.tolist()), np.uint8).reshape(len(encoded), -1)
+
     @property
     def has_trees(self) -> bool:
         return bool(self._cached("has_trees", lambda: bool((self.parent[self.alive] >= 0).any())))

@@ -174,11 +174,11 @@ def _fragment(texts: list[bytes], brackets: bytes) -> orjson.Fragment:
 
 def _listed(texts: list[bytes], opening: bytes, closing: bytes) -> list[bytes]:
     """Pieces of JSON text as the pieces of one array or object, for one join: commas between
-    them, and the brackets on the first and last (a few hundred bytes copied, not the whole)."""
+    them, the brackets pieces of their own (added to the first and last text, they copied it:
+    the answers are usually one text of megabytes)."""
     if not texts:
-        return [opening + closing]
-    pieces = [b","] * (2 * len(texts) - 1)
-    pieces[::2] = texts
-    pieces[0] = opening + pieces[0]
-    pieces[-1] += closing
+        return [opening, closing]
+    pieces = [b","] * (2 * len(texts) + 1)
+    pieces[1::2] = texts
+    pieces[0], pieces[-1] = opening, closing
     return pieces

@@ -14,6 +14,7 @@ The text is the same, byte for byte, as orjson makes of the objects (tests hold 
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 import numpy as np
@@ -118,14 +119,55 @@ def listed_texts(index: ProviderIndex, listed: ListedAnswers, version: Version) 
     if not count:
         return []
     ends = [*(np.flatnonzero(np.diff(shape_of)) + 1).tolist(), count]
+    fixed = index.uuid_bytes_matrix()
     texts: list[bytes] = []
     begin = 0
     for end in ends:
         template, sources = made[shape_of[begin]]
-        values = encoded[chosen[begin:end, sources]].ravel().tolist()
-        texts.append(b",".join([template] * (end - begin)) % tuple(values))
+        rows = chosen[begin:end, sources]
+        if fixed is not None:
+            texts.append(_run(template, fixed, rows))
+        else:
+            values = encoded[rows].ravel().tolist()
+            texts.append(b",".join([template] * (end - begin)) % tuple(values))
         begin = end
     return texts
+
+
+def _run(template: bytes, uuids: npt.NDArray[np.uint8], rows: Rows) -> bytes:
+    """The texts of a run of answers of one shape, commas between: ``template`` with the
+    uuid of ``rows[i, k]`` for its ``k``-th ``%s``, every answer at once. The template's text
+    (uuids left blank) is copied into an array of bytes a row per answer and each uuid column
+    written over it, one array operation each: a third less than %-formatting, which parses
+    the template and takes the values one by one for every answer."""
+    width = uuids.shape[1]
+    pieces = _pieces(template)
+    blank = np.frombuffer((b"\0" * width).join(pieces) + b",", np.uint8)
+    text = np.tile(blank, (len(rows), 1))
+    # Each answer's uuids as single items (``V`` of the uuids' width), so a column is written
+    # with one item copy per answer rather than a strided copy per byte.
+    whole = uuids.view(f"V{width}").ravel()
+    at = 0
+    for k, piece in enumerate(pieces[:-1]):
+        at += len(piece)
+        column = np.ndarray((len(rows),), whole.dtype, text, at, (len(blank),))
+        column[...] = whole[rows[:, k]]
+        at += width
+    return text.tobytes()[:-1]
+
+
+def _pieces(template: bytes) -> list[bytes]:
+    """The template's text around its ``%s``, each ``%%`` made ``%`` again."""
+    pieces, piece, at = [], b"", 0
+    for found in re.finditer(rb"%[s%]", template):
+        piece += template[at : found.start()]
+        if found.group() == b"%%":
+            piece += b"%"
+        else:
+            pieces.append(piece)
+            piece = b""
+        at = found.end()
+    return [*pieces, piece + template[at:]]
 
 
 def _answer_template(

@@ -17,7 +17,7 @@ from berth.placement.candidates.providers import matching_providers
 from berth.placement.candidates.render import allocations_dict, render, render_json, summaries
 from berth.placement.candidates.request import CandidatesRequest, ProviderFilters, RequestGroup
 from berth.placement.candidates.solver import Candidates, allocation_candidates
-from berth.placement.candidates.templates import summary_texts
+from berth.placement.candidates.templates import listed_texts, summary_texts
 from tests.unit.candidates.reference import World, reference_candidates, summaries_for
 
 CLASSES = ["VCPU", "MEMORY_MB", "DISK_GB"]
@@ -366,6 +366,25 @@ def test_the_body_in_one_piece_is_the_answer_as_data_serialised(
         body = render_json(found, snap.index, version)
         assert body == orjson.dumps(data)
         assert body == orjson.dumps(render(found, snap.index, version))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.sampled_from([None, 2]), st.sampled_from([(1, 12), (1, 34), (1, 39)]))
+def test_listed_answers_written_as_arrays_of_bytes_are_the_formatted_ones(
+    case: tuple[World, CandidatesRequest], limit: int | None, version: tuple[int, int]
+) -> None:
+    """Where every uuid has one length, listed answers are written column by column into an
+    array of bytes; the text is the one %-formatting makes (the way for uuids of any length)."""
+    snap, req = case
+    found = _solve(snap, req, limit)
+    if not isinstance(found.answers, ListedAnswers):
+        return
+    assert snap.index.uuid_bytes_matrix() is not None
+    chosen = found.answers.chosen
+    target(float(len(chosen) and np.mean([len(set(row)) for row in chosen.tolist()])))
+    texts = listed_texts(snap.index, found.answers, version)
+    with mock.patch.object(type(snap.index), "uuid_bytes_matrix", return_value=None):
+        assert texts == listed_texts(snap.index, found.answers, version)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
