@@ -77,7 +77,12 @@ class Part:
 
     @classmethod
     def of(cls, trees: TreeSlice, options: list[SlotOptions], anchors: Rows) -> Part:
-        return cls(trees.whole, options, [_options(trees, o, anchors) for o in options])
+        # The anchors' trees, and the anchor of each of their rows: the same for every slot.
+        rows, begins, ends = trees.tree_rows(anchors)
+        owners = np.repeat(np.arange(len(anchors)), ends - begins)
+        return cls(
+            trees.whole, options, [_options(trees, o, anchors, rows, owners) for o in options]
+        )
 
     def combinations(self) -> int:
         """How many combinations of options its anchors have in all."""
@@ -182,20 +187,25 @@ def _at_or_above(top: Rows, rows: Rows, parent: Rows) -> Mask:
     return found
 
 
-def _options(trees: TreeSlice, slot: SlotOptions, anchors: Rows) -> tuple[Rows, Rows]:
+def _options(
+    trees: TreeSlice, slot: SlotOptions, anchors: Rows, rows: Rows, owners: Rows
+) -> tuple[Rows, Rows]:
     """``SlotOptions.gather`` for every anchor at once: the options, anchor after anchor, each
-    anchor's in row order, and how many each anchor has."""
-    rows, begins, ends = trees.tree_rows(anchors)
+    anchor's in row order, and how many each anchor has. ``rows``: the anchors' trees, one
+    after the other, each in row order; ``owners``: the anchor (its place) of each."""
     keep = slot.own[rows]
-    option = [trees.rows[rows[keep]]]
-    owner = [np.repeat(np.arange(len(anchors)), ends - begins)[keep]]
-    for row, served in slot.shared:
-        at = np.flatnonzero(served[anchors])
-        owner.append(at)
-        option.append(np.full(len(at), trees.rows[row]))
-    found, of = np.concatenate(option), np.concatenate(owner)
-    order = np.lexsort((found, of))
-    return found[order], np.bincount(of, minlength=len(anchors))
+    found, of = trees.rows[rows[keep]], owners[keep]
+    if slot.shared:
+        option, owner = [found], [of]
+        for row, served in slot.shared:
+            at = np.flatnonzero(served[anchors])
+            owner.append(at)
+            option.append(np.full(len(at), trees.rows[row]))
+        found, of = np.concatenate(option), np.concatenate(owner)
+        order = np.lexsort((found, of))
+        found, of = found[order], of[order]
+    # Else already in order: anchor after anchor, each tree's rows ascending.
+    return found, np.bincount(of, minlength=len(anchors))
 
 
 def _once(chosen: Table, sharing: Rows) -> Table:
