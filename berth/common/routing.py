@@ -38,11 +38,25 @@ class Router(Generic[H]):
             _Route(re.compile("^" + _PARAM.sub(r"(?P<\1>[^/]+)", path) + "$"), methods)
             for path, methods in table.items()
         ]
+        # Paths without parameters, found by a lookup instead of trying each pattern in turn;
+        # one that a route before it also matches is left to the patterns, which take that one.
+        self._fixed: dict[str, Mapping[str, H]] = {}
+        for at, path in enumerate(table):
+            if not _PARAM.search(path) and not any(
+                r.pattern.match(path) for r in self._routes[:at]
+            ):
+                self._fixed[path] = table[path]
 
     def match(self, method: str, path: str) -> tuple[H, dict[str, str]]:
         """The handler and path parameters for a request."""
         if len(path) > 1:
             path = path.rstrip("/")
+        fixed = self._fixed.get(path)
+        if fixed is not None:
+            handler = fixed.get(method)
+            if handler is None:
+                raise MethodNotAllowed(method, list(fixed))
+            return handler, {}
         for route in self._routes:
             found = route.pattern.match(path)
             if found is None:
