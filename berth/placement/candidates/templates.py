@@ -125,13 +125,18 @@ def listed_texts(index: ProviderIndex, listed: ListedAnswers, version: Version) 
     for end in ends:
         template, sources = made[shape_of[begin]]
         rows = chosen[begin:end, sources]
-        if fixed is not None:
+        if fixed is not None and end - begin >= _ARRAY_RUN:
             texts.append(_run(template, fixed, rows))
         else:
             values = encoded[rows].ravel().tolist()
             texts.append(b",".join([template] * (end - begin)) % tuple(values))
         begin = end
     return texts
+
+
+# From this many answers of one shape in a row, writing them as an array (``_run``) costs less
+# than %-formatting them: its fixed cost is some 25 µs, a twelfth of a microsecond per answer.
+_ARRAY_RUN = 256
 
 
 def _run(template: bytes, uuids: npt.NDArray[np.uint8], rows: Rows) -> bytes:

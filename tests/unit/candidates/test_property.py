@@ -373,8 +373,9 @@ def test_the_body_in_one_piece_is_the_answer_as_data_serialised(
 def test_listed_answers_written_as_arrays_of_bytes_are_the_formatted_ones(
     case: tuple[World, CandidatesRequest], limit: int | None, version: tuple[int, int]
 ) -> None:
-    """Where every uuid has one length, listed answers are written column by column into an
-    array of bytes; the text is the one %-formatting makes (the way for uuids of any length)."""
+    """Where every uuid has one length, long runs of answers of one shape are written column by
+    column into an array of bytes (here every run); the text is the one %-formatting makes
+    (the way for short runs and uuids of any length)."""
     snap, req = case
     found = _solve(snap, req, limit)
     if not isinstance(found.answers, ListedAnswers):
@@ -382,7 +383,8 @@ def test_listed_answers_written_as_arrays_of_bytes_are_the_formatted_ones(
     assert snap.index.uuid_bytes_matrix() is not None
     chosen = found.answers.chosen
     target(float(len(chosen) and np.mean([len(set(row)) for row in chosen.tolist()])))
-    texts = listed_texts(snap.index, found.answers, version)
+    with mock.patch("berth.placement.candidates.templates._ARRAY_RUN", 1):
+        texts = listed_texts(snap.index, found.answers, version)
     with mock.patch.object(type(snap.index), "uuid_bytes_matrix", return_value=None):
         assert texts == listed_texts(snap.index, found.answers, version)
 
