@@ -231,10 +231,12 @@ def get_visible(conn: Connection, context: RequestContext, network_id: str) -> R
     """A network the caller sees: its project's, or one shared with the caller's project (or
     with every project) through RBAC, or external for it; 404 otherwise."""
     found = store.get_network(conn, network_id)
-    granted = is_shared_with(conn, context, network_id) or bool(
-        rbac.granted(conn, rbac.NETWORK, [network_id], context, rbac.ACCESS_AS_EXTERNAL)
-    )
-    if found is None or not policy.can_see(context, found["project_id"], granted):
+    if found is None:
+        raise exceptions.NetworkNotFound(network_id)
+    # One statement reads both actions' grants; the view asks the same again (remembered).
+    grants = rbac.grants(conn, rbac.NETWORK, [network_id], context)
+    granted = any(network_id in grants.get(action, ()) for action in rbac.NETWORK_ACTIONS)
+    if not policy.can_see(context, found["project_id"], granted):
         raise exceptions.NetworkNotFound(network_id)
     return found
 
@@ -313,19 +315,20 @@ def views(
 ) -> list[dict[str, Any]]:
     """The API's view of each network, with its segments and subnets read in bulk."""
     ids = [row["id"] for row in rows]
-    shared = rbac.granted(conn, rbac.NETWORK, ids, context)
-    external = rbac.granted(conn, rbac.NETWORK, ids, context, rbac.ACCESS_AS_EXTERNAL)
+    grants = rbac.grants(conn, rbac.NETWORK, ids, context)
+    shared = grants.get(rbac.ACCESS_AS_SHARED, frozenset())
+    external = grants.get(rbac.ACCESS_AS_EXTERNAL, frozenset())
     segments = store.segments_of(conn, ids)
-    subnet_ids = store.subnet_ids_of(conn, ids)
-    routed = store.routed_network_ids(conn, ids)
+    summaries = store.subnet_summaries(conn, ids)
+    none = store.SubnetSummary()
     return [
         policy.visible(
             context,
             _view(
                 row,
                 segments.get(row["id"], []),
-                subnet_ids.get(row["id"], []),
-                row["id"] in routed,
+                list(summaries.get(row["id"], none).ids),
+                summaries.get(row["id"], none).routed,
                 row["id"] in shared,
                 row["id"] in external,
             ),

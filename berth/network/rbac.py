@@ -36,6 +36,8 @@ WILDCARD = store.WILDCARD
 ACCESS_AS_SHARED = "access_as_shared"
 ACCESS_AS_EXTERNAL = "access_as_external"
 NETWORK = "network"
+# What a project may be granted on a network (either lets it see the network).
+NETWORK_ACTIONS = (ACCESS_AS_SHARED, ACCESS_AS_EXTERNAL)
 QOS_POLICY = "qos_policy"
 
 _CREATE = {
@@ -86,7 +88,7 @@ def _qos_bound(conn: Connection, policy_id: str, action: str) -> set[str]:
 OBJECT_TYPES = {
     NETWORK: ObjectType(
         NETWORK,
-        (ACCESS_AS_SHARED, ACCESS_AS_EXTERNAL),
+        NETWORK_ACTIONS,
         _network_owner,
         _network_bound,
         lambda conn, network_id: network_store.update_network(conn, network_id, {}),
@@ -114,6 +116,14 @@ def granted(
     """Which of ``ids`` are granted (shared, by default) to the caller's project or to every
     project."""
     return store.granted_ids(conn, object_type, action, context.project_id or "", ids)
+
+
+def grants(
+    conn: Connection, object_type: str, ids: Collection[str], context: RequestContext
+) -> Mapping[str, frozenset[str]]:
+    """Under each action, which of ``ids`` are granted to the caller's project or to every
+    project (one statement for every action)."""
+    return store.grants(conn, object_type, context.project_id or "", ids)
 
 
 def share_with_all(

@@ -12,6 +12,7 @@ from berth.network import bound_requests, exceptions, networks, policy, ports, q
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import networks as store
+from berth.network.store.remembered import remembering
 
 NETWORK_FILTERS = {
     "id", "name", "description", "admin_state_up", "status", "shared", "project_id", "tenant_id",
@@ -27,6 +28,7 @@ _SEGMENT_CREATE = {"network_id", "network_type", "physical_network", "segmentati
                    "project_id", "tenant_id"}  # fmt: skip
 
 
+@remembering()
 def list_networks(req: NetworkRequest) -> Response:
     query = listing.parse(
         req.query_items, NETWORK_FILTERS, req.service.settings.pagination_max_limit
@@ -39,6 +41,7 @@ def list_networks(req: NetworkRequest) -> Response:
     )
 
 
+@remembering()
 def show_network(req: NetworkRequest) -> Response:
     with req.service.db.read() as conn:
         row = networks.get_visible(conn, req.context, req.param("network_id"))

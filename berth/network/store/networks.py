@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
@@ -125,24 +126,33 @@ def taken_keys(conn: Connection, prefix: str) -> set[str]:
     return set(conn.scalars(query))
 
 
-def subnet_ids_of(conn: Connection, network_ids: Iterable[str]) -> dict[str, list[str]]:
-    query = (
-        sa.select(subnets.c.network_id, subnets.c.id)
-        .where(subnets.c.network_id.in_(list(network_ids)))
-        .order_by(subnets.c.created_at, subnets.c.id)
-    )
-    found: dict[str, list[str]] = {}
-    for network_id, subnet_id in conn.execute(query):
-        found.setdefault(network_id, []).append(subnet_id)
+@dataclass(slots=True)
+class SubnetSummary:
+    """What a network's view says of its subnets: their ids, and whether any is on a segment
+    (the network is routed, not one L2 domain)."""
+
+    ids: list[str] = field(default_factory=list)
+    routed: bool = False
+
+
+def subnet_summaries(conn: Connection, network_ids: Iterable[str]) -> dict[str, SubnetSummary]:
+    """Each network's subnets in creation order (networks without one are absent), in one
+    statement."""
+    found: dict[str, SubnetSummary] = {}
+    for network_id, subnet_id, segment_id in conn.execute(
+        _SUBNETS_OF, {"network_ids": list(network_ids)}
+    ):
+        summary = found.setdefault(network_id, SubnetSummary())
+        summary.ids.append(subnet_id)
+        summary.routed = summary.routed or segment_id is not None
     return found
 
 
-def routed_network_ids(conn: Connection, network_ids: Iterable[str]) -> set[str]:
-    """Networks with a subnet on a segment: routed (not one L2 domain)."""
-    query = sa.select(subnets.c.network_id).where(
-        subnets.c.network_id.in_(list(network_ids)), subnets.c.segment_id.is_not(None)
-    )
-    return set(conn.scalars(query))
+_SUBNETS_OF = (
+    sa.select(subnets.c.network_id, subnets.c.id, subnets.c.segment_id)
+    .where(subnets.c.network_id.in_(sa.bindparam("network_ids", expanding=True)))
+    .order_by(subnets.c.created_at, subnets.c.id)
+)
 
 
 def subnets_on_segment(conn: Connection, segment_id: str) -> int:

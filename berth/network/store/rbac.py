@@ -56,21 +56,31 @@ def granted_to(object_type: str, action: str, project: str) -> sa.Select[tuple[s
     )
 
 
-@remembered
 def granted_ids(
     conn: Connection, object_type: str, action: str, project: str, ids: Collection[str]
 ) -> set[str]:
     """Which of ``ids`` are granted to ``project`` or to every project."""
+    return set(grants(conn, object_type, project, ids).get(action, ()))
+
+
+@remembered
+def grants(
+    conn: Connection, object_type: str, project: str, ids: Collection[str]
+) -> dict[str, frozenset[str]]:
+    """Under each action, which of ``ids`` are granted to ``project`` or to every project: one
+    statement answers every action (a network's view asks both shared and external)."""
     if not ids:
-        return set()
-    values = {"object_type": object_type, "action": action, "project": project, "ids": list(ids)}
-    return {str(i) for i in conn.scalars(_GRANTED_IDS, values)}
+        return {}
+    values = {"object_type": object_type, "project": project, "ids": list(ids)}
+    found: dict[str, set[str]] = {}
+    for action, object_id in conn.execute(_GRANTS, values):
+        found.setdefault(str(action), set()).add(str(object_id))
+    return {action: frozenset(granted) for action, granted in found.items()}
 
 
-# Built once: every port create asks it of its network (see ``store.ports``).
-_GRANTED_IDS = sa.select(rbac_policies.c.object_id).where(
+# Built once: every port create and network show asks it of its network (see ``store.ports``).
+_GRANTS = sa.select(rbac_policies.c.action, rbac_policies.c.object_id).where(
     rbac_policies.c.object_type == sa.bindparam("object_type"),
-    rbac_policies.c.action == sa.bindparam("action"),
     rbac_policies.c.target_project.in_([WILDCARD, sa.bindparam("project")]),
     rbac_policies.c.object_id.in_(sa.bindparam("ids", expanding=True)),
 )

@@ -6,7 +6,9 @@ read them again, a statement each time (a binding was 30 statements). Within ``r
 the reads marked ``@remembered`` are kept, per argument, until the scope ends: the request's
 write transaction and the read of its answer see one snapshot of those tables. A port request
 writes ports, addresses, bindings and security group links, never a table these reads read, so
-nothing it does makes what is kept stale; a scope is only opened around such requests. Reads
+nothing it does makes what is kept stale; a scope is only opened around such requests, and
+around a network's show and listing, which write nothing (their check of the caller's sight and
+their view ask the same grants). Reads
 made ahead of the write transaction are checked inside it, and forgotten if another request
 changed them in between (``berth.network.read_ahead``).
 """
