@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from sqlalchemy import event
 
+from berth.common.db import Database
 from berth.network.service import NetworkService
 from tests.conftest import MEMBER_ROLES, network_client_for
 from tests.functional.network.calls import neutron_error
@@ -231,3 +233,50 @@ def test_strings_over_255_characters_are_a_400_whoever_asks(
         "/v2.0/ports", json={"port": {"network_id": network["id"], "device_owner": "x" * 256}}
     )
     neutron_error(device, 400, "InvalidInput")
+
+
+def test_a_show_reads_grants_and_subnets_once_and_says_what_a_listing_says(
+    network_service: NetworkService, network_client: httpx.Client, network_db: Database
+) -> None:
+    """A network's show reads the caller's grants of both actions in one statement, for its
+    check and its view alike, and its subnets (their ids and whether one is on a segment) in
+    one; it says what the listing says of the network."""
+    net = _create(
+        network_client, name="racks", project_id="bob", shared=True, **{"router:external": True},
+        segments=[
+            {"provider:network_type": "vlan", "provider:physical_network": "rack1",
+             "provider:segmentation_id": 11},
+            {"provider:network_type": "vlan", "provider:physical_network": "rack2",
+             "provider:segmentation_id": 11},
+        ],
+    )  # fmt: skip
+    segments = network_client.get("/v2.0/segments", params={"network_id": net["id"]}).json()
+    rack1 = min(segments["segments"], key=lambda s: s["physical_network"])
+    made = [
+        network_client.post("/v2.0/subnets", json={"subnet": subnet}).json()["subnet"]["id"]
+        for subnet in (
+            {"network_id": net["id"], "ip_version": 4, "cidr": "10.1.0.0/24",
+             "segment_id": rack1["id"]},
+            {"network_id": net["id"], "ip_version": 4, "cidr": "10.2.0.0/24",
+             "segment_id": rack1["id"]},
+        )
+    ]  # fmt: skip
+    statements: list[str] = []
+
+    def record(*args: object) -> None:
+        statements.append(str(args[2]))
+
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
+        event.listen(network_db.engine, "before_cursor_execute", record)
+        try:
+            shown = alice.get(f"/v2.0/networks/{net['id']}").json()["network"]
+        finally:
+            event.remove(network_db.engine, "before_cursor_execute", record)
+        (listed,) = alice.get("/v2.0/networks", params={"id": net["id"]}).json()["networks"]
+    assert shown == listed
+    assert (shown["shared"], shown["router:external"], shown["l2_adjacency"]) == (
+        True, True, False
+    )  # fmt: skip
+    assert sorted(shown["subnets"]) == sorted(made)
+    assert sum("FROM rbac_policies" in s for s in statements) == 1, statements
+    assert sum("FROM subnets" in s for s in statements) == 1, statements
