@@ -249,12 +249,16 @@ def _integer(address: str, version: int) -> int | None:
         return int(parsed) if parsed.version == version else None
 
 
-def _taken(subnet: Addressed, pools: Sequence[tuple[int, int]], used: Iterable[str]) -> list[int]:
-    """The distinct pool addresses no port may get, sorted: the used ones and the gateway (valid
-    pools never hold the gateway; an old stored pool that does still must not hand it out)."""
+def _blocked(subnet: Addressed, used: Iterable[str]) -> set[int]:
+    """The addresses no port may get, as integers: the used ones and the gateway (valid pools
+    never hold the gateway; an old stored pool that does still must not hand it out)."""
     blocked = [*used, *([subnet.gateway_ip] if subnet.gateway_ip else [])]
-    values = {v for a in blocked if (v := _integer(a, subnet.ip_version)) is not None}
-    return sorted(v for v in values if _position(pools, v) is not None)
+    return {v for a in blocked if (v := _integer(a, subnet.ip_version)) is not None}
+
+
+def _taken(subnet: Addressed, pools: Sequence[tuple[int, int]], used: Iterable[str]) -> list[int]:
+    """The distinct pool addresses no port may get, sorted."""
+    return sorted(v for v in _blocked(subnet, used) if _position(pools, v) is not None)
 
 
 def pool_size(subnet: Addressed) -> int:
@@ -270,16 +274,14 @@ def allocatable_count(subnet: Addressed, used: Iterable[str]) -> int:
 
 def allocate_lowest(subnet: Addressed, used: Iterable[str]) -> str:
     """The lowest free pool address; IpAddressExhausted when there is none."""
-    pools = _pools(subnet)
-    taken = _taken(subnet, pools, used)
-    cursor = 0
-    for first, last in pools:
+    blocked = _blocked(subnet, used)
+    for first, last in _pools(subnet):
+        # Walk the run of blocked addresses from the pool's start; the first gap is free. The
+        # walk takes at most one step per blocked address: cheaper than sorting them all, which
+        # each port's address would otherwise do for every used address of its subnet.
         candidate = first
-        cursor = bisect.bisect_left(taken, first, cursor)
-        # Walk the run of taken addresses from the pool's start; the first gap is free.
-        while candidate <= last and cursor < len(taken) and taken[cursor] == candidate:
+        while candidate <= last and candidate in blocked:
             candidate += 1
-            cursor += 1
         if candidate <= last:
             return _text(parse_cidr(subnet.cidr), candidate)
     raise IpAddressExhausted(f"No more IP addresses available on subnet {subnet.cidr}.")
