@@ -12,7 +12,8 @@ writers can race to insert it; on MariaDB each loser keeps a shared lock on the 
 after its failed insert (a savepoint does not give it back), and two such losers can then
 deadlock on their ``UPDATE``. So :func:`ensure` makes the row in a transaction of its own first,
 and :func:`hold` (which can also make it, so that it is correct alone) finds it there. Rows are
-never deleted.
+never deleted, so a row this process has seen or made is there for good: :func:`ensure` asks the
+database about a key only the first time (each create asked before, a transaction of its own).
 
 A lock table has the key's columns, unique together, and an integer ``generation``, which
 counts the decisions taken under the row (nothing reads it but people debugging).
@@ -20,6 +21,8 @@ counts the decisions taken under the row (nothing reads it but people debugging)
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Mapping
 
 import sqlalchemy as sa
@@ -31,13 +34,27 @@ from berth.common.db import Database
 __all__ = ["ensure", "hold"]
 
 
+# Per database, the (table, key) of the rows known to be there.
+_KNOWN: weakref.WeakKeyDictionary[Database, set[tuple[str, tuple[tuple[str, str], ...]]]] = (
+    weakref.WeakKeyDictionary()
+)
+_KNOWN_GUARD = threading.Lock()
+
+
 def ensure(db: Database, table: sa.Table, key: Mapping[str, str]) -> None:
-    """Make the key's row unless it exists (a read when it does, the usual case)."""
+    """Make the key's row unless it exists (nothing when this process knows it does, the usual
+    case; else a read, and a write when it does not)."""
+    with _KNOWN_GUARD:
+        known = _KNOWN.setdefault(db, set())
+    mark = (table.name, tuple(sorted(key.items())))
+    if mark in known:
+        return
     with db.read() as conn:
-        if conn.execute(sa.select(sa.literal(1)).where(*_matching(table, key))).first():
-            return
-    with db.write() as conn:
-        _insert(conn, table, key)
+        found = conn.execute(sa.select(sa.literal(1)).where(*_matching(table, key))).first()
+    if not found:
+        with db.write() as conn:
+            _insert(conn, table, key)
+    known.add(mark)
 
 
 def hold(conn: Connection, table: sa.Table, key: Mapping[str, str]) -> None:
