@@ -18,6 +18,7 @@ administratively up, DOWN otherwise; an unbound port is DOWN (``ports.wired_stat
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.engine import Connection, RowMapping
@@ -26,12 +27,21 @@ from berth.common.timeutils import utcnow
 from berth.config import NetworkSettings
 from berth.network import exceptions, ipam, ports, reporting, validate
 from berth.network.binding import BindingPlan, BindingRefused, plan_binding
-from berth.network.model import HostProvider, Port
+from berth.network.model import FixedIp, HostProvider, Port
 from berth.network.store import agents as agent_store
 from berth.network.store import ports as store
 from berth.network.store import subnets as subnet_store
 
 UNBOUND = "unbound"
+
+
+@dataclass(frozen=True, slots=True)
+class Rebound:
+    """A port as its binding left it, known to the write without reading it again: its row,
+    and its addresses in the order they were taken (the order a read gives them in)."""
+
+    row: Mapping[str, Any]
+    fixed_ips: tuple[FixedIp, ...]
 
 
 def plan(
@@ -41,9 +51,10 @@ def plan(
     host: str,
     vnic_type: str,
     profile: Mapping[str, Any],
+    fixed_ips: tuple[FixedIp, ...] | None = None,
 ) -> BindingPlan:
     """How the port would bind on ``host``; PortBindingError (409, naming the check and the
-    host) when it cannot."""
+    host) when it cannot. ``fixed_ips``: the port's addresses, when the caller has read them."""
     layout = ports.layout_of(conn, row["network_id"])
     (request,) = ports.resource_requests(conn, [{**row, "binding_vnic_type": vnic_type}]).values()  # type: ignore[list-item]
     agents = agent_store.agent_models(conn, utcnow(), settings.agent_down_time, [host])
@@ -52,7 +63,8 @@ def plan(
         for agent in agents
         for p in reporting.agent_providers(agent)
     }
-    fixed_ips = ports.fixed_ips(conn, row["id"])
+    if fixed_ips is None:
+        fixed_ips = ports.fixed_ips(conn, row["id"])
     # Free addresses matter only to a port still to take its (deferred) address, and counting
     # them reads every address of the subnets: an ordinary port's binding does not.
     free = (
@@ -88,11 +100,12 @@ def _profile(body: Mapping[str, Any], name: str, current: Mapping[str, Any]) -> 
 
 def apply_update(
     conn: Connection, settings: NetworkSettings, row: RowMapping, body: Mapping[str, Any]
-) -> None:
+) -> Rebound | None:
     """The ``binding:*`` part of a port update (a create with a host goes through here too);
-    ``row`` is the port as it stands, locked."""
+    ``row`` is the port as it stands, locked. Returns the port as a binding to a host left it
+    (None when the update bound nothing: the caller reads the port again)."""
     if not any(name in body for name in ("binding:host_id", "binding:profile")):
-        return
+        return None
     host = body.get("binding:host_id", row["binding_host"]) or ""
     if not isinstance(host, str):
         raise exceptions.InvalidInput(
@@ -102,14 +115,14 @@ def apply_update(
     if not host and "binding:host_id" not in body:
         # A profile for a port not bound yet: kept for the binding to come.
         store.update(conn, row["id"], {"binding_profile": profile})
-        return
+        return None
     if not host:
         unbind(conn, row)
-        return
+        return None
     if row["binding_host"] and row["binding_host"] != host and row["ip_allocation"] == "deferred":
         # A deferred address belongs to the old host's segment; the new host takes its own.
         store.release_addresses(conn, row["id"])
-    bind(conn, settings, row, host, row["binding_vnic_type"], profile)
+    return bind(conn, settings, row, host, row["binding_vnic_type"], profile)
 
 
 def bind(
@@ -119,23 +132,29 @@ def bind(
     host: str,
     vnic_type: str,
     profile: Mapping[str, Any],
-) -> BindingPlan:
+) -> Rebound:
     """Make ``host`` the port's active binding, taking a deferred address on the way."""
-    decided = plan(conn, settings, row, host, vnic_type, profile)
+    held = ports.fixed_ips(conn, row["id"])
+    decided = plan(conn, settings, row, host, vnic_type, profile, held)
+    taken = []
     for subnet_id in decided.allocate_ip_on:
         subnet = next(
             s for s in ports.layout_of(conn, row["network_id"]).subnets if s.id == subnet_id
         )
-        ports.take_lowest(conn, row["id"], subnet)
-    store.update(conn, row["id"], {
+        taken.append(FixedIp(subnet.id, ports.take_lowest(conn, row["id"], subnet)))
+    values = {
         "binding_host": host,
         "binding_vnic_type": vnic_type,
         "binding_profile": dict(profile),
         "binding_vif_type": decided.vif_type,
         "binding_vif_details": dict(decided.vif_details),
         "status": ports.wired_status(row["admin_state_up"]),
-    })  # fmt: skip
-    return decided
+    }
+    stamp = store.update(conn, row["id"], values)
+    after = {
+        **row, **values, "revision_number": row["revision_number"] + 1, "updated_at": stamp
+    }  # fmt: skip
+    return Rebound(after, (*held, *taken))
 
 
 def unbind(conn: Connection, row: Mapping[str, Any]) -> None:

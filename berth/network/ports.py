@@ -344,7 +344,7 @@ def get_visible(
 
 
 def resource_requests(
-    conn: Connection, rows: Sequence[RowMapping]
+    conn: Connection, rows: Sequence[Mapping[str, Any]]
 ) -> dict[str, ResourceRequest | None]:
     """Each port's resource request, reading policies, rules and segments in bulk."""
     if not rows:
@@ -405,13 +405,24 @@ def views(
     conn: Connection, context: RequestContext, rows: Sequence[RowMapping]
 ) -> list[dict[str, Any]]:
     ids = [r["id"] for r in rows]
-    addresses = store.fixed_ips_of(conn, ids)
+    return views_of(
+        conn, context, rows, store.fixed_ips_of(conn, ids), group_store.groups_of_ports(conn, ids)
+    )
+
+
+def views_of(
+    conn: Connection,
+    context: RequestContext,
+    rows: Sequence[Mapping[str, Any]],
+    addresses: Mapping[str, list[dict[str, str]]],
+    groups: Mapping[str, list[str]],
+) -> list[dict[str, Any]]:
+    """The views of ports whose addresses (``fixed_ips_of``'s form) and groups are known."""
     requests = resource_requests(conn, rows)
     network_rows = (
         network_store.list_networks(conn, None, {r["network_id"] for r in rows}) if rows else []
     )
     network_policy = {n["id"]: n["qos_policy_id"] for n in network_rows}
-    groups = group_store.groups_of_ports(conn, ids)
     return [
         policy.visible(
             context,
@@ -428,7 +439,7 @@ def views(
 
 
 def _view(
-    row: RowMapping,
+    row: Mapping[str, Any],
     addresses: list[dict[str, str]],
     request: ResourceRequest | None,
     network_policy: str | None,

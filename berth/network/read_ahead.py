@@ -12,6 +12,11 @@ their revisions again in one statement: every change to a network, to an RBAC en
 rules (which mark the policy changed) bumps a revision or adds or removes a row. If anything
 changed in between, ``check`` forgets what was read ahead and the write reads it again, inside,
 as it always did: it decides on what is there when it runs, never on what was.
+
+A binding also reads ahead the port's security groups, for its answer: every change of a port's
+groups is a port update, which bumps the port's revision, so when the port the write locks has
+the revision read ahead, its groups are those read with it (``groups_of``), and the binding's
+answer is built from what its write knows (``bindings.Rebound``) without reading the port back.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from berth.common.db import Database
 from berth.network import exceptions, networks, ports, validate
 from berth.network.store import networks as network_store
 from berth.network.store import ports as port_store
+from berth.network.store import security_groups as group_store
 from berth.network.store.remembered import forget
 
 
@@ -37,6 +43,16 @@ class ReadAhead:
     network_ids: tuple[str, ...]
     policy_ids: tuple[str, ...]
     revisions: network_store.Revisions
+    # A binding's port: its revision and its security groups, as read ahead.
+    port_revision: int | None = None
+    groups: tuple[str, ...] = ()
+
+    def groups_of(self, row: Mapping[str, Any]) -> list[str] | None:
+        """The port's groups if ``row`` (the port as the write found it) is the revision read
+        ahead; None when the port changed in between, or none was read."""
+        if self.port_revision is None or row["revision_number"] != self.port_revision:
+            return None
+        return list(self.groups)
 
 
 def for_create(db: Database, context: RequestContext, bodies: Sequence[Any]) -> ReadAhead | None:
@@ -75,7 +91,9 @@ def for_binding(db: Database, port_id: str) -> ReadAhead | None:
         revisions = network_store.revisions(conn, [network_id], policy_ids)
         ports.layout_of(conn, network_id)
         ports.resource_requests(conn, [row])
-    return ReadAhead((network_id,), policy_ids, revisions)
+        # After the port: a change of its groups committed in between shows in its revision.
+        groups = group_store.groups_of_ports(conn, [port_id]).get(port_id, [])
+    return ReadAhead((network_id,), policy_ids, revisions, row["revision_number"], tuple(groups))
 
 
 def check(conn: Connection, ahead: ReadAhead | None) -> None:

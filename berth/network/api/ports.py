@@ -35,6 +35,10 @@ _COLUMNS = {
 }  # fmt: skip
 
 
+# What a binding's update (the compute service's, for each port of a server) says.
+_BINDING_ONLY = {"binding:host_id", "binding:profile"}
+
+
 def _fixed_ips_match(item: dict[str, Any], wanted: list[str]) -> bool:
     """``fixed_ips=ip_address=10.0.0.5`` or ``fixed_ips=subnet_id=...``: any address matches."""
     for condition in wanted:
@@ -120,7 +124,12 @@ def update_port(req: NetworkRequest) -> Response:
             row = ports.update_port(conn, req.context, port_id, body)
         # Still the port as it stands: following a QoS change rewrites only bound ports, and
         # a bound port's QoS change cannot come with a binding change (409).
-        bindings.apply_update(conn, req.service.settings, row, body)
+        rebound = bindings.apply_update(conn, req.service.settings, row, body)
+    # A body that changes more than the binding updates the port first (its revision grows, its
+    # groups may change): its answer reads the port back.
+    groups = ahead.groups_of(row) if ahead is not None and set(body) <= _BINDING_ONLY else None
+    if rebound is not None and groups is not None:
+        return _answer_rebound(req, rebound, groups)
     return _answer(req, port_id, 200)
 
 
@@ -144,6 +153,21 @@ def _answer(req: NetworkRequest, port_id: str, status: int) -> Response:
         # Addresses on a routed network's segments are Placement inventory.
         req.service.changed()
     return req.respond({"port": view}, status)
+
+
+def _answer_rebound(req: NetworkRequest, rebound: bindings.Rebound, groups: list[str]) -> Response:
+    """A binding's answer from what its write knows: the port as bound, its addresses, and its
+    groups as read ahead; the rest (its network's policy, segments and rules) is remembered."""
+    row = rebound.row
+    addresses = [{"subnet_id": f.subnet_id, "ip_address": f.ip_address} for f in rebound.fixed_ips]
+    with req.service.db.read() as conn:
+        (view,) = ports.views_of(
+            conn, req.context, [row], {row["id"]: addresses}, {row["id"]: groups}
+        )
+        routed = ports.layout_of(conn, row["network_id"]).routed
+    if routed:
+        req.service.changed()
+    return req.respond({"port": view}, 200)
 
 
 # -- bindings: the compute service's, for moves (admin and service only) --------------------------

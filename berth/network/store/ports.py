@@ -7,6 +7,7 @@ a server moves). An address is taken by inserting its ``ip_allocations`` row: th
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -64,8 +65,11 @@ def list_visible(
     return list(conn.execute(query).mappings())
 
 
-def update(conn: Connection, port_id: str, values: Mapping[str, Any]) -> None:
-    conn.execute(_UPDATE, {"port_id": port_id, "updated_at": utcnow(), **values})
+def update(conn: Connection, port_id: str, values: Mapping[str, Any]) -> dt.datetime:
+    """Change the port (its revision grows by one); returns the time stamped on it."""
+    stamp = utcnow()
+    conn.execute(_UPDATE, {"port_id": port_id, "updated_at": stamp, **values})
+    return stamp
 
 
 def mac_taken(conn: Connection, network_id: str, mac: str) -> bool:

@@ -211,3 +211,111 @@ def test_unchanged_reads_are_not_made_again_under_the_write_lock(
         reads = [s for s in statements if "FROM networks" in s or "FROM subnets" in s]
         assert len(reads) == 1 and "UNION ALL" in reads[0], statements
         assert not any("FROM rbac_policies" in s or "FROM qos_rules" in s for s in statements)
+
+
+def _ovs_agent(client: httpx.Client, host: str, bridges: dict[str, str]) -> None:
+    post_made(client, "/v2.0/agents", "agent", agent_type=OVS, host=host, binary="sim",
+              topic="N/A", configurations={
+                  "bridge_mappings": bridges,
+                  "resource_provider_bandwidths": {
+                      bridge: {"egress": 10000, "ingress": 10000} for bridge in bridges.values()
+                  },
+              })  # fmt: skip
+
+
+def test_a_binding_s_answer_built_from_its_write_is_the_port_read_back(
+    network_db: Database, network_client: httpx.Client, flat: dict[str, Any]
+) -> None:
+    """The binding's answer is made of what its write knows (the port as bound, its addresses)
+    and its groups as read ahead: the same as reading the port back, which it no longer does."""
+    net = flat["network"]
+    policy = post_made(network_client, "/v2.0/qos/policies", "policy", name="gold")
+    post_made(network_client, f"/v2.0/qos/policies/{policy['id']}/minimum_bandwidth_rules",
+              "minimum_bandwidth_rule", min_kbps=1000, direction="egress")  # fmt: skip
+    group = post_made(network_client, "/v2.0/security-groups", "security_group", name="web")
+    port = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"], name="eth0",
+                     qos_policy_id=policy["id"], security_groups=[group["id"]])  # fmt: skip
+    _ovs_agent(network_client, "cn1", {"public": "br-ex"})
+    (request_group,) = port["resource_request"]["request_groups"]
+    bridge = provider_uuid("cn1:Open vSwitch agent:br-ex")
+    profile = {"allocation": {request_group["id"]: bridge}, "note": [1, 2.5, None]}
+    statements: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    event.listen(network_db.engine, "before_cursor_execute", record)
+    try:
+        bound = network_client.put(f"/v2.0/ports/{port['id']}", json={"port": {
+            "binding:host_id": "cn1", "binding:profile": profile,
+        }})  # fmt: skip
+    finally:
+        event.remove(network_db.engine, "before_cursor_execute", record)
+    assert bound.status_code == 200, bound.text
+    answer = bound.json()["port"]
+    assert answer == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
+    assert (answer["binding:host_id"], answer["status"]) == ("cn1", "ACTIVE")
+    assert answer["binding:profile"] == profile
+    assert answer["revision_number"] == port["revision_number"] + 1
+    assert answer["security_groups"] == [group["id"]]
+    assert answer["fixed_ips"] == port["fixed_ips"]
+    # The port read ahead and locked in the write, never after it; its addresses once (the
+    # binding's plan).
+    assert sum("FROM ports" in s for s in statements) == 2, statements
+    assert sum("FROM ip_allocations" in s for s in statements) == 1, statements
+    # A body that says more than the binding: the port is read back, and says the same.
+    again = network_client.put(f"/v2.0/ports/{port['id']}", json={"port": {
+        "binding:host_id": "cn1", "binding:profile": profile, "device_id": "vm1",
+    }})  # fmt: skip
+    assert again.status_code == 200, again.text
+    assert again.json()["port"] == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
+    assert again.json()["port"]["revision_number"] == port["revision_number"] + 3
+
+
+def test_a_deferred_address_taken_by_the_binding_is_in_its_answer(
+    network_client: httpx.Client,
+) -> None:
+    net = post_made(
+        network_client, "/v2.0/networks", "network",
+        segments=[
+            {"provider:network_type": "vlan", "provider:physical_network": "rack1",
+             "provider:segmentation_id": 7},
+            {"provider:network_type": "vlan", "provider:physical_network": "rack2",
+             "provider:segmentation_id": 7},
+        ],
+    )  # fmt: skip
+    segments = network_client.get("/v2.0/segments", params={"network_id": net["id"]}).json()
+    rack1 = min(segments["segments"], key=lambda s: s["physical_network"])
+    subnet = post_made(network_client, "/v2.0/subnets", "subnet", network_id=net["id"],
+                       ip_version=4, cidr="10.1.0.0/29", segment_id=rack1["id"])  # fmt: skip
+    _ovs_agent(network_client, "cn1", {"rack1": "br-1"})
+    port = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    assert port["fixed_ips"] == []
+    bound = network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
+    )
+    assert bound.status_code == 200, bound.text
+    answer = bound.json()["port"]
+    assert answer["fixed_ips"] == [{"subnet_id": subnet["id"], "ip_address": "10.1.0.2"}]
+    assert answer == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
+
+
+def test_groups_changed_after_the_read_ahead_are_in_the_binding_s_answer(
+    network_client: httpx.Client, flat: dict[str, Any], between: Any
+) -> None:
+    port = post_made(network_client, "/v2.0/ports", "port", network_id=flat["network"]["id"])
+    assert len(port["security_groups"]) == 1
+    _ovs_agent(network_client, "cn1", {"public": "br-ex"})
+
+    def leave_groups(admin: httpx.Client) -> None:
+        answer = admin.put(f"/v2.0/ports/{port['id']}", json={"port": {"security_groups": []}})
+        assert answer.status_code == 200, answer.text
+
+    between("for_binding", leave_groups)
+    bound = network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
+    )
+    assert bound.status_code == 200, bound.text
+    answer = bound.json()["port"]
+    assert answer["security_groups"] == []
+    assert answer == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
