@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common.context import RequestContext
+from berth.common.timeutils import utcnow
 from berth.config import NetworkSettings
 from berth.network import (
     exceptions,
@@ -39,6 +40,7 @@ from berth.network.store import qos as qos_store
 from berth.network.store import routers as router_store
 from berth.network.store import security_groups as group_store
 from berth.network.store import subnets as subnet_store
+from berth.network.store.schema import ports as port_table
 
 VNIC_TYPES = (
     "normal", "direct", "macvtap", "direct-physical", "baremetal", "virtio-forwarder", "vdpa",
@@ -90,12 +92,32 @@ def layout_of(conn: Connection, network_id: str) -> NetworkLayout:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A port as its create wrote it, known without reading it back: its row (with the values
+    the table gives what the create does not say) and its addresses in the order they were
+    taken (the order a read gives them in)."""
+
+    row: Mapping[str, Any]
+    fixed_ips: tuple[FixedIp, ...]
+
+
+# What a new port's row holds where its create says nothing: the columns' own defaults (each
+# a plain value; every other column the create says).
+_COLUMN_DEFAULTS = {
+    column.name: column.default.arg  # type: ignore[attr-defined]
+    if column.default is not None and column.default.is_scalar
+    else None
+    for column in port_table.columns
+}
+
+
 # -- creation -----------------------------------------------------------------------------------
 
 
 def create_port(
     conn: Connection, context: RequestContext, settings: NetworkSettings, body: Mapping[str, Any]
-) -> str:
+) -> Written:
     validate.known(body, _CREATE, "port")
     validate.strings(body, STRINGS)
     policy.check_attributes(context, body, _OPERATOR_ONLY)
@@ -135,17 +157,22 @@ def create_port(
         "binding_profile": {},
         "binding_vif_details": {},
         "port_security_enabled": port_security,
+        "revision_number": 0,
+        "created_at": utcnow(),
     }
     mac = _insert_with_mac(conn, values, body.get("mac_address"), settings.base_mac)
     security_groups.join_groups(
         conn, context, port_id, project, body.get("security_groups"), port_security,
         values["device_owner"],
     )  # fmt: skip
+    taken: list[FixedIp] = []
     if fixed:
-        assign_addresses(conn, port_id, network_id, layout.subnets, requested_ips(fixed), mac)
+        taken = assign_addresses(
+            conn, port_id, network_id, layout.subnets, requested_ips(fixed), mac
+        )
     elif allocation == "immediate":
-        _assign_defaults(conn, port_id, network_id, layout.subnets, mac)
-    return port_id
+        taken = _assign_defaults(conn, port_id, network_id, layout.subnets, mac)
+    return Written({**_COLUMN_DEFAULTS, **values, "mac_address": mac}, tuple(taken))
 
 
 def create_device_port(
@@ -250,10 +277,11 @@ def assign_addresses(
     available: Sequence[Subnet],
     wanted: Sequence[tuple[str | None, str | None]],
     mac: str,
-) -> None:
+) -> list[FixedIp]:
     """Take the asked-for addresses: a specific one, or the lowest free one of a subnet (the
-    EUI-64 one of an auto-addressed subnet)."""
+    EUI-64 one of an auto-addressed subnet); returns them in the order taken."""
     by_id = {s.id: s for s in available}
+    taken = []
     for subnet_id, address in wanted:
         subnet = by_id.get(subnet_id) if subnet_id else _subnet_holding(available, address)
         if subnet is None:
@@ -264,7 +292,7 @@ def assign_addresses(
         if address is None and subnet.auto_address:
             address = ipam.eui64_address(subnet.cidr, mac)
         elif address is None:
-            take_lowest(conn, port_id, subnet)
+            taken.append(FixedIp(subnet.id, take_lowest(conn, port_id, subnet)))
             continue
         chosen = ipam.allocate_specific(
             subnet, address, subnet_store.used_addresses(conn, subnet.id)
@@ -273,6 +301,8 @@ def assign_addresses(
             raise exceptions.IpAddressInUse(
                 f"Unable to complete operation for network {network_id}. The IP address {chosen} is in use."
             )
+        taken.append(FixedIp(subnet.id, chosen))
+    return taken
 
 
 def _subnet_holding(available: Sequence[Subnet], address: str | None) -> Subnet | None:
@@ -298,19 +328,22 @@ def take_lowest(conn: Connection, port_id: str, subnet: Subnet) -> str:
 
 def _assign_defaults(
     conn: Connection, port_id: str, network_id: str, available: Sequence[Subnet], mac: str
-) -> None:
+) -> list[FixedIp]:
     """The EUI-64 address of every auto-addressed subnet (hosts configure them all, as
     upstream assigns them) and one address per IP version from the first other subnet of that
-    version with one free."""
+    version with one free; returns them in the order taken."""
     auto = [s for s in available if s.auto_address]
+    taken = []
     if auto:
-        assign_addresses(conn, port_id, network_id, auto, [(s.id, None) for s in auto], mac)
+        taken += assign_addresses(
+            conn, port_id, network_id, auto, [(s.id, None) for s in auto], mac
+        )
     handed_out = [s for s in available if not s.auto_address]
     for version in sorted({s.ip_version for s in handed_out}):
         last_error: Exception | None = None
         for subnet in (s for s in handed_out if s.ip_version == version):
             try:
-                take_lowest(conn, port_id, subnet)
+                taken.append(FixedIp(subnet.id, take_lowest(conn, port_id, subnet)))
                 break
             except exceptions.IpAddressGenerationFailure as exc:
                 last_error = exc
@@ -319,6 +352,7 @@ def _assign_defaults(
                 raise exceptions.IpAddressGenerationFailure(
                     f"No more IP addresses available on network {network_id}."
                 )
+    return taken
 
 
 # -- reading ------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from berth.network import (
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import ports as store
+from berth.network.store import security_groups as group_store
 from berth.network.store.remembered import remembering
 
 PORT_FILTERS = {
@@ -92,23 +93,47 @@ def create_port(req: NetworkRequest) -> Response:
         for project_id, count in sorted(adding.items()):
             quotas.enforce(conn, settings, project_id, quotas.PORT, count)
     with req.service.db.read() as conn:
-        rows = [ports.get_visible(conn, req.context, port_id) for port_id in made]
-        views = ports.views(conn, req.context, rows)
-        routed = any(ports.layout_of(conn, n).routed for n in {r["network_id"] for r in rows})
+        views = _made_views(req, conn, made)
+        routed = any(
+            ports.layout_of(conn, n).routed for n in {view["network_id"] for view in views}
+        )
     if routed:
         # Addresses on a routed network's segments are Placement inventory.
         req.service.changed()
     return req.respond({"ports": views} if bulk else {"port": views[0]}, 201)
 
 
-def _create_one_port(req: NetworkRequest, conn: Any, body: dict[str, Any]) -> str:
-    """A port, bound at once when the body names a host (or a profile for the host to come)."""
-    port_id = ports.create_port(conn, req.context, req.service.settings, body)
+def _create_one_port(
+    req: NetworkRequest, conn: Any, body: dict[str, Any]
+) -> tuple[str, ports.Written | None]:
+    """A port, bound at once when the body names a host (or a profile for the host to come);
+    and the port as its create wrote it, unless a binding changed it since (None)."""
+    written = ports.create_port(conn, req.context, req.service.settings, body)
+    port_id = str(written.row["id"])
     if body.get("binding:host_id") or body.get("binding:profile"):
         row = store.get(conn, port_id)
         assert row is not None
         bindings.apply_update(conn, req.service.settings, row, body)
-    return port_id
+        return port_id, None
+    return port_id, written
+
+
+def _made_views(
+    req: NetworkRequest, conn: Any, made: list[tuple[str, ports.Written | None]]
+) -> list[dict[str, Any]]:
+    """The views of the ports a create made: each as its create wrote it, which its creator
+    sees, reading only its groups (a port joins its project's default group without reading
+    it); the ports read back when a binding changed one."""
+    written = [w for _, w in made if w is not None]
+    if len(written) < len(made):
+        rows = [ports.get_visible(conn, req.context, port_id) for port_id, _ in made]
+        return ports.views(conn, req.context, rows)
+    addresses = {
+        w.row["id"]: [{"subnet_id": f.subnet_id, "ip_address": f.ip_address} for f in w.fixed_ips]
+        for w in written
+    }
+    groups = group_store.groups_of_ports(conn, [port_id for port_id, _ in made])
+    return ports.views_of(conn, req.context, [w.row for w in written], addresses, groups)
 
 
 @remembering()
