@@ -35,9 +35,10 @@ def insert_network(conn: Connection, values: Mapping[str, Any]) -> None:
     conn.execute(networks.insert().values(revision_number=0, created_at=utcnow(), **values))
 
 
-@remembered
 def get_network(conn: Connection, network_id: str) -> Row | None:
-    return conn.execute(_BY_ID, {"network_id": network_id}).mappings().first()
+    # Remembered as ``list_networks`` of its one id, which a port's view asks again.
+    found = list_networks(conn, None, [network_id])
+    return found[0] if found else None
 
 
 @remembered
@@ -46,6 +47,9 @@ def list_networks(
 ) -> list[Row]:
     """Networks a project owns or that are shared with it, or external for it, through RBAC
     (every network when ``visible_to`` is None)."""
+    if visible_to is None and ids is not None and len(ids) == 1:
+        (network_id,) = ids
+        return list(conn.execute(_BY_ID, {"network_id": network_id}).mappings())
     if visible_to is None and ids is not None:
         # Ports' networks, read so by every port request.
         return list(conn.execute(_BY_IDS, {"network_ids": list(ids)}).mappings())

@@ -61,6 +61,8 @@ def test_a_created_port_s_answer_is_the_port_read_back(
     read_back = ("WHERE ports.id =", "WHERE ip_allocations.port_id IN")
     assert not any(where in s for s in statements for where in read_back), statements
     assert sum("FROM port_security_groups" in s for s in statements) == 1, statements
+    # The network's row is read once (ahead of the write), its check and the view alike.
+    assert sum(s.startswith("SELECT networks.id") for s in statements) == 1, statements
     said = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"], name="eth1",
                      description="said", admin_state_up=False, device_id="vm1",
                      device_owner="compute:nova", mac_address="FA:16:3E:00:00:01",
