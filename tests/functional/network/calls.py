@@ -20,3 +20,18 @@ def neutron_error(answer: httpx.Response, status: int, kind: str) -> str:
     error = answer.json()["NeutronError"]
     assert error["type"] == kind, answer.text
     return str(error["message"])
+
+
+def two_racks(
+    client: httpx.Client, segmentation_id: int = 7, **network: Any
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """A routed network of two VLAN segments, on physical networks rack1 and rack2: the network
+    made, and each physical network's segment id."""
+    segments = [
+        {"provider:network_type": "vlan", "provider:physical_network": rack,
+         "provider:segmentation_id": segmentation_id}
+        for rack in ("rack1", "rack2")
+    ]  # fmt: skip
+    net = post_made(client, "/v2.0/networks", "network", segments=segments, **network)
+    found = client.get("/v2.0/segments", params={"network_id": net["id"]}).json()["segments"]
+    return net, {s["physical_network"]: s["id"] for s in found}

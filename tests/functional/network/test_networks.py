@@ -9,7 +9,7 @@ from sqlalchemy import event
 from berth.common.db import Database
 from berth.network.service import NetworkService
 from tests.conftest import MEMBER_ROLES, network_client_for
-from tests.functional.network.calls import neutron_error
+from tests.functional.network.calls import neutron_error, two_racks
 
 
 def _create(client: httpx.Client, **network: object) -> dict[str, object]:
@@ -241,24 +241,17 @@ def test_a_show_reads_grants_and_subnets_once_and_says_what_a_listing_says(
     """A network's show reads the caller's grants of both actions in one statement, for its
     check and its view alike, and its subnets (their ids and whether one is on a segment) in
     one; it says what the listing says of the network."""
-    net = _create(
-        network_client, name="racks", project_id="bob", shared=True, **{"router:external": True},
-        segments=[
-            {"provider:network_type": "vlan", "provider:physical_network": "rack1",
-             "provider:segmentation_id": 11},
-            {"provider:network_type": "vlan", "provider:physical_network": "rack2",
-             "provider:segmentation_id": 11},
-        ],
+    net, racks = two_racks(
+        network_client, 11, name="racks", project_id="bob", shared=True,
+        **{"router:external": True},
     )  # fmt: skip
-    segments = network_client.get("/v2.0/segments", params={"network_id": net["id"]}).json()
-    rack1 = min(segments["segments"], key=lambda s: s["physical_network"])
     made = [
         network_client.post("/v2.0/subnets", json={"subnet": subnet}).json()["subnet"]["id"]
         for subnet in (
             {"network_id": net["id"], "ip_version": 4, "cidr": "10.1.0.0/24",
-             "segment_id": rack1["id"]},
+             "segment_id": racks["rack1"]},
             {"network_id": net["id"], "ip_version": 4, "cidr": "10.2.0.0/24",
-             "segment_id": rack1["id"]},
+             "segment_id": racks["rack1"]},
         )
     ]  # fmt: skip
     statements: list[str] = []

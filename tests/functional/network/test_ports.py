@@ -11,7 +11,7 @@ from berth.network import ports
 from berth.network.reporting import provider_uuid
 from berth.network.service import NetworkService
 from tests.conftest import MEMBER_ROLES, network_client_for
-from tests.functional.network.calls import neutron_error, post_made
+from tests.functional.network.calls import neutron_error, post_made, two_racks
 
 OVS = "Open vSwitch agent"
 SRIOV = "NIC Switch agent"
@@ -234,17 +234,7 @@ def test_sriov_ports_bind_to_the_nic_switch_agent(network_client: httpx.Client) 
 
 
 def test_routed_network_ports_take_their_address_at_binding(network_client: httpx.Client) -> None:
-    net = post_made(
-        network_client, "/v2.0/networks", "network",
-        segments=[
-            {"provider:network_type": "vlan", "provider:physical_network": "rack1",
-             "provider:segmentation_id": 7},
-            {"provider:network_type": "vlan", "provider:physical_network": "rack2",
-             "provider:segmentation_id": 7},
-        ],
-    )  # fmt: skip
-    segs = network_client.get("/v2.0/segments", params={"network_id": net["id"]}).json()["segments"]
-    by_physnet = {s["physical_network"]: s["id"] for s in segs}
+    net, by_physnet = two_racks(network_client)
     one = post_made(network_client, "/v2.0/subnets", "subnet", network_id=net["id"], ip_version=4,
                 cidr="10.1.0.0/30", segment_id=by_physnet["rack1"])  # fmt: skip
     two = post_made(network_client, "/v2.0/subnets", "subnet", network_id=net["id"], ip_version=4,

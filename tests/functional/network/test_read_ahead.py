@@ -18,7 +18,7 @@ from berth.network import read_ahead
 from berth.network.reporting import provider_uuid
 from berth.network.service import NetworkService
 from tests.conftest import MEMBER_ROLES, network_client_for
-from tests.functional.network.calls import neutron_error, post_made
+from tests.functional.network.calls import neutron_error, post_made, two_racks
 
 OVS = "Open vSwitch agent"
 
@@ -275,19 +275,9 @@ def test_a_binding_s_answer_built_from_its_write_is_the_port_read_back(
 def test_a_deferred_address_taken_by_the_binding_is_in_its_answer(
     network_client: httpx.Client,
 ) -> None:
-    net = post_made(
-        network_client, "/v2.0/networks", "network",
-        segments=[
-            {"provider:network_type": "vlan", "provider:physical_network": "rack1",
-             "provider:segmentation_id": 7},
-            {"provider:network_type": "vlan", "provider:physical_network": "rack2",
-             "provider:segmentation_id": 7},
-        ],
-    )  # fmt: skip
-    segments = network_client.get("/v2.0/segments", params={"network_id": net["id"]}).json()
-    rack1 = min(segments["segments"], key=lambda s: s["physical_network"])
+    net, racks = two_racks(network_client)
     subnet = post_made(network_client, "/v2.0/subnets", "subnet", network_id=net["id"],
-                       ip_version=4, cidr="10.1.0.0/29", segment_id=rack1["id"])  # fmt: skip
+                       ip_version=4, cidr="10.1.0.0/29", segment_id=racks["rack1"])  # fmt: skip
     _ovs_agent(network_client, "cn1", {"rack1": "br-1"})
     port = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
     assert port["fixed_ips"] == []
