@@ -4,7 +4,7 @@ host fits. No HTTP, no database, no bus: the service around it fetches, claims a
 
     query = build_query(spec, az_aggregates=zones, limit=config.max_placement_results)
     body = placement.get("/allocation_candidates", params=query.pairs(),
-                         headers={"OpenStack-API-Version": f"placement {query.microversion}"})
+                         headers={"OpenStack-API-Version": f"placement {query.microversion}"}).content
     answer = read_answer(body, query.microversion)
     schedule = Scheduler(config).select_destinations(
         spec, answer.candidates, host_states, claim, provider_summaries=answer.summaries)

@@ -12,7 +12,8 @@ every node out again.
 
 Each instance's ranking is then made from those outcomes in a few array operations, as it was
 made before from scratch: the options in Placement's order of their nodes, shuffled by a
-generator the instance's seeded one seeds, weighed (``weighers.totals``), and sorted best first, stably.
+generator the instance's seeded one seeds, weighed (``weighers.totals``), and sorted best
+first, stably.
 """
 
 from __future__ import annotations
