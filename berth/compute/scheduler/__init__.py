@@ -3,9 +3,9 @@ candidates through filters and weighers to Selections with alternates, and a dia
 host fits. No HTTP, no database, no bus: the service around it fetches, claims and replies.
 
     query = build_query(spec, az_aggregates=zones, limit=config.max_placement_results)
-    body = placement.get("/allocation_candidates", params=query.pairs(),
-                         headers={"OpenStack-API-Version": f"placement {query.microversion}"}).content
-    answer = read_answer(body, query.microversion)
+    sent = placement.get("/allocation_candidates", params=query.pairs(),
+                         headers={"OpenStack-API-Version": f"placement {query.microversion}"})
+    answer = read_answer(sent.content, query.microversion)
     schedule = Scheduler(config).select_destinations(
         spec, answer.candidates, host_states, claim, provider_summaries=answer.summaries)
 """
