@@ -47,6 +47,17 @@ def _hosts(client: httpx.Client) -> set[str]:
     return {rp for areq in body["allocation_requests"] for rp in areq["allocations"]}
 
 
+def _all_vcpus(provider: str) -> dict[str, object]:
+    """A new consumer's claim of the 8 VCPU a ``_provider`` has by default."""
+    return {
+        "allocations": {provider: {"resources": {"VCPU": 8}}},
+        "project_id": "p",
+        "user_id": "u",
+        "consumer_generation": None,
+        "consumer_type": "INSTANCE",
+    }
+
+
 def test_writes_on_one_worker_are_seen_by_the_next_query_on_another(workers: Workers) -> None:
     reader, writer, read = workers
     assert _hosts(read) == set()
@@ -54,15 +65,8 @@ def test_writes_on_one_worker_are_seen_by_the_next_query_on_another(workers: Wor
     assert _hosts(read) == {first}
     second = _provider(writer, "cn2", vcpu=1)  # too small for VCPU:2
     assert _hosts(read) == {first}
-    claim = {
-        "allocations": {first: {"resources": {"VCPU": 8}}},
-        "project_id": "p",
-        "user_id": "u",
-        "consumer_generation": None,
-        "consumer_type": "INSTANCE",
-    }
     consumer = str(uuid.uuid4())
-    assert writer.put(f"/allocations/{consumer}", json=claim).status_code == 204
+    assert writer.put(f"/allocations/{consumer}", json=_all_vcpus(first)).status_code == 204
     assert _hosts(read) == set()
     summary = read.get(f"/resource_providers?in_tree={first}").json()["resource_providers"]
     assert summary[0]["generation"] == 2
@@ -86,14 +90,7 @@ def test_a_quiet_index_that_only_peeks_still_sees_the_next_write(workers: Worker
     assert _hosts(read) == {first, second}
     assert reader.index.updates == updates + 1
     assert _hosts(read) == {first, second}
-    claim = {
-        "allocations": {second: {"resources": {"VCPU": 8}}},
-        "project_id": "p",
-        "user_id": "u",
-        "consumer_generation": None,
-        "consumer_type": "INSTANCE",
-    }
-    assert writer.put(f"/allocations/{uuid.uuid4()}", json=claim).status_code == 204
+    assert writer.put(f"/allocations/{uuid.uuid4()}", json=_all_vcpus(second)).status_code == 204
     assert _hosts(read) == {first}
 
 
