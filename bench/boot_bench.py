@@ -8,7 +8,9 @@ servers from ``--clients`` threads through the Compute API, each on a network (w
 one whose policy asks for minimum bandwidth, so every boot has a port request group), and waits
 for each to be ACTIVE (one watcher lists the servers that changed every 0.1 s). Prints the start-up time, servers per second, the CPU seconds per server, and the p50/p99 of the time
 from POST to ACTIVE and of the scheduler's select_destinations. Ends with the audit (no leaked
-allocation, port or binding; nothing over capacity) and exits 1 if it finds anything.
+allocation, port or binding; nothing over capacity) and exits 1 if it finds anything, then
+the floor of a boot in this process (``bench/boot_floor.py``): the hops the boots made, each
+timed when done by do-nothing pieces, and the boots' CPU against it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 
 import httpx
 
+from bench import boot_floor
 from bench.boots import boot_all, make_network, percentile, print_boots
 from berth import config
 from berth.allinone.stack import Stack
@@ -67,10 +70,12 @@ def main(argv: list[str] | None = None) -> int:
             flavors.create(conn, "bench", "bench", 2, 2048, 20)
             images.create(conn, IMAGE, {"name": "cirros"})
         network = make_network(client, "/networking", args.qos)
+        hops = boot_floor.Hops()
         cpu_before = time.process_time()
-        boots = boot_all(
-            client, "/compute/v2.1", network, "bench", IMAGE, args.servers, args.clients
-        )
+        with hops.counted():
+            boots = boot_all(
+                client, "/compute/v2.1", network, "bench", IMAGE, args.servers, args.clients
+            )
         cpu = time.process_time() - cpu_before
         report = audit(stack.compute.cells, stack.placement_client, stack.network_client)
     finally:
@@ -87,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
         print("AUDIT FOUND:", *report.lines()[:20], sep="\n  ")
         return 1
     print("audit: nothing leaked, nothing over capacity")
+    if boots.active:
+        floor = boot_floor.measure(hops, args.servers)
+        print(*floor.lines(len(boots.active), cpu, boots.spent), sep="\n")
     return 0 if not boots.failed else 1
 
 
