@@ -18,8 +18,11 @@ For each ``--n``: the reference cloud (``bench/reference_cloud.py``) is written 
   ``limit=20`` then ``PUT /allocations``) run for ``--claim-seconds`` against the real server,
   then against the same do-nothing app (the claim query answered with the real server's body,
   ``PUT`` with 204), then against ``bench/http_floor.py`` as it runs on its own (its own 35 KB body,
-  no access log). Claims/s of each and Placement's share of each floor. The run ends with the
-  over-commit check of placement_bench: exit 1 if any provider's usage exceeds its capacity.
+  no access log), then against the do-nothing app once more with each ``PUT`` writing its claim
+  on the database driver alone (``bench/claim_write.py``: the least a claim must write, in the
+  same PostgreSQL database, or a SQLite file of its own; not on MariaDB). Claims/s of each and
+  Placement's share of each floor. The run ends with the over-commit check of placement_bench:
+  exit 1 if any provider's usage exceeds its capacity.
 
 Without ``--database-url`` each N gets a fresh SQLite file. A database URL holds one cloud: give
 one ``--n`` with it, or ``--reset`` to empty the database (every table dropped) before each N is
@@ -29,6 +32,7 @@ written. With ``--reuse`` the N printed is the number of ``cn*`` trees found.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import pickle
@@ -38,15 +42,17 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import sqlalchemy as sa
 
-from bench import http_floor
+from bench import claim_write, http_floor
 from bench.placement_bench import _HEADERS, PORTS_QUERY, _claims, open_cloud, overcommitted
 from bench.procstat import CpuMeter, children, cpu_model, cpu_seconds
 from berth.common import logs
@@ -62,6 +68,8 @@ Answers = dict[str, tuple[int, list[tuple[bytes, bytes]], bytes]]
 FLAVOR = "resources=VCPU:2,MEMORY_MB:4096,DISK_GB:20"
 CLAIM_QUERY = f"/allocation_candidates?{FLAVOR}&limit=20"  # placement_bench._claims' query
 _ANSWERS_ENV = "PLACEMENT_FLOOR_ANSWERS"
+# Set for the floor with the write: the database its PUTs write claims to (bench/claim_write.py).
+_WRITE_ENV = "PLACEMENT_FLOOR_WRITE_URL"
 # Headers uvicorn adds to every response itself: the floor's server adds them again.
 _ADDED_BY_SERVER = {b"date", b"server"}
 
@@ -84,9 +92,14 @@ def queries(n: int) -> list[tuple[str, str]]:
 def floor_app() -> Callable[..., Awaitable[None]]:
     """The app of one floor worker (a uvicorn factory): every GET of a captured path gets the
     captured response, byte for byte; another GET a 404; anything else has its body read and
-    gets a 204, as ``bench/http_floor.py``'s ``PUT``."""
+    gets a 204, as ``bench/http_floor.py``'s ``PUT``. With ``PLACEMENT_FLOOR_WRITE_URL`` set, a
+    ``PUT /allocations/{consumer}`` first writes its claim there (``bench/claim_write.py``, from
+    one of 8 threads), and is answered 409 when it does not fit."""
     answers: Answers = pickle.loads(Path(os.environ[_ANSWERS_ENV]).read_bytes())
     missing = (404, [(b"content-length", b"0")], b"")
+    write_url = os.environ.get(_WRITE_ENV)
+    writer = claim_write.ClaimWriter(write_url) if write_url else None
+    threads = ThreadPoolExecutor(8, thread_name_prefix="claims")
 
     async def app(
         scope: Message,
@@ -103,21 +116,37 @@ def floor_app() -> Callable[..., Awaitable[None]]:
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": body})
             return
-        more = True
+        chunks, more = [], True
         while more:
             message = await receive()
+            chunks.append(message.get("body", b""))
             more = message.get("more_body", False)
-        await send({"type": "http.response.start", "status": 204, "headers": []})
+        status = 204
+        if writer is not None and scope["path"].startswith("/allocations/"):
+            claim = orjson.loads(b"".join(chunks))
+            fits = await asyncio.get_running_loop().run_in_executor(
+                threads,
+                writer.claim,
+                scope["path"].removeprefix("/allocations/"),
+                claim["project_id"],
+                claim["user_id"],
+                claim["allocations"],
+            )
+            status = 204 if fits else 409
+        await send({"type": "http.response.start", "status": status, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
     return app
 
 
 @contextmanager
-def running_floor(answers: Answers, workers: int) -> Iterator[tuple[str, int]]:
+def running_floor(
+    answers: Answers, workers: int, write_url: str | None = None
+) -> Iterator[tuple[str, int]]:
     """(base URL, pid) of the do-nothing app under uvicorn with the placement server's settings
     (``berth.placement.server.run``: host, worker count, factory, log level INFO with Berth's
-    log configuration, so one access-log line per request, graceful-shutdown timeout 10 s)."""
+    log configuration, so one access-log line per request, graceful-shutdown timeout 10 s);
+    ``write_url``: its claims are written there."""
     with tempfile.TemporaryDirectory() as tmp:
         answers_file = Path(tmp) / "answers.pickle"
         answers_file.write_bytes(pickle.dumps(answers))
@@ -126,6 +155,8 @@ def running_floor(answers: Answers, workers: int) -> Iterator[tuple[str, int]]:
         port = free_port()
         base = f"http://127.0.0.1:{port}"
         env = {**os.environ, _ANSWERS_ENV: str(answers_file)}
+        if write_url:
+            env[_WRITE_ENV] = write_url
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH")) if p
         )
@@ -183,6 +214,7 @@ class ClaimRow:
     claims: float
     floor: float  # the do-nothing app under the placement server's settings, real claim body
     bare: float  # bench/http_floor.py as it runs on its own
+    written: float | None  # the floor with each claim's write (bench/claim_write.py)
     conflicts: int
     cpu: str
 
@@ -260,18 +292,11 @@ def measure(
                             f"client {cpu.client * per:.2f}")  # fmt: skip
                 print(f"  CPU per claim (ms): {real_cpu}")
 
-            floor_workers = children(floor_pid)
-            before_workers, before_me = cpu_seconds(floor_workers), sum(os.times()[:2])
-            start = time.perf_counter()
-            floor_made, _ = _claims(floor_base, args.clients, args.claim_seconds)
-            spent = time.perf_counter() - start
-            floor_rate = floor_made / spent
-            per = 1000 / max(floor_made, 1)
-            floor_cpu = (f"workers {(cpu_seconds(floor_workers) - before_workers) * per:.2f}, "
-                         f"client {(sum(os.times()[:2]) - before_me) * per:.2f}")  # fmt: skip
+            floor_rate, floor_cpu = _floor_claims(floor_base, floor_pid, args)
             print(f"floor (do-nothing app, placement's settings, the real "
                   f"{len(answers[CLAIM_QUERY][2]):,} byte claim body): {floor_rate:,.0f} claims/s; "
                   f"CPU per claim (ms): {floor_cpu}")  # fmt: skip
+    written = _written_floor(url, answers, args)
     bare = http_floor.run(args.workers, args.clients, args.claim_seconds)
     bare_rate = bare.made / bare.spent
     per = 1000 / max(bare.made, 1)
@@ -284,8 +309,44 @@ def measure(
     else:
         print("usage within capacity on every provider")
     cpu_note = f"real: {real_cpu}; floor: {floor_cpu}"
-    row = ClaimRow(n, database, claims, floor_rate, bare_rate, conflicts, cpu_note)
+    row = ClaimRow(n, database, claims, floor_rate, bare_rate, written, conflicts, cpu_note)
     return rows, row, not bad
+
+
+def _floor_claims(base: str, pid: int, args: argparse.Namespace) -> tuple[float, str]:
+    """Claims/s of the claim clients against the floor at ``base``, and their CPU per claim."""
+    workers = children(pid)
+    before_workers, before_me = cpu_seconds(workers), sum(os.times()[:2])
+    start = time.perf_counter()
+    made, _ = _claims(base, args.clients, args.claim_seconds)
+    spent = time.perf_counter() - start
+    per = 1000 / max(made, 1)
+    cpu = (f"workers {(cpu_seconds(workers) - before_workers) * per:.2f}, "
+           f"client {(sum(os.times()[:2]) - before_me) * per:.2f}")  # fmt: skip
+    return made / spent, cpu
+
+
+def _written_floor(url: str, answers: Answers, args: argparse.Namespace) -> float | None:
+    """Claims/s of the floor whose ``PUT`` writes each claim (``bench/claim_write.py``): on the
+    same PostgreSQL database, or a SQLite file of its own; None on MariaDB."""
+    if not claim_write.supported(url):
+        print("floor with the claim's write: not on this database (no UPDATE ... RETURNING)")
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        target = f"sqlite:///{Path(tmp) / 'claims.db'}" if url.startswith("sqlite") else url
+        providers: dict[str, set[str]] = {}
+        for answer in orjson.loads(answers[CLAIM_QUERY][2])["allocation_requests"]:
+            for provider, held in answer["allocations"].items():
+                providers.setdefault(provider, set()).update(held["resources"])
+        claim_write.prepare(target, providers)
+        try:
+            with running_floor(answers, args.workers, write_url=target) as (base, pid):
+                rate, cpu = _floor_claims(base, pid, args)
+        finally:
+            claim_write.drop(target)
+    print(f"floor with the claim's write (the driver alone, {len(providers)} providers): "
+          f"{rate:,.0f} claims/s; CPU per claim (ms): {cpu}")  # fmt: skip
+    return rate
 
 
 # The run -----------------------------------------------------------------------------------------
@@ -329,15 +390,21 @@ def table(queries_rows: list[QueryRow], claim_rows: list[ClaimRow]) -> str:
     lines += [
         "",
         "| N | database | claims/s | http_floor/s | share | floor/s (placement's settings, "
-        "real body) | share |",
-        "|---:|---|---:|---:|---:|---:|---:|",
+        "real body) | share | floor with the write/s | share |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     lines += [
         f"| {c.n:,} | {c.database} | {c.claims:.0f} | {c.bare:.0f} | {100 * c.claims / c.bare:.0f} % "
-        f"| {c.floor:.0f} | {100 * c.claims / c.floor:.0f} % |"
+        f"| {c.floor:.0f} | {100 * c.claims / c.floor:.0f} % | {_written(c)} |"
         for c in claim_rows
     ]
     return "\n".join(lines)
+
+
+def _written(row: ClaimRow) -> str:
+    if row.written is None:
+        return "- | -"
+    return f"{row.written:.0f} | {100 * row.claims / row.written:.0f} %"
 
 
 def main(argv: list[str] | None = None) -> int:
