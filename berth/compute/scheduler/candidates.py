@@ -29,6 +29,7 @@ import msgspec
 __all__ = [
     "SHARING_TRAIT",
     "Candidate",
+    "KnownCandidates",
     "PlacementAnswer",
     "ProviderSummary",
     "ProviderUsage",
@@ -76,6 +77,17 @@ class _Answer(msgspec.Struct, gc=False):
 # collector does not track (gc=False: they hold no cycles): half the time of reading the
 # whole answer into dicts, and the candidates come out with no second walk over dicts.
 _read = msgspec.json.Decoder(_Answer).decode
+
+
+class _Listed(msgspec.Struct, gc=False):
+    """An answer with each allocation request left as Placement wrote it."""
+
+    allocation_requests: list[msgspec.Raw] = []
+    provider_summaries: dict[str, ProviderSummary] = {}
+
+
+_read_listed = msgspec.json.Decoder(_Listed).decode
+_read_request = msgspec.json.Decoder(_AllocationRequest).decode
 _read_resources = msgspec.json.Decoder(dict[str, _Inventory]).decode
 
 
@@ -125,42 +137,91 @@ def read_answer(body: bytes, version: str) -> PlacementAnswer:
     allocation request that does not land on exactly one compute node is logged and left out.
     A body that is not such an answer raises ``msgspec.ValidationError`` (a ``ValueError``)."""
     answer = _read(body)
-    summaries = answer.provider_summaries
-    # Per provider: its compute node, or None for a sharing provider (a tree of its own).
-    # Worked out once per provider, not once per candidate that uses it.
-    host_of: dict[str, str | None] = {}
-
-    def node_of(rp: str) -> str | None:
-        summary = summaries.get(rp)
-        if summary is None:
-            host_of[rp] = rp
-        elif SHARING_TRAIT in summary.traits:
-            host_of[rp] = None
-        else:
-            host_of[rp] = summary.root_provider_uuid or rp
-        return host_of[rp]
-
+    node_of = _nodes_of(answer.provider_summaries).get
     found = []
     for request in answer.allocation_requests:
         allocations = {rp: body.resources for rp, body in request.allocations.items()}
-        nodes = [host_of[rp] if rp in host_of else node_of(rp) for rp in allocations]
-        roots = set(nodes)
-        roots.discard(None)
-        if len(roots) != 1:
-            LOG.warning(
-                "allocation request on %d compute nodes ignored: %s",
-                len(roots),
-                msgspec.json.encode(request).decode(),
-            )
-            continue
-        [root] = roots
-        found.append(
-            Candidate(
-                root, allocations, request.mappings, version,
-                _host_amounts(allocations, nodes, root),
-            )
-        )  # fmt: skip
-    return PlacementAnswer(found, summaries, len(answer.allocation_requests))
+        nodes = tuple([node_of(rp, rp) for rp in allocations])
+        made = _candidate(request, allocations, nodes, version)
+        if made is not None:
+            found.append(made)
+    return PlacementAnswer(found, answer.provider_summaries, len(answer.allocation_requests))
+
+
+class KnownCandidates:
+    """The candidates of one query's answers, kept between answers by the text of their
+    allocation requests, so that a candidate Placement proposes again is the same object and
+    is not read again (an answer to the same query proposes mostly the same allocations; what
+    changes is the summaries' usage). A candidate's compute node also depends on the summaries
+    (a provider's root, whether it is shared), so a known candidate is taken again only while
+    its providers' nodes are as they were when it was made.
+
+    Several passes may read at once: each reads the candidates kept before it began and keeps
+    its own answer's."""
+
+    def __init__(self) -> None:
+        # Allocation request text -> the candidate and its providers' nodes.
+        self._known: dict[bytes, tuple[Candidate, tuple[str | None, ...]]] = {}
+
+    def read(self, body: bytes, version: str) -> PlacementAnswer:
+        """``read_answer(body, version)``, with the candidates of earlier answers reused."""
+        answer = _read_listed(body)
+        node_of = _nodes_of(answer.provider_summaries).get
+        known, kept = self._known, {}
+        found = []
+        for raw in answer.allocation_requests:
+            text = bytes(raw)
+            seen = known.get(text)
+            if (
+                seen is not None
+                and seen[0].version == version
+                and tuple([node_of(rp, rp) for rp in seen[0].allocations]) == seen[1]
+            ):
+                found.append(seen[0])
+                kept[text] = seen
+                continue
+            request = _read_request(raw)
+            allocations = {rp: body.resources for rp, body in request.allocations.items()}
+            nodes = tuple([node_of(rp, rp) for rp in allocations])
+            made = _candidate(request, allocations, nodes, version)
+            if made is not None:
+                found.append(made)
+                kept[text] = made, nodes
+        self._known = kept
+        return PlacementAnswer(found, answer.provider_summaries, len(answer.allocation_requests))
+
+
+def _nodes_of(summaries: Mapping[str, ProviderSummary]) -> dict[str, str | None]:
+    """Each provider's compute node as the summaries tell, or None for a sharing provider (a
+    tree of its own); a provider they do not describe is its own node (``.get(rp, rp)``)."""
+    return {
+        rp: None if SHARING_TRAIT in summary.traits else summary.root_provider_uuid or rp
+        for rp, summary in summaries.items()
+    }
+
+
+def _candidate(
+    request: _AllocationRequest,
+    allocations: Mapping[str, Mapping[str, int]],
+    nodes: tuple[str | None, ...],
+    version: str,
+) -> Candidate | None:
+    """The candidate of one allocation request (``nodes``: its providers' nodes, in order), or
+    None, logged, when it does not land on exactly one compute node."""
+    roots = set(nodes)
+    roots.discard(None)
+    if len(roots) != 1:
+        LOG.warning(
+            "allocation request on %d compute nodes ignored: %s",
+            len(roots),
+            msgspec.json.encode(request).decode(),
+        )
+        return None
+    [root] = roots
+    assert root is not None
+    return Candidate(
+        root, allocations, request.mappings, version, _host_amounts(allocations, nodes, root)
+    )
 
 
 def _at_least(version: str, wanted: tuple[int, int]) -> bool:
@@ -169,7 +230,7 @@ def _at_least(version: str, wanted: tuple[int, int]) -> bool:
 
 
 def _host_amounts(
-    allocations: Mapping[str, Mapping[str, int]], nodes: list[str | None], root: str
+    allocations: Mapping[str, Mapping[str, int]], nodes: tuple[str | None, ...], root: str
 ) -> Mapping[str, int]:
     """Class -> amount the candidate takes from its compute node's tree (``nodes``: each
     provider's node, in order)."""

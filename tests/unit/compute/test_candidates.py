@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from berth.compute.scheduler.candidates import ProviderUsage, read_answer
+from berth.compute.scheduler.candidates import KnownCandidates, ProviderUsage, read_answer
 
 
 def summary(root: str, traits: tuple[str, ...] = (), **resources: tuple[int, int]) -> Any:
@@ -90,3 +90,24 @@ def test_provider_usage_fits_and_consumes() -> None:
     usage.consume(first)
     assert not usage.fits(first)  # cn1 had one VCPU left
     assert ProviderUsage().fits(first)  # without summaries nothing is limited here
+
+
+def test_known_candidates_are_those_proposed_again_as_they_were() -> None:
+    known = KnownCandidates()
+    first = known.read(orjson.dumps(ANSWER), "1.36")
+    assert first.candidates == read_answer(orjson.dumps(ANSWER), "1.36").candidates
+    assert first.requests == 3
+    # Usage moved (as it does between two answers to one query): the same candidates.
+    summaries = {**ANSWER["provider_summaries"], "cn2": summary("cn2", VCPU=(8, 6))}
+    again = known.read(orjson.dumps({**ANSWER, "provider_summaries": summaries}), "1.36")
+    assert [a is b for a, b in zip(again.candidates, first.candidates, strict=True)] == [True] * 2
+    assert again.summaries["cn2"].free() == {"VCPU": 2}
+    # The pool no longer shares: its candidate lands on two compute nodes and is left out.
+    summaries = {**ANSWER["provider_summaries"], "pool": summary("pool", DISK_GB=(1000, 0))}
+    changed = known.read(orjson.dumps({**ANSWER, "provider_summaries": summaries}), "1.36")
+    assert [c.root for c in changed.candidates] == ["cn2"]
+    assert changed.candidates[0] is first.candidates[1]
+    # Another microversion: the candidates are made again (a claim writes them at theirs).
+    other = known.read(orjson.dumps(ANSWER), "1.37")
+    assert [c.version for c in other.candidates] == ["1.37", "1.37"]
+    assert not any(a is b for a, b in zip(other.candidates, first.candidates, strict=True))
