@@ -10,6 +10,12 @@ spec is the same object (filters and weighers are pure functions of host, spec a
 ``filters.base``, ``weighers.base``). A new spec (a server group with one more member) works
 every node out again.
 
+Passes of one shape (``batching``) also keep, between them, each node's outcome as the first
+ranking of a pass found it (``Outcomes``): before anything landed, with the same spec, pipeline
+and weighers, an outcome depends only on the node's HostState and candidates, so it is taken
+again while both are the very objects it was worked out from (the host cache makes a HostState
+again when its host changed; ``KnownCandidates`` keeps a candidate Placement proposes again).
+
 Each instance's ranking is then made from those outcomes in a few array operations, as it was
 made before from scratch: the options in Placement's order of their nodes, shuffled by a
 generator the instance's seeded one seeds, weighed (``weighers.totals``), and sorted best
@@ -32,7 +38,7 @@ from berth.compute.scheduler.filters import HostFilter, asking, filter_host
 from berth.compute.scheduler.host_state import HostState
 from berth.compute.scheduler.weighers import HostWeigher, totals, weighing
 
-__all__ = ["Options", "Ranked", "Ranking"]
+__all__ = ["Options", "Outcomes", "Ranked", "Ranking"]
 
 
 @dataclass(slots=True)
@@ -117,6 +123,52 @@ class Ranking:
 _ABSENT, _UNKNOWN, _TAKEN, _REMOVED, _KEPT = range(5)
 
 
+_Pipeline = tuple[HostFilter, ...]
+_Weighers = tuple[tuple[HostWeigher, float], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """A node's outcome before anything landed, and what it was worked out from."""
+
+    host: HostState | None
+    candidates: tuple[Candidate, ...]
+    status: int
+    # The stage that removed the node: (its index, its name, the reason).
+    removal: tuple[int, str, str] | None
+    # The place among ``candidates`` of the first that fitted (the node's place in the
+    # ranking's order), the kept ones' places and their raw weights.
+    first: int
+    kept: tuple[int, ...]
+    raws: tuple[tuple[float, ...], ...]
+
+
+class Outcomes:
+    """Each node's outcome as the first ranking of a pass found it, for the next pass of the
+    same spec, pipeline and weighers. Passes may run at once: each takes what was kept when it
+    began and keeps its own (either is right for the objects it names)."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[RequestSpec, _Pipeline, _Weighers, dict[str, _Outcome]] | None = None
+
+    def get(
+        self, spec: RequestSpec, pipeline: _Pipeline, weighers: _Weighers
+    ) -> dict[str, _Outcome]:
+        kept = self._kept
+        if kept is None or kept[0] is not spec or kept[1:3] != (pipeline, weighers):
+            return {}
+        return kept[3]
+
+    def keep(
+        self,
+        spec: RequestSpec,
+        pipeline: _Pipeline,
+        weighers: _Weighers,
+        nodes: dict[str, _Outcome],
+    ) -> None:
+        self._kept = (spec, pipeline, weighers, nodes)
+
+
 class Options:
     """The candidates of one pass and each compute node's outcome, kept between instances."""
 
@@ -125,8 +177,14 @@ class Options:
         candidates: Sequence[Candidate],
         by_node: dict[str, HostState],
         usage: ProviderUsage,
+        outcomes: Outcomes | None = None,
     ) -> None:
+        """``outcomes``: the nodes' outcomes kept between passes of one shape, taken and
+        kept by the first ranking."""
         self._candidates = list(candidates)
+        self._outcomes = outcomes
+        # Nothing landed and nothing dropped yet: outcomes are those ``Outcomes`` keeps.
+        self._fresh = True
         # The pass's hosts, as they change (the caller replaces a host an instance landed on).
         self._by_node = by_node
         self._usage = usage
@@ -144,8 +202,8 @@ class Options:
         codes = {root: n for n, root in enumerate(self._by_root)}
         self._node_codes = np.array([codes[c.root] for c in candidates], dtype=np.int64)
         self._spec: RequestSpec | None = None
-        self._pipeline: tuple[HostFilter, ...] = ()
-        self._weighers: tuple[tuple[HostWeigher, float], ...] = ()
+        self._pipeline: _Pipeline = ()
+        self._weighers: _Weighers = ()
         self._stages: list[tuple[int, HostFilter]] = []
         self._weighing: list[tuple[HostWeigher, float]] = []
         self._dirty: set[str] = set()
@@ -162,6 +220,7 @@ class Options:
     def landed(self, candidate: Candidate) -> None:
         """An instance took ``candidate``: its node changed, and so may every node with a
         candidate on the providers it drew from."""
+        self._fresh = False
         self._dirty.add(candidate.root)
         for rp in candidate.allocations:
             # A provider of the node's own tree serves no other node's candidates.
@@ -181,6 +240,7 @@ class Options:
         candidate may be equal to it and still claimable."""
         for i in self._by_root[candidate.root]:
             if self._alive[i] and self._candidates[i] is candidate:
+                self._fresh = False
                 self._alive[i] = False
                 self._dropped += 1
                 self._dirty.add(candidate.root)
@@ -191,8 +251,8 @@ class Options:
     def rank(
         self,
         spec: RequestSpec,
-        pipeline: tuple[HostFilter, ...],
-        weighers: tuple[tuple[HostWeigher, float], ...],
+        pipeline: _Pipeline,
+        weighers: _Weighers,
         recorder: Recorder,
         rng: random.Random,
     ) -> Ranking:
@@ -228,55 +288,80 @@ class Options:
 
     def _update(self, spec: RequestSpec) -> None:
         """Work out again what each changed node is for ``spec`` (the arrays are written once
-        for all of them)."""
+        for all of them); before anything landed, from the outcomes kept when they still
+        hold."""
+        keeping = self._outcomes is not None and self._fresh
+        known = self._outcomes.get(spec, self._pipeline, self._weighers) if keeping else {}
+        outcomes: dict[str, _Outcome] = {}
         cleared: list[int] = []
         kept: list[int] = []
         keys: list[int] = []
+        raws: list[tuple[float, ...]] = []
         for root in self._dirty:
-            cleared += self._by_root[root]
+            indices = self._by_root[root]
+            cleared += indices
             old = self._status.get(root)
             if old is not None:
                 self._counts[old] -= 1
             self._removals.pop(root, None)
-            status = self._status[root] = self._outcome(root, spec, kept, keys)
+            outcome = known.get(root)
+            if (
+                outcome is None
+                or outcome.host is not self._by_node.get(root)
+                or outcome.candidates != tuple([self._candidates[i] for i in indices])
+            ):
+                outcome = self._outcome(root, spec)
+            if keeping:
+                outcomes[root] = outcome
+            status = self._status[root] = outcome.status
             self._counts[status] += 1
+            if outcome.removal is not None:
+                index, stage, reason = outcome.removal
+                self._removals[root] = (index, indices[outcome.first], stage, reason)
+            kept += [indices[j] for j in outcome.kept]
+            keys += [indices[outcome.first]] * len(outcome.kept)
+            raws += outcome.raws
         self._dirty.clear()
+        if keeping:
+            assert self._outcomes is not None
+            self._outcomes.keep(spec, self._pipeline, self._weighers, outcomes)
         self._kept[cleared] = False
         self._kept[kept] = True
         self._key[kept] = keys
         if self._weighing and kept:
-            candidates, by_node, weighing = self._candidates, self._by_node, self._weighing
-            self._raws[kept] = [
-                [w.raw(by_node[candidates[i].root], spec, candidates[i]) for w, _ in weighing]
-                for i in kept
-            ]
+            self._raws[kept] = raws
 
-    def _outcome(self, root: str, spec: RequestSpec, kept: list[int], keys: list[int]) -> int:
-        """What ``root`` is for ``spec``; its kept candidates' indices are added to ``kept``
-        and its place (its first fitting candidate's index) to ``keys``, once for each."""
-        indices = self._alive_of(self._by_root[root])
-        if not indices:
-            return _ABSENT
+    def _outcome(self, root: str, spec: RequestSpec) -> _Outcome:
+        """What ``root`` is for ``spec``, worked out."""
+        indices = self._by_root[root]
+        candidates = tuple([self._candidates[i] for i in indices])
         host = self._by_node.get(root)
+        alive = self._alive_of(indices)
+        if not alive:
+            return _Outcome(host, candidates, _ABSENT, None, 0, (), ())
         if host is None:
-            return _UNKNOWN
-        candidates, fits = self._candidates, self._usage.fits
-        fitting = [i for i in indices if fits(candidates[i])]
+            return _Outcome(host, candidates, _UNKNOWN, None, 0, (), ())
+        fits = self._usage.fits
+        fitting = [i for i in alive if fits(self._candidates[i])]
         if not fitting:
-            return _TAKEN
-        passed, removed = filter_host(host, [candidates[i] for i in fitting], spec, self._stages)
+            return _Outcome(host, candidates, _TAKEN, None, 0, (), ())
+        place = {i: j for j, i in enumerate(indices)}
+        first = place[fitting[0]]
+        passed, removed = filter_host(
+            host, [self._candidates[i] for i in fitting], spec, self._stages
+        )
         if removed is not None:
-            index, stage, reason = removed
-            self._removals[root] = (index, fitting[0], stage, reason)
-            return _REMOVED
+            return _Outcome(host, candidates, _REMOVED, removed, first, (), ())
         if len(passed) == len(fitting):
             chosen = fitting
         else:  # some of the fitting ones, in order (by identity)
             at = iter(fitting)
-            chosen = [next(i for i in at if candidates[i] is candidate) for candidate in passed]
-        kept += chosen
-        keys += [fitting[0]] * len(chosen)
-        return _KEPT
+            chosen = [next(i for i in at if self._candidates[i] is c) for c in passed]
+        kept = tuple([place[i] for i in chosen])
+        raws = tuple(
+            tuple([w.raw(host, spec, candidates[j]) for w, _ in self._weighing]) for j in kept
+        )
+        return _Outcome(host, candidates, _KEPT, None, first, kept, raws)
 
     def _alive_of(self, indices: list[int]) -> list[int]:
         if not self._dropped:

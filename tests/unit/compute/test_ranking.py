@@ -16,7 +16,7 @@ from berth.compute.scheduler.candidates import Candidate, ProviderUsage
 from berth.compute.scheduler.diagnosis import Recorder
 from berth.compute.scheduler.filters import DEFAULT_FILTERS, HostFilter, build_pipeline
 from berth.compute.scheduler.host_state import HostState
-from berth.compute.scheduler.ranking import Options, Ranking
+from berth.compute.scheduler.ranking import Options, Outcomes, Ranking
 from berth.compute.scheduler.weighers import (
     DEFAULT_WEIGHERS,
     RAMWeigher,
@@ -88,6 +88,37 @@ def test_options_ask_the_filters_and_weighers_only_about_nodes_that_changed() ->
     assert sorted(counting.asked[4:]) == ["no-1", "yes-1"]
 
 
+def test_passes_of_one_shape_ask_again_only_about_nodes_that_changed() -> None:
+    counting, weighing = _Counting(), _Weighing()
+    pipeline, weighers = (counting,), ((weighing, 1.0),)
+    hosts = [host("yes-1"), host("yes-2", free_ram_mb=1024), host("no-1")]
+    candidates = [candidate(h) for h in hosts]
+    kept, request = Outcomes(), spec()
+
+    def first_rank(by_node: dict[str, HostState], asked: RequestSpec = request) -> list[str]:
+        options = Options(candidates, dict(by_node), ProviderUsage({}), kept)
+        recorder = Recorder(3, 3)
+        ranking = options.rank(asked, pipeline, weighers, recorder, random.Random(1))
+        assert "Counting removed 1 (named-no: 1)" in recorder.result(len(ranking)).render()
+        return [r.host.host for r in ranking]
+
+    by_node = {h.node_uuid: h for h in hosts}
+    assert first_rank(by_node) == ["yes-1", "yes-2"] and len(counting.asked) == 3
+    assert first_rank(by_node) == ["yes-1", "yes-2"] and len(counting.asked) == 3
+    assert len(weighing.weighed) == 2
+    # yes-1 changed between the passes (its host cache made a new HostState): it is ranked
+    # again, and alone.
+    by_node["rp-yes-1"] = dataclasses.replace(hosts[0], free_ram_mb=512)
+    assert first_rank(by_node) == ["yes-2", "yes-1"]
+    assert counting.asked[3:] == ["yes-1"] and weighing.weighed[2:] == ["yes-1"]
+    # Placement proposes another candidate on yes-2: it is ranked again.
+    candidates[1] = candidate(hosts[1], {"VCPU": 2, "MEMORY_MB": 512})
+    assert first_rank(by_node) == ["yes-2", "yes-1"] and counting.asked[4:] == ["yes-2"]
+    # Another spec: every node is asked again.
+    first_rank(by_node, spec(instance_uuids=("other",)))
+    assert sorted(counting.asked[5:]) == ["no-1", "yes-1", "yes-2"]
+
+
 @st.composite
 def _passes(draw: st.DrawFn) -> tuple[list[HostState], list[Candidate], dict[str, Any], list[int]]:
     """Hosts (some down, some unknown to the scheduler), their candidates (some on a shared
@@ -148,6 +179,45 @@ def test_a_kept_ranking_is_the_one_made_afresh(pass_: Any, seed: int) -> None:
         theirs = afresh.rank(request, pipeline, weighers, recorders[1], random.Random(seed))
         assert _listed(ours) == _listed(theirs)
         assert recorders[0].result(0).render() == recorders[1].result(0).render()
+
+
+@settings(max_examples=100, deadline=None)
+@given(_passes(), st.lists(st.integers(0, 11), max_size=4), st.integers(0, 2**32))
+def test_outcomes_kept_between_passes_rank_as_made_afresh(
+    pass_: Any, changed: list[int], seed: int
+) -> None:
+    hosts, candidates, summaries, taken = pass_
+    pipeline = build_pipeline(DEFAULT_FILTERS)
+    weighers = build_weighers(DEFAULT_WEIGHERS, {})
+    read = summaries_of(summaries)
+    kept, request = Outcomes(), spec()
+    by_node = {h.node_uuid: h for h in hosts}
+    for step in range(3):
+        # Between passes some hosts change (a new HostState, as the host cache makes them).
+        for i in changed:
+            if i < len(hosts) and step:
+                node = hosts[i].node_uuid
+                by_node[node] = dataclasses.replace(
+                    by_node[node], free_ram_mb=by_node[node].free_ram_mb // 2, up=i % 2 == 0
+                )
+        pools = [(dict(by_node), ProviderUsage(read)) for _ in range(2)]
+        ours = Options(candidates, *pools[0], kept)
+        theirs = Options(candidates, *pools[1])
+        for landing, index in enumerate([*taken[:2], None]):
+            recorders = Recorder(9, 9), Recorder(9, 9)
+            rankings = [
+                options.rank(request, pipeline, weighers, recorder, random.Random(seed))
+                for options, recorder in zip((ours, theirs), recorders, strict=True)
+            ]
+            assert _listed(rankings[0]) == _listed(rankings[1])
+            assert recorders[0].result(0).render() == recorders[1].result(0).render()
+            chosen = candidates[index] if index is not None else None
+            if chosen is None or chosen.root not in by_node or not pools[0][1].fits(chosen):
+                continue
+            for options, (nodes, usage) in zip((ours, theirs), pools, strict=True):
+                usage.consume(chosen)
+                nodes[chosen.root] = nodes[chosen.root].consume(f"vm-{landing}", chosen, {})
+                options.landed(chosen)
 
 
 _weights = st.one_of(
