@@ -135,3 +135,24 @@ def test_a_write_refused_together_is_claimed_one_by_one(start_stack: StackFactor
     assert _vcpus_used(stack, full) == 8
     for spec, [[chosen, *_]] in zip(specs, answers, strict=True):
         assert _held(stack, spec.instance_uuids[0]).keys() == {chosen.node_uuid}
+
+
+def test_a_host_that_changed_between_passes_of_a_shape_is_ranked_again(
+    start_stack: StackFactory,
+) -> None:
+    # The first pass ranks both hosts and its shape keeps their outcomes; then an operator
+    # forces one host's service down. The next passes of the shape must see it (its host cache
+    # made a new HostState), not the outcome kept from before.
+    stack, client = start_stack(FLEET)
+    [[first, *_]] = stack.scheduler.select_destinations(_spec())
+    headers = {"openstack-api-version": "compute 2.53"}
+    params = {"host": first.host, "binary": "nova-compute"}
+    [service] = client.get("/compute/v2.1/os-services", params=params, headers=headers).json()[
+        "services"
+    ]
+    answer = client.put(
+        f"/compute/v2.1/os-services/{service['id']}", json={"forced_down": True}, headers=headers
+    )
+    assert answer.status_code == 200, answer.text
+    later = {stack.scheduler.select_destinations(_spec())[0][0].host for _ in range(4)}
+    assert first.host not in later

@@ -12,7 +12,13 @@ Two requests have the same shape when everything but their server and port ids i
 same flavor, image, project, zone and port requests, so the same Placement query once each
 port's request group suffix is replaced by its position, and the same filters and weighers
 outcome. Requests with scheduler hints, a server group, hosts to ignore or a destination are
-scheduled on their own. A member sees the leader's candidates through its own suffixes.
+scheduled on their own.
+
+What a shape's passes share is kept between them (``Shapes``): the spec of the shape's first
+request, in whose request group suffixes every later pass asks Placement (so that answers to
+the shape are alike to the byte but for the summaries' usage), the candidates of its last
+answer (``KnownCandidates``) and each node's outcome (``ranking.Outcomes``). Every member
+sees the candidates through its own suffixes.
 """
 
 from __future__ import annotations
@@ -20,14 +26,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections import OrderedDict
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 from berth.compute.objects.request_spec import RequestSpec, SchedulerHints
-from berth.compute.scheduler.candidates import Candidate
+from berth.compute.scheduler.candidates import Candidate, KnownCandidates
 from berth.compute.scheduler.placement_query import PlacementQuery
+from berth.compute.scheduler.ranking import Outcomes
 from berth.compute.scheduler.selection import Member, Schedule
 
 _GROUP_KEYS = ("resources", "required", "member_of", "in_tree")
@@ -53,8 +61,10 @@ def shape(spec: RequestSpec, query: PlacementQuery) -> str | None:
 
 
 def suffixes(leader: PlacementQuery, member: PlacementQuery) -> dict[str, str]:
-    """The leader's port group suffixes -> the member's, by position (same shape)."""
-    return dict(zip(leader.port_groups or {}, member.port_groups or {}, strict=True))
+    """The leader's port group suffixes -> the member's, by position (same shape), those
+    that differ."""
+    pairs = zip(leader.port_groups or {}, member.port_groups or {}, strict=True)
+    return {theirs: mine for theirs, mine in pairs if theirs != mine}
 
 
 def as_seen_by(candidate: Candidate, renamed: Mapping[str, str]) -> Candidate:
@@ -81,18 +91,18 @@ class Batches:
         self._open: dict[str, Batch] = {}
 
     def join(
-        self, key: str, query: PlacementQuery, member: Callable[[PlacementQuery], Member]
+        self, key: str, query: PlacementQuery, member: Member
     ) -> tuple[Batch, Future[Schedule] | None]:
-        """Join the open batch of this shape, or open one: the batch, and the future of this
-        member's answer (None for the leader, which places everyone and answers itself).
-        ``member`` makes the member, given the leader's query."""
+        """Join the open batch of this shape, or open one that asks ``query``: the batch, and
+        the future of this member's answer (None for the leader, which places everyone and
+        answers itself)."""
         with self._lock:
             batch = self._open.get(key)
             if batch is None:
                 self._open[key] = batch = Batch(query)
                 return batch, None
             answer: Future[Schedule] = Future()
-            batch.members.append((member(batch.leader_query), answer))
+            batch.members.append((member, answer))
             return batch, answer
 
     def close(self, key: str, batch: Batch) -> list[tuple[Member, Future[Schedule]]]:
@@ -102,6 +112,39 @@ class Batches:
             if self._open.get(key) is batch:
                 del self._open[key]
             return list(batch.members)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the passes of one shape keep between them."""
+
+    # The shape's first request: its request group suffixes are the ones every pass of the
+    # shape asks Placement in, and the candidates use.
+    spec: RequestSpec
+    candidates: KnownCandidates = field(default_factory=KnownCandidates)
+    outcomes: Outcomes = field(default_factory=Outcomes)
+
+
+class Shapes:
+    """The shapes seen lately, the least recently scheduled forgotten past ``size`` (each keeps
+    an answer's candidates, about a megabyte for a thousand)."""
+
+    def __init__(self, size: int = 16) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[str, Shape] = OrderedDict()
+
+    def get(self, key: str, spec: RequestSpec) -> Shape:
+        """The shape ``key``; made with ``spec`` when it is not kept."""
+        with self._lock:
+            found = self._kept.get(key)
+            if found is None:
+                found = self._kept[key] = Shape(spec)
+                if len(self._kept) > self._size:
+                    self._kept.popitem(last=False)
+            else:
+                self._kept.move_to_end(key)
+            return found
 
 
 def settle(future: Future[Schedule], outcome: Schedule | BaseException) -> None:

@@ -47,7 +47,7 @@ from berth.compute.scheduler.filters import build_pipeline
 from berth.compute.scheduler.filters.pci_passthrough import vf_demand
 from berth.compute.scheduler.host_state import HostState
 from berth.compute.scheduler.placement_query import port_allocations
-from berth.compute.scheduler.ranking import Options, Ranked, Ranking
+from berth.compute.scheduler.ranking import Options, Outcomes, Ranked, Ranking
 from berth.compute.scheduler.weighers import build_weighers
 
 __all__ = [
@@ -105,10 +105,11 @@ class _Pool:
         candidates: Sequence[Candidate],
         hosts: Iterable[HostState],
         provider_summaries: Mapping[str, ProviderSummary] | None,
+        outcomes: Outcomes | None = None,
     ) -> None:
         self.usage = ProviderUsage(provider_summaries)
         self.by_node = {h.node_uuid: h for h in hosts}
-        self.options = Options(candidates, self.by_node, self.usage)
+        self.options = Options(candidates, self.by_node, self.usage, outcomes)
         self.known = len(self.by_node.keys() | self.options.roots)
 
 
@@ -190,6 +191,8 @@ class Scheduler:
         *,
         provider_summaries: Mapping[str, ProviderSummary] | None = None,
         claim_together: ClaimTogether | None = None,
+        shape: RequestSpec | None = None,
+        outcomes: Outcomes | None = None,
     ) -> list[Schedule | Exception]:
         """One pass for several requests of one instance each that asked Placement the same
         (a batch, ``berth.compute.scheduler.batching``): each in turn is ranked, claimed and
@@ -197,9 +200,10 @@ class Scheduler:
         took, and each keeps its own answer: a member no host could take gets its NoValidHost,
         one whose claim failed gets that error, and the next member is placed all the same.
 
-        The candidates are the first member's (its query asked Placement), so every member is
-        filtered, weighed and consumed as the first: the same shape, and the spec whose request
-        group suffixes the candidates use. Only its selections are in its own suffixes.
+        Every member is filtered, weighed and consumed as ``shape``, the spec whose query asked
+        Placement (whose request group suffixes the candidates use; by default the first
+        member's), and sees the candidates through its own ``view``. ``outcomes`` are the nodes'
+        outcomes kept between passes of this shape (``ranking.Outcomes``).
 
         With ``claim_together``, the members are first placed as if every claim were granted,
         and their selections claimed in one write: the pass it makes is the one the claims one
@@ -207,19 +211,21 @@ class Scheduler:
         pass is made again, from the start, claiming one by one."""
         hosts = tuple(hosts)  # a pass made again reads them again
         if claim_together is not None and len(members) > 1:
-            outcomes = self._place_each(members, candidates, hosts, provider_summaries, _granted)
+            placed = self._place_each(
+                members, candidates, hosts, provider_summaries, shape, outcomes, _granted
+            )
             chosen = [
                 (member, outcome.selections[0][0])
-                for member, outcome in zip(members, outcomes, strict=True)
+                for member, outcome in zip(members, placed, strict=True)
                 if isinstance(outcome, Schedule)
             ]
             try:
                 if claim_together(chosen):
-                    return outcomes
+                    return placed
                 LOG.info("a batch's %d claims were refused together; one by one", len(chosen))
             except Exception:  # each member's own claim will meet it, or not
                 LOG.exception("a batch's %d claims failed together; one by one", len(chosen))
-        return self._place_each(members, candidates, hosts, provider_summaries)
+        return self._place_each(members, candidates, hosts, provider_summaries, shape, outcomes)
 
     def _place_each(
         self,
@@ -227,12 +233,15 @@ class Scheduler:
         candidates: Sequence[Candidate],
         hosts: Iterable[HostState],
         provider_summaries: Mapping[str, ProviderSummary] | None,
+        shape: RequestSpec | None,
+        outcomes: Outcomes | None,
         claim: Claim | None = None,
     ) -> list[Schedule | Exception]:
         """``select_each``'s pass, each member's claim made by ``claim`` when given."""
-        pool = _Pool(candidates, hosts, provider_summaries)
-        shape = members[0].spec if members else None
-        outcomes: list[Schedule | Exception] = []
+        pool = _Pool(candidates, hosts, provider_summaries, outcomes)
+        if shape is None and members:
+            shape = members[0].spec
+        results: list[Schedule | Exception] = []
         for member in members:
             spec = member.spec
             seed = self.config.seed if self.config.seed is not None else request_seed(spec)
@@ -244,14 +253,14 @@ class Scheduler:
                     instance_uuid, spec, pool, claim or member.claim, rng, seed, member.view, shape
                 )
             except Exception as exc:  # this member's own failure, for it alone to raise
-                outcomes.append(exc)
+                results.append(exc)
                 continue
             if isinstance(placed, Diagnosis):
-                outcomes.append(NoValidHost(instance_uuid, placed))
+                results.append(NoValidHost(instance_uuid, placed))
             else:
                 selections, diagnosis, _ = placed
-                outcomes.append(Schedule((selections,), seed, (diagnosis,)))
-        return outcomes
+                results.append(Schedule((selections,), seed, (diagnosis,)))
+        return results
 
     def _place(
         self,

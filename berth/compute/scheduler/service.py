@@ -30,8 +30,22 @@ from berth.compute.db import compute_nodes, instances, pci_devices
 from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.objects.selection import Selection
 from berth.compute.objects.what_if import WhatIf
-from berth.compute.scheduler.batching import Batch, Batches, as_seen_by, settle, shape, suffixes
-from berth.compute.scheduler.candidates import Candidate, PlacementAnswer, read_answer
+from berth.compute.scheduler.batching import (
+    Batch,
+    Batches,
+    Shape,
+    Shapes,
+    as_seen_by,
+    settle,
+    shape,
+    suffixes,
+)
+from berth.compute.scheduler.candidates import (
+    Candidate,
+    KnownCandidates,
+    PlacementAnswer,
+    read_answer,
+)
 from berth.compute.scheduler.config import SchedulerConfig
 from berth.compute.scheduler.explain import Probes, explain
 from berth.compute.scheduler.host_cache import CellHosts, Inputs
@@ -79,6 +93,9 @@ class SchedulerService:
         self._hosts: dict[str, CellHosts] = {}
         self._cells_lock = threading.Lock()
         self._batches = Batches()
+        self._shapes = Shapes()
+        # One pipeline for every pass: the nodes' outcomes a shape keeps are the pipeline's.
+        self._scheduler = Scheduler(config)
 
     def select_destinations(
         self, spec: RequestSpec, deadline: float | None = None
@@ -116,7 +133,7 @@ class SchedulerService:
         answer = self._ask(query)
         candidates = answer.candidates
         hosts = self._hosts_for(spec, candidates)
-        scheduler = Scheduler(self.config)
+        scheduler = self._scheduler
         try:
             schedule = scheduler.select_destinations(
                 spec, candidates, hosts, _claim_nothing, provider_summaries=answer.summaries
@@ -150,15 +167,19 @@ class SchedulerService:
         key = shape(request, query) if self.config.batching else None
         if key is None:
             return self._select_alone(request, query, deadline)
+        kept = self._shapes.get(key, request)
+        # Every pass of the shape asks in its first request's suffixes (so its answers repeat).
+        asked = query
+        if kept.spec is not request:
+            limit = self.config.max_placement_results
+            asked = build_query(kept.spec, az_aggregates=zones, limit=limit)
         member = Member(request, self._claim(request, deadline), deadline=deadline)
-
-        def follower(leader: PlacementQuery) -> Member:
-            renamed = suffixes(leader, query)
-            return dataclasses.replace(member, view=lambda c: as_seen_by(c, renamed))
-
-        batch, answer = self._batches.join(key, query, follower)
+        renamed = suffixes(asked, query)
+        if renamed:
+            member = dataclasses.replace(member, view=lambda c: as_seen_by(c, renamed))
+        batch, answer = self._batches.join(key, asked, member)
         if answer is None:
-            schedule = self._lead(key, batch, member)
+            schedule = self._lead(key, kept, batch, member)
         else:
             try:
                 schedule = answer.result()
@@ -168,21 +189,23 @@ class SchedulerService:
                 ) from None
         return [list(per_instance) for per_instance in schedule.selections]
 
-    def _lead(self, key: str, batch: Batch, member: Member) -> Schedule:
+    def _lead(self, key: str, kept: Shape, batch: Batch, member: Member) -> Schedule:
         """Ask Placement and read the hosts once for the batch, then place its members (this
         request first) and answer each; this request's own schedule."""
         members: list[tuple[Member, Future[Schedule] | None]] = [(member, None)]
         try:
-            answer = self._ask(batch.leader_query)
+            answer = self._ask(batch.leader_query, kept.candidates)
             candidates = answer.candidates
             hosts = self._hosts_for(member.spec, candidates)
             members += self._batches.close(key, batch)
-            outcomes = Scheduler(self.config).select_each(
+            outcomes = self._scheduler.select_each(
                 [m for m, _ in members],
                 candidates,
                 hosts,
                 provider_summaries=answer.summaries,
                 claim_together=self._claim_together,
+                shape=kept.spec,
+                outcomes=kept.outcomes,
             )
         except BaseException as exc:
             # Nobody is left waiting: the members get what stopped the pass.
@@ -209,7 +232,7 @@ class SchedulerService:
         candidates = answer.candidates
         hosts = self._hosts_for(request, candidates)
         try:
-            schedule = Scheduler(self.config).select_destinations(
+            schedule = self._scheduler.select_destinations(
                 request,
                 candidates,
                 hosts,
@@ -222,9 +245,13 @@ class SchedulerService:
             raise self._no_valid_host(request, exc, bool(candidates)) from None
         return [list(per_instance) for per_instance in schedule.selections]
 
-    def _ask(self, query: PlacementQuery) -> PlacementAnswer:
+    def _ask(self, query: PlacementQuery, known: KnownCandidates | None = None) -> PlacementAnswer:
+        """Placement's answer to ``query``, its candidates read anew or, with ``known``, the
+        ones kept from the answers before reused."""
         body = self.placement.allocation_candidates_body(query.pairs())
-        return read_answer(body, query.microversion)
+        if known is None:
+            return read_answer(body, query.microversion)
+        return known.read(body, query.microversion)
 
     def _hosts_for(self, request: RequestSpec, candidates: list[Candidate]) -> list[HostState]:
         named = {*request.hints.same_host, *request.hints.different_host}

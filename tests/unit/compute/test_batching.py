@@ -7,7 +7,7 @@ from typing import Any
 
 from berth.compute.objects.request_spec import SchedulerHints
 from berth.compute.scheduler import NoValidHost, Schedule, Scheduler, SchedulerConfig, Selection
-from berth.compute.scheduler.batching import as_seen_by, shape, suffixes
+from berth.compute.scheduler.batching import Shapes, as_seen_by, shape, suffixes
 from berth.compute.scheduler.placement_query import build_query, group_suffix
 from berth.compute.scheduler.selection import Member
 from tests.unit.compute.factories import (
@@ -130,6 +130,55 @@ def test_members_take_the_vfs_of_the_pf_that_holds_their_bandwidth() -> None:
     assert [s.host for s in claimed] == ["cn1", "cn2"]
     # The second member's selection maps its own port group to the PF of cn2.
     assert claimed[1].mappings[group_suffix("group-2")] == ("rp-pf2",)
+
+
+def test_a_later_pass_of_a_shape_is_ranked_in_its_first_requests_suffixes() -> None:
+    # The shape's first request (vm-0) asked in its own suffixes; a later pass asks in them
+    # too, and each member, the leader included, sees the candidates through its own.
+    def sriov(name: str) -> Any:
+        group = {"id": f"group-{name}", "resources": BANDWIDTH}
+        sriov_port = port(f"port-{name}", group, vnic_type="direct")
+        return spec(instance_uuids=(f"vm-{name}",), ports=(sriov_port,))
+
+    first, leader, member = sriov("0"), sriov("1"), sriov("2")
+    suffix = group_suffix("group-0")
+    cn1 = host(
+        "cn1", free_ram_mb=65536, free_vfs={"pfa": 1, "pfb": 8},
+        pf_providers={"rp-pfa": "pfa", "rp-pfb": "pfb"},
+    )  # fmt: skip
+    cn2 = host("cn2", free_vfs={"pf2": 8}, pf_providers={"rp-pf2": "pf2"})
+    candidates = [
+        candidate(cn1, extra={"rp-pfa": BANDWIDTH}, mappings={"": ("rp-cn1",), suffix: ("rp-pfa",)}),
+        candidate(cn2, extra={"rp-pf2": BANDWIDTH}, mappings={"": ("rp-cn2",), suffix: ("rp-pf2",)}),
+    ]  # fmt: skip
+    claimed: list[Selection] = []
+    members = []
+    for own in (leader, member):
+        renamed = suffixes(build_query(first), build_query(own))
+        members.append(
+            Member(own, recording(claimed), view=lambda c, r=renamed: as_seen_by(c, r))  # type: ignore[misc]
+        )
+    outcomes = Scheduler(SchedulerConfig(weighers=("RAMWeigher",))).select_each(
+        members, candidates, [cn1, cn2], shape=first
+    )
+    assert all(isinstance(o, Schedule) for o in outcomes)
+    # The leader took pfa's last VF, so the member's port could not follow its bandwidth there.
+    assert [s.host for s in claimed] == ["cn1", "cn2"]
+    assert claimed[0].mappings == {"": ("rp-cn1",), group_suffix("group-1"): ("rp-pfa",)}
+    assert claimed[0].port_allocations == {"port-1": {"group-1": "rp-pfa"}}
+    assert claimed[1].port_allocations == {"port-2": {"group-2": "rp-pf2"}}
+
+
+def test_a_shape_keeps_its_first_request_and_the_latest_shapes_are_kept() -> None:
+    shapes = Shapes(size=2)
+    one, two = server("1"), server("2")
+    kept = shapes.get("a", one)
+    assert shapes.get("a", two) is kept and kept.spec is one
+    shapes.get("b", two)
+    shapes.get("a", two)  # "a" is the latest again, so "b" goes first
+    shapes.get("c", two)
+    assert shapes.get("a", two) is kept
+    assert shapes.get("b", two).spec is two and shapes.get("b", one).spec is two
 
 
 def _room_for_three() -> tuple[list[Any], list[Any], dict[str, Any]]:
