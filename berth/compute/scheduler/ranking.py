@@ -297,30 +297,38 @@ class Options:
         kept: list[int] = []
         keys: list[int] = []
         raws: list[tuple[float, ...]] = []
+        by_root, host_of, candidates = self._by_root, self._by_node.get, self._candidates
+        status_of, counts, removals = self._status, self._counts, self._removals
         for root in self._dirty:
-            indices = self._by_root[root]
+            indices = by_root[root]
             cleared += indices
-            old = self._status.get(root)
+            old = status_of.get(root)
             if old is not None:
-                self._counts[old] -= 1
-            self._removals.pop(root, None)
+                counts[old] -= 1
+                removals.pop(root, None)
             outcome = known.get(root)
             if (
                 outcome is None
-                or outcome.host is not self._by_node.get(root)
-                or outcome.candidates != tuple([self._candidates[i] for i in indices])
+                or outcome.host is not host_of(root)
+                or outcome.candidates != tuple([candidates[i] for i in indices])
             ):
                 outcome = self._outcome(root, spec)
             if keeping:
                 outcomes[root] = outcome
-            status = self._status[root] = outcome.status
-            self._counts[status] += 1
-            if outcome.removal is not None:
+            status = status_of[root] = outcome.status
+            counts[status] += 1
+            if outcome.kept:
+                first = indices[outcome.first]
+                if len(outcome.kept) == 1:
+                    kept.append(indices[outcome.kept[0]])
+                    keys.append(first)
+                else:
+                    kept += [indices[j] for j in outcome.kept]
+                    keys += [first] * len(outcome.kept)
+                raws += outcome.raws
+            elif outcome.removal is not None:
                 index, stage, reason = outcome.removal
-                self._removals[root] = (index, indices[outcome.first], stage, reason)
-            kept += [indices[j] for j in outcome.kept]
-            keys += [indices[outcome.first]] * len(outcome.kept)
-            raws += outcome.raws
+                removals[root] = (index, indices[outcome.first], stage, reason)
         self._dirty.clear()
         if keeping:
             assert self._outcomes is not None
