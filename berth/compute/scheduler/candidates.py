@@ -148,6 +148,10 @@ def read_answer(body: bytes, version: str) -> PlacementAnswer:
     return PlacementAnswer(found, answer.provider_summaries, len(answer.allocation_requests))
 
 
+# A candidate kept, and its providers' nodes when it was made.
+_Known = tuple[Candidate, tuple[str | None, ...]]
+
+
 class KnownCandidates:
     """The candidates of one query's answers, kept between answers by the text of their
     allocation requests, so that a candidate Placement proposes again is the same object and
@@ -160,14 +164,19 @@ class KnownCandidates:
     its own answer's."""
 
     def __init__(self) -> None:
-        # Allocation request text -> the candidate and its providers' nodes.
-        self._known: dict[bytes, tuple[Candidate, tuple[str | None, ...]]] = {}
+        # The last answer's providers' nodes (``_nodes_of``), and its allocation requests'
+        # text -> the candidate and its providers' nodes.
+        self._known: tuple[dict[str, str | None], dict[bytes, _Known]] = ({}, {})
 
     def read(self, body: bytes, version: str) -> PlacementAnswer:
         """``read_answer(body, version)``, with the candidates of earlier answers reused."""
         answer = _read_listed(body)
-        node_of = _nodes_of(answer.provider_summaries).get
-        known, kept = self._known, {}
+        trees = _nodes_of(answer.provider_summaries)
+        node_of = trees.get
+        before, known = self._known
+        # Every provider's node as before: every known candidate's too (the usual case).
+        same = trees == before
+        kept: dict[bytes, _Known] = {}
         found = []
         for raw in answer.allocation_requests:
             text = bytes(raw)
@@ -175,7 +184,7 @@ class KnownCandidates:
             if (
                 seen is not None
                 and seen[0].version == version
-                and tuple([node_of(rp, rp) for rp in seen[0].allocations]) == seen[1]
+                and (same or tuple([node_of(rp, rp) for rp in seen[0].allocations]) == seen[1])
             ):
                 found.append(seen[0])
                 kept[text] = seen
@@ -187,7 +196,7 @@ class KnownCandidates:
             if made is not None:
                 found.append(made)
                 kept[text] = made, nodes
-        self._known = kept
+        self._known = trees, kept
         return PlacementAnswer(found, answer.provider_summaries, len(answer.allocation_requests))
 
 
