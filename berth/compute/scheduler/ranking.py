@@ -290,7 +290,10 @@ class Options:
         """Work out again what each changed node is for ``spec`` (the arrays are written once
         for all of them); before anything landed, from the outcomes kept when they still
         hold."""
-        keeping = self._outcomes is not None and self._fresh
+        # Kept between passes: the outcomes of every node, before anything landed.
+        keeping = (
+            self._outcomes is not None and self._fresh and len(self._dirty) == len(self._by_root)
+        )
         known = self._outcomes.get(spec, self._pipeline, self._weighers) if keeping else {}
         outcomes: dict[str, _Outcome] = {}
         cleared: list[int] = []

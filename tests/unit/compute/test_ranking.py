@@ -100,6 +100,9 @@ def test_passes_of_one_shape_ask_again_only_about_nodes_that_changed() -> None:
         recorder = Recorder(3, 3)
         ranking = options.rank(asked, pipeline, weighers, recorder, random.Random(1))
         assert "Counting removed 1 (named-no: 1)" in recorder.result(len(ranking)).render()
+        # Ranked again before anything landed (the first member found no host): nothing
+        # changed, and what the shape keeps is still every node's outcome.
+        options.rank(asked, pipeline, weighers, Recorder(3, 3), random.Random(1))
         return [r.host.host for r in ranking]
 
     by_node = {h.node_uuid: h for h in hosts}
