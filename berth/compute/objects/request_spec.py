@@ -168,10 +168,72 @@ class RequestSpec:
     VERSION = Version(1, 1)
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON document (tuples become lists, ``ignore_hosts`` a sorted list)."""
-        document = dataclasses.asdict(self)
-        document["ignore_hosts"] = sorted(self.ignore_hosts)
-        return stamp(RequestSpec.VERSION, _lists(document))
+        """A JSON document (tuples become lists, ``ignore_hosts`` a sorted list), every field
+        in declaration order, as ``dataclasses.asdict`` gives them; written out field by field
+        because ``asdict``'s generic walk (a deep copy of every leaf) cost more than the rest
+        of a spec's trip through the bus (a build writes and sends a spec twice)."""
+        flavor, image, hints = self.flavor, self.image, self.hints
+        group, destination = self.server_group, self.destination
+        return stamp(
+            RequestSpec.VERSION,
+            {
+                "instance_uuids": list(self.instance_uuids),
+                "project_id": self.project_id,
+                "user_id": self.user_id,
+                "flavor": {
+                    "id": flavor.id,
+                    "name": flavor.name,
+                    "vcpus": flavor.vcpus,
+                    "memory_mb": flavor.memory_mb,
+                    "root_gb": flavor.root_gb,
+                    "ephemeral_gb": flavor.ephemeral_gb,
+                    "swap_mb": flavor.swap_mb,
+                    "extra_specs": _lists(flavor.extra_specs),
+                },
+                "image": {
+                    "id": image.id,
+                    "properties": _lists(image.properties),
+                    "min_disk": image.min_disk,
+                    "min_ram": image.min_ram,
+                },
+                "ports": [
+                    {
+                        "port_id": port.port_id,
+                        "resource_request": _lists(port.resource_request),
+                        "segment_aggregates": list(port.segment_aggregates),
+                        "vnic_type": port.vnic_type,
+                    }
+                    for port in self.ports
+                ],
+                "availability_zone": self.availability_zone,
+                "hints": {
+                    "group": hints.group,
+                    "same_host": list(hints.same_host),
+                    "different_host": list(hints.different_host),
+                    "queue_timeout": hints.queue_timeout,
+                },
+                "server_group": None
+                if group is None
+                else {
+                    "uuid": group.uuid,
+                    "policy": group.policy,
+                    "hosts": list(group.hosts),
+                    "members": list(group.members),
+                    "max_server_per_host": group.max_server_per_host,
+                },
+                "ignore_hosts": sorted(self.ignore_hosts),
+                "destination": None
+                if destination is None
+                else {
+                    "host": destination.host,
+                    "node": destination.node,
+                    "node_uuid": destination.node_uuid,
+                    "cell_uuid": destination.cell_uuid,
+                    "aggregates": [list(any_of) for any_of in destination.aggregates],
+                },
+                "boot_from_volume": self.boot_from_volume,
+            },
+        )
 
     @classmethod
     def from_json(cls, document: Mapping[str, Any]) -> RequestSpec:
@@ -240,6 +302,8 @@ def _known(kind: type, document: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _lists(value: Any) -> Any:
+    """``value`` with every dict, list and tuple in it copied as dicts and lists (what a
+    document holds as its own)."""
     if isinstance(value, dict):
         return {k: _lists(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -204,6 +206,36 @@ def test_every_value_survives_its_json_form() -> None:
         3, 2, 0, (StageOutcome("F", 2, (("r", 2),)),), (("VCPU", 1),), (("T", 1),), 7
     )
     assert Diagnosis.from_json(diagnosis.to_json()) == diagnosis
+
+
+def test_a_spec_document_is_its_every_field_in_order() -> None:
+    # to_json is written out field by field: a field added and not written out fails here.
+    full = spec(
+        n=2,
+        ports=(
+            PortRequest(
+                "p", {"request_groups": [{"id": "g", "required": ["T"]}]}, ("s",), "direct"
+            ),
+            PortRequest("q"),
+        ),
+        availability_zone="az1",
+        server_group=ServerGroup("g1", "anti-affinity", ("h1",), ("m1",), 2),
+        ignore_hosts=frozenset({"h9", "h8"}),
+        destination=Destination("h1", "n1", "rp1", "c1", (("a1", "a2"), ("b1",))),
+        boot_from_volume=True,
+    )
+    for value in (full, spec()):
+        expected = {**dataclasses.asdict(value), "ignore_hosts": sorted(value.ignore_hosts)}
+        document = value.to_json()
+        assert json.dumps(document) == json.dumps({"v": "1.1", **_as_lists(expected)})
+
+
+def _as_lists(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _as_lists(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_lists(v) for v in value]
+    return value
 
 
 def test_a_document_from_before_versions_reads_as_1_0() -> None:
