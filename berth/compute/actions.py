@@ -139,8 +139,7 @@ def step_ended(
 
 
 def _newest(conn: Connection, instance_uuid: str, action: str) -> int | None:
-    found = instance_actions.list_actions(conn, instance_uuid)
-    return next((int(row["id"]) for row in found if row["action"] == action), None)
+    return instance_actions.newest_action(conn, instance_uuid, action)
 
 
 # -- reading ---------------------------------------------------------------------------------

@@ -21,6 +21,14 @@ from berth.compute.db.errors import Duplicate
 
 # Built once: every create runs it (see try_insert).
 _INSERT = build_requests.insert()
+# Built once: every build reads its server's BuildRequest and takes it.
+_GET = sa.select(build_requests).where(
+    build_requests.c.instance_uuid == sa.bindparam("instance_uuid")
+)
+_GET_LOCKED = _GET.with_for_update()
+_DELETE = build_requests.delete().where(
+    build_requests.c.instance_uuid == sa.bindparam("instance_uuid")
+)
 # What a user says of a server, which an update may change (the instance's keys).
 _USER_KEYS = ("name", "description", "access_ip_v4", "access_ip_v6")
 
@@ -50,27 +58,18 @@ def create(
 
 
 def get(conn: Connection, instance_uuid: str) -> RowMapping | None:
-    query = sa.select(build_requests).where(build_requests.c.instance_uuid == instance_uuid)
-    return conn.execute(query).mappings().first()
+    return conn.execute(_GET, {"instance_uuid": instance_uuid}).mappings().first()
 
 
 def delete(conn: Connection, instance_uuid: str) -> bool:
     """Delete the BuildRequest; False when it was gone already (deleted by someone else)."""
-    result = conn.execute(
-        build_requests.delete().where(build_requests.c.instance_uuid == instance_uuid)
-    )
-    return result.rowcount > 0
+    return conn.execute(_DELETE, {"instance_uuid": instance_uuid}).rowcount > 0
 
 
 def take(conn: Connection, instance_uuid: str) -> RowMapping | None:
     """Delete the BuildRequest and answer it as it was when deleted (an update may have changed
     it since it was read); None when it was gone already."""
-    query = (
-        sa.select(build_requests)
-        .where(build_requests.c.instance_uuid == instance_uuid)
-        .with_for_update()
-    )
-    found = conn.execute(query).mappings().first()
+    found = conn.execute(_GET_LOCKED, {"instance_uuid": instance_uuid}).mappings().first()
     if found is None or not delete(conn, instance_uuid):
         return None
     return found

@@ -58,9 +58,12 @@ def create_cell(
     return cell
 
 
+# Built once: every build reads its host's cell.
+_CELL_BY_UUID = sa.select(cell_mappings).where(cell_mappings.c.uuid == sa.bindparam("uuid"))
+
+
 def get_cell(conn: Connection, uuid: str) -> RowMapping | None:
-    query = sa.select(cell_mappings).where(cell_mappings.c.uuid == uuid)
-    return conn.execute(query).mappings().first()
+    return conn.execute(_CELL_BY_UUID, {"uuid": uuid}).mappings().first()
 
 
 def get_cell_by_id(conn: Connection, cell_id: int) -> RowMapping | None:
@@ -191,6 +194,11 @@ _MAPPING = (
 
 # Built once: every create of a server runs it (see try_insert).
 _INSERT_INSTANCE_MAPPING = instance_mappings.insert()
+# Built once: every build points its server at a cell (``uuid`` is not named after its column,
+# which would make it a value to set).
+_SET_CELL = instance_mappings.update().where(
+    instance_mappings.c.instance_uuid == sa.bindparam("uuid")
+)
 
 
 def create_instance_mapping(
@@ -213,12 +221,7 @@ def create_instance_mapping(
 
 def set_instance_cell(conn: Connection, instance_uuid: str, cell_id: int) -> bool:
     """Point the server at its cell; False when it has no mapping (it was deleted)."""
-    result = conn.execute(
-        instance_mappings.update()
-        .where(instance_mappings.c.instance_uuid == instance_uuid)
-        .values(cell_id=cell_id)
-    )
-    return result.rowcount > 0
+    return conn.execute(_SET_CELL, {"uuid": instance_uuid, "cell_id": cell_id}).rowcount > 0
 
 
 def get_instance_mapping(conn: Connection, instance_uuid: str) -> RowMapping | None:

@@ -23,6 +23,20 @@ ERROR = "Error"
 # cost more to make and key than the database took to run it).
 _INSERT_ACTION = instance_actions.insert()
 _INSERT_EVENT = instance_action_events.insert()
+_NEWEST = (
+    sa.select(instance_actions.c.id)
+    .where(
+        instance_actions.c.instance_uuid == sa.bindparam("instance_uuid"),
+        instance_actions.c.action == sa.bindparam("action"),
+    )
+    .order_by(instance_actions.c.start_time.desc(), instance_actions.c.id.desc())
+    .limit(1)
+)
+# (The event's parameter is not named ``id``, which would make it a value to set.)
+_FINISH_EVENT = instance_action_events.update().where(
+    instance_action_events.c.id == sa.bindparam("event_id"),
+    instance_action_events.c.finish_time.is_(None),
+)
 
 
 def start_action(
@@ -84,6 +98,13 @@ def list_actions(conn: Connection, instance_uuid: str) -> list[RowMapping]:
     return list(conn.execute(query).mappings())
 
 
+def newest_action(conn: Connection, instance_uuid: str, action: str) -> int | None:
+    """The id of the instance's newest action named ``action`` (the first such in
+    :func:`list_actions`' order), None when it has none."""
+    found = conn.execute(_NEWEST, {"instance_uuid": instance_uuid, "action": action}).scalar()
+    return None if found is None else int(found)
+
+
 def add_event(
     conn: Connection,
     action_id: int,
@@ -122,15 +143,13 @@ def finish_event(
 ) -> bool:
     """End a step with its result (and, for a failure, why); False when it had ended already
     or is gone, so a step redelivered does not rewrite its history."""
-    outcome = conn.execute(
-        instance_action_events.update()
-        .where(
-            instance_action_events.c.id == event_id,
-            instance_action_events.c.finish_time.is_(None),
-        )
-        .values(finish_time=now or utcnow(), result=result, details=details)
-    )
-    return outcome.rowcount > 0
+    values = {
+        "event_id": event_id,
+        "finish_time": now or utcnow(),
+        "result": result,
+        "details": details,
+    }
+    return conn.execute(_FINISH_EVENT, values).rowcount > 0
 
 
 def events(conn: Connection, action_id: int) -> list[RowMapping]:

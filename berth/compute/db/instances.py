@@ -46,11 +46,14 @@ def create(conn: Connection, values: Mapping[str, Any]) -> None:
         raise Duplicate("instance", values["uuid"])
 
 
+# Built once: every build and every show reads its instance.
+_GET = sa.select(instances).where(instances.c.uuid == sa.bindparam("uuid"))
+_GET_LIVE = _GET.where(instances.c.deleted == sa.false())
+
+
 def get(conn: Connection, uuid: str, include_deleted: bool = True) -> RowMapping | None:
-    query = sa.select(instances).where(instances.c.uuid == uuid)
-    if not include_deleted:
-        query = query.where(instances.c.deleted == sa.false())
-    return conn.execute(query).mappings().first()
+    query = _GET if include_deleted else _GET_LIVE
+    return conn.execute(query, {"uuid": uuid}).mappings().first()
 
 
 def hold(conn: Connection, uuid: str) -> RowMapping | None:
@@ -192,13 +195,40 @@ def update(
     fixed = set(values) & _FIXED
     if fixed:
         raise ValueError(f"instances' {sorted(fixed)} do not change through update()")
-    query = instances.update().where(instances.c.uuid == uuid, instances.c.deleted == sa.false())
-    if expected_task_states is not None:
-        query = query.where(_task_state_in(expected_task_states))
-    if expected_vm_states is not None:
-        query = query.where(instances.c.vm_state.in_(list(expected_vm_states)))
-    result = conn.execute(query.values(**values))
-    return result.rowcount > 0
+    unknown = set(values) - _COLUMNS
+    if unknown:
+        # As ``values()`` would say (a statement given its values as parameters ignores them).
+        raise sa.exc.CompileError(f"Unconsumed column names: {', '.join(sorted(unknown))}")
+    guard = (
+        None if expected_task_states is None else frozenset(expected_task_states),
+        None if expected_vm_states is None else frozenset(expected_vm_states),
+    )
+    query = _UPDATES.get(guard)
+    if query is None:
+        query = _UPDATES[guard] = _update(*guard)
+    return conn.execute(query, {**values, _WHERE_UUID: uuid}).rowcount > 0
+
+
+# The updates of :func:`update`, built once per pair of expected states (the code names a few
+# dozen): each built per call cost more to make and key than the database took to run it.
+# Each sets the columns the values given name. (The uuid's parameter is not named after its
+# column, which would make it a value to set.)
+_WHERE_UUID = "where_uuid"
+_COLUMNS = frozenset(instances.c.keys())
+_UPDATES: dict[tuple[frozenset[str | None] | None, frozenset[str] | None], sa.Update] = {}
+
+
+def _update(
+    task_states: frozenset[str | None] | None, vm_states: frozenset[str] | None
+) -> sa.Update:
+    query = instances.update().where(
+        instances.c.uuid == sa.bindparam(_WHERE_UUID), instances.c.deleted == sa.false()
+    )
+    if task_states is not None:
+        query = query.where(_task_state_in(task_states))
+    if vm_states is not None:
+        query = query.where(instances.c.vm_state.in_(sorted(vm_states)))
+    return query
 
 
 def mark_deleted(conn: Connection, uuid: str, now: dt.datetime | None = None) -> bool:
@@ -237,7 +267,7 @@ def purge(conn: Connection, uuid: str) -> None:
 
 
 def _task_state_in(states: Collection[str | None]) -> sa.ColumnElement[bool]:
-    named = [state for state in states if state is not None]
+    named = sorted(state for state in states if state is not None)
     clauses = [instances.c.task_state.in_(named)] if named else []
     if None in states:
         clauses.append(instances.c.task_state.is_(None))

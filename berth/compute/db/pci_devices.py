@@ -159,14 +159,22 @@ def claim_vfs(
     return claimed
 
 
+# Built once: every build that spawns runs it. (Parameters are not named after their columns,
+# which would make them values to set.)
+_ALLOCATE = (
+    pci_devices.update()
+    .where(pci_devices.c.instance_uuid == sa.bindparam("uuid"), pci_devices.c.status == CLAIMED)
+    .values(status=ALLOCATED)
+)
+_ALLOCATE_ON_NODE = _ALLOCATE.where(pci_devices.c.compute_node_id == sa.bindparam("node_id"))
+
+
 def allocate(conn: Connection, instance_uuid: str, compute_node_id: int | None = None) -> int:
     """The instance's claimed VFs (on one node, or all) become allocated (it spawned); how many."""
-    query = pci_devices.update().where(
-        pci_devices.c.instance_uuid == instance_uuid, pci_devices.c.status == CLAIMED
-    )
-    if compute_node_id is not None:
-        query = query.where(pci_devices.c.compute_node_id == compute_node_id)
-    return conn.execute(query.values(status=ALLOCATED)).rowcount
+    if compute_node_id is None:
+        return conn.execute(_ALLOCATE, {"uuid": instance_uuid}).rowcount
+    values = {"uuid": instance_uuid, "node_id": compute_node_id}
+    return conn.execute(_ALLOCATE_ON_NODE, values).rowcount
 
 
 def release(conn: Connection, instance_uuid: str, compute_node_id: int | None = None) -> int:

@@ -17,6 +17,10 @@ from berth.compute.db.errors import Duplicate
 
 # Built once: every create runs it (see try_insert).
 _INSERT = request_specs.insert()
+# Built once: every build reads its server's spec and saves it with the ports. (The uuid's
+# parameter is not named after its column, which would make it a value to set.)
+_GET = sa.select(request_specs.c.spec).where(request_specs.c.instance_uuid == sa.bindparam("uuid"))
+_UPDATE = request_specs.update().where(request_specs.c.instance_uuid == sa.bindparam("uuid"))
 
 
 def create(conn: Connection, instance_uuid: str, spec: Mapping[str, Any]) -> None:
@@ -28,29 +32,18 @@ def create(conn: Connection, instance_uuid: str, spec: Mapping[str, Any]) -> Non
 
 def save(conn: Connection, instance_uuid: str, spec: Mapping[str, Any]) -> bool:
     """Store the server's spec, replacing the one it had; True when it had none."""
-    updated = conn.execute(
-        request_specs.update()
-        .where(request_specs.c.instance_uuid == instance_uuid)
-        .values(spec=dict(spec))
-    )
-    if updated.rowcount > 0:
+    values = {"uuid": instance_uuid, "spec": dict(spec)}
+    if conn.execute(_UPDATE, values).rowcount > 0:
         return False
-    if try_insert(
-        conn, request_specs.insert().values(instance_uuid=instance_uuid, spec=dict(spec))
-    ):
+    if try_insert(conn, _INSERT, {"instance_uuid": instance_uuid, "spec": dict(spec)}):
         return True
     # Another writer inserted it between our two statements: ours is the later word.
-    conn.execute(
-        request_specs.update()
-        .where(request_specs.c.instance_uuid == instance_uuid)
-        .values(spec=dict(spec))
-    )
+    conn.execute(_UPDATE, values)
     return False
 
 
 def get(conn: Connection, instance_uuid: str) -> dict[str, Any] | None:
-    query = sa.select(request_specs.c.spec).where(request_specs.c.instance_uuid == instance_uuid)
-    spec = conn.execute(query).scalar()
+    spec = conn.execute(_GET, {"uuid": instance_uuid}).scalar()
     return dict(spec) if spec is not None else None
 
 
