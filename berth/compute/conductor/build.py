@@ -87,7 +87,7 @@ class SuperConductor:
             for build in builds:
                 if isinstance(exc, NoValidHost) and self._hold(build, exc):
                     continue
-                self._bury(build.uuid, str(exc), step, build.made, diagnosis)
+                self._bury(build.uuid, str(exc), step, build.made, diagnosis, build.spec)
             return
         for build, selections in zip(builds, chosen, strict=True):
             try:
@@ -99,6 +99,7 @@ class SuperConductor:
                     "Build failed: an unexpected error; the conductor's log has it.",
                     step,
                     build.made,
+                    spec=build.spec,
                 )
 
     def retry_queued(self) -> list[str]:
@@ -132,6 +133,8 @@ class SuperConductor:
         now = utcnow()
         diagnosis = None if refused.diagnosis is None else refused.diagnosis.to_json()
         with self.api_db.write() as conn:
+            # With its ports' requests: the queue's what-if asks the scheduler with this spec.
+            request_specs.save(conn, build.uuid, build.spec.to_json())
             if build_requests.get(conn, build.uuid) is None:
                 return True  # deleted by its user meanwhile: nothing to wait for
             row = build_queue.hold(conn, build.uuid, now, timeout, refused.message, diagnosis)
@@ -206,8 +209,8 @@ class SuperConductor:
         except (ports.PortsUnusable, NetworkError) as exc:
             self._bury(uuid, f"Build failed: {exc}", step, made)
             return None
-        with self.api_db.write() as conn:
-            request_specs.save(conn, uuid, spec.to_json())
+        # The spec with its ports is saved by whichever write ends this step (``_finish``,
+        # ``_hold``, ``_bury``): nothing reads it before, the scheduler is sent it.
         return _Build(uuid, instance, made, spec, step, networks)
 
     def _schedule(self, builds: list[_Build]) -> list[list[Selection]]:
@@ -234,10 +237,10 @@ class SuperConductor:
         bound: dict[str, Mapping[str, Any]] = {}
         chosen = claims.bind_first(
             self.api_db, self.placement, self.network, instance, made, selections, attempts,
-            bound=bound,
+            bound=bound, grouped=build.spec.server_group is not None,
         )  # fmt: skip
         if chosen is None:
-            self._bury(uuid, failed_everywhere(attempts), build.step, made)
+            self._bury(uuid, failed_everywhere(attempts), build.step, made, spec=build.spec)
             return
         selection = selections[chosen]
         cell = self.cells.cell(selection.cell_uuid)
@@ -252,6 +255,7 @@ class SuperConductor:
             taken = build_requests.take(conn, uuid)
             if taken is not None:
                 cell_store.set_instance_cell(conn, uuid, cell.id)
+            request_specs.save(conn, uuid, build.spec.to_json())
         if taken is None:
             # The user deleted the server while we built it: give everything back.
             LOG.info("server %s was deleted while it was scheduled; releasing it", uuid)
@@ -275,9 +279,11 @@ class SuperConductor:
         step: _Step,
         made: Sequence[PortEntry] = (),
         diagnosis: Diagnosis | None = None,
+        spec: RequestSpec | None = None,
     ) -> None:
         """The server in cell0, in ERROR with a fault (with the scheduler's diagnosis, when it
-        found no host); its ports and any claim given back."""
+        found no host); its ports and any claim given back; ``spec``, the one it was scheduled
+        with, saved."""
         LOG.info("server %s cannot be built: %s", uuid, message)
         with self.api_db.read() as conn:
             request = build_requests.get(conn, uuid)
@@ -302,6 +308,8 @@ class SuperConductor:
             return
         with self.api_db.write() as conn:
             buried = build_requests.delete(conn, uuid)
+            if spec is not None:
+                request_specs.save(conn, uuid, spec.to_json())
             if buried:
                 cell_store.set_instance_cell(conn, uuid, cell0.id)
                 group_placements.release(conn, uuid)

@@ -59,6 +59,7 @@ def bind_first(
     attempts: list[BuildAttempt],
     first_claimed: bool = True,
     bound: dict[str, Mapping[str, Any]] | None = None,
+    grouped: bool = True,
 ) -> int | None:
     """The index of the first selection whose host takes the server and every port. The
     scheduler claimed the first of its selections (``first_claimed``); any other is claimed here.
@@ -66,7 +67,9 @@ def bind_first(
     builds of one group cannot race), then every port must bind; a refusal releases the claim.
     ``attempts`` collects each host that failed and why. When none takes it, the caller ends
     the build and its group forgets the server (``group_placements.release``). ``bound``
-    collects the ports as bound on the chosen host (``ports.bind_all``)."""
+    collects the ports as bound on the chosen host (``ports.bind_all``). ``grouped`` False: the
+    caller knows the server is in no group (a server joins its group as it is created, when its
+    RequestSpec is written naming the group), so there is no admission to ask for."""
     uuid = instance["uuid"]
     for index, selection in enumerate(selections):
         host = selection.host
@@ -75,7 +78,7 @@ def bind_first(
         ):
             attempts.append(BuildAttempt(host, "its resources were claimed by another server"))
             continue
-        if not group_placements.admit(api_db, uuid, host):
+        if grouped and not group_placements.admit(api_db, uuid, host):
             attempts.append(BuildAttempt(host, group_placements.REFUSED))
             placement.release(uuid)
             continue

@@ -197,6 +197,14 @@ def test_a_build_the_scheduler_cannot_place_ends_in_cell0_holding_nothing(
         assert cells.get_instance_mapping(conn, SERVER)["cell_id"] is not None
     assert placement.claims == {} and sent.messages == []
     assert network.ports[PORT]["device_id"] == "" and network.ports[PORT]["binding:host_id"] == ""
+    assert _spec_ports(world) == [PORT]  # the spec as it was scheduled, saved as it is buried
+
+
+def _spec_ports(service: ComputeService) -> list[str]:
+    with service.api_db.read() as conn:
+        document = request_specs.get(conn, SERVER)
+    assert document is not None
+    return [port.port_id for port in RequestSpec.from_json(document).ports]
 
 
 def test_a_refused_binding_moves_the_build_to_the_next_alternate(world: ComputeService) -> None:
@@ -217,6 +225,7 @@ def test_a_refused_binding_moves_the_build_to_the_next_alternate(world: ComputeS
     row, _ = _instance(world, CELL1_UUID)
     assert (row["host"], row["vm_state"], row["task_state"]) == ("h2", "building", "spawning")
     assert [PortEntry.from_json(e).port_id for e in row["network_info"]] == [PORT]
+    assert _spec_ports(world) == [PORT]  # saved with the Instance's mapping, for later moves
 
 
 def _building(service: ComputeService, host: str, network_info: list[dict[str, Any]]) -> Cell:
