@@ -141,11 +141,11 @@ class HostAgent:
         self, instance_uuid: str, alternates: Sequence[Selection], attempts: Sequence[BuildAttempt]
     ) -> None:
         """Spawn a server the conductors claimed and bound here; on failure hand it back."""
-        with self.db.read() as conn:
-            instance = instances.get(conn, instance_uuid, include_deleted=False)
-        if instance is None or instance["task_state"] == "deleting":
-            return
+        # Read in the transaction that records the step: one transaction less per build.
         with self.db.write() as conn:
+            instance = instances.get(conn, instance_uuid, include_deleted=False)
+            if instance is None or instance["task_state"] == "deleting":
+                return
             step = actions.step_started(
                 conn, instance_uuid, actions.CREATE, actions.BUILD, self.host
             )
