@@ -182,7 +182,8 @@ _PLAIN_PATH = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*")
 
 class InProcessClient(httpx.Client):
     """An httpx client of an app in this process, for a caller its transport names (no token to
-    sign, berth.common.auth.caller).
+    sign, berth.common.auth.caller), or whose every call carries the same ``headers`` (a fixed
+    noauth2 token, which the app checks as it would any).
 
     A ``request`` with nothing but a path, ``params``, ``json``, ``content`` bytes and
     ``headers`` (every call Berth's service clients make) goes straight to the app, without
@@ -190,8 +191,13 @@ class InProcessClient(httpx.Client):
     thirds of an in-process call's cost went there. Anything else takes httpx's own way.
     """
 
-    def __init__(self, transport: InProcessTransport, base_url: str) -> None:
-        super().__init__(transport=transport, base_url=base_url)
+    def __init__(
+        self,
+        transport: InProcessTransport,
+        base_url: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(transport=transport, base_url=base_url, headers=headers)
         self._app = transport
         url = httpx.URL(base_url)
         self._server = (url.host, url.port or 80)

@@ -28,10 +28,13 @@ class StaticToken(httpx.Auth):
         self.token = token
         self.roles = ",".join(roles)
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """What it adds to every call (a client may send them as its own headers instead)."""
+        return {"x-auth-token": self.token, **({"x-roles": self.roles} if self.roles else {})}
+
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        request.headers["x-auth-token"] = self.token
-        if self.roles:
-            request.headers["x-roles"] = self.roles
+        request.headers.update(self.headers)
         yield request
 
 

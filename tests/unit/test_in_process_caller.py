@@ -1,5 +1,6 @@
 """Calls within one process that name their caller instead of carrying a token
-(berth.common.auth.caller): the all-in-one stack's services calling Placement."""
+(berth.common.auth.caller): the all-in-one stack's services calling Placement; and those that
+carry a fixed noauth2 token."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from starlette.types import Receive, Scope, Send
 from berth.common import auth
 from berth.common.context import RequestContext
 from berth.common.inprocess import InProcessClient, InProcessTransport
+from berth.compute.clients.http import in_process_client
 from berth.config import KeystoneAuthtokenSettings
-from berth.identity.service_user import in_process_caller, service_auth
+from berth.identity.service_user import StaticToken, in_process_caller, service_auth
 
 SERVICE = RequestContext("berth", "service", ("admin", "service"), request_id="from the caller")
 
@@ -104,3 +106,32 @@ def test_the_in_process_client_sends_what_httpx_would(
         )
     assert answers[0] == answers[1]
     assert answers[1]["path"].startswith("/base/")
+
+
+async def _headers_seen(scope: Scope, receive: Receive, send: Send) -> None:
+    await receive()
+    headers = sorted([n.decode(), v.decode()] for n, v in scope["headers"])
+    await JSONResponse({"headers": headers, "caller": auth.IN_PROCESS_CALLER in scope})(
+        scope, receive, send
+    )
+
+
+@pytest.mark.parametrize(("method", "path", "options"), REQUESTS)
+def test_a_fixed_token_reaches_the_app_as_httpx_signs_it(
+    method: str, path: str, options: dict[str, object]
+) -> None:
+    """A noauth2 service's in-process client sends its token as its own headers, on the
+    client's own way: the app sees what httpx with the token's auth sends."""
+    token = service_auth("noauth2", "nova", KeystoneAuthtokenSettings())
+    assert isinstance(token, StaticToken)
+    fast = in_process_client(_headers_seen, token, "http://network", inline=True)
+    assert isinstance(fast, InProcessClient)
+    slow = httpx.Client(
+        transport=InProcessTransport(_headers_seen, inline=True),
+        base_url="http://network",
+        auth=token,
+    )
+    with fast, slow:
+        answers = [c.request(method, path, **options).json() for c in (slow, fast)]  # type: ignore[arg-type]
+    assert answers[0] == answers[1]
+    assert ["x-auth-token", "nova"] in answers[1]["headers"] and not answers[1]["caller"]

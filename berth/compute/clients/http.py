@@ -9,6 +9,7 @@ import httpx
 
 from berth.common.context import RequestContext
 from berth.common.inprocess import InProcessClient, InProcessTransport
+from berth.identity.service_user import StaticToken
 
 
 class ServiceUnavailable(Exception):
@@ -28,9 +29,13 @@ def in_process_client(
 ) -> httpx.Client:
     """A client of an ASGI app in this process (berth.common.inprocess; ``inline``: the app
     runs in the caller's thread). ``auth`` signs each call, or is the caller itself, whom the
-    app then takes at its word (berth.common.auth.caller): no token, no identity service."""
+    app then takes at its word (berth.common.auth.caller): no token, no identity service.
+    A fixed token (noauth2) is sent as the client's own headers, so that its calls too skip
+    httpx's request machinery (``InProcessClient``), which cost about 0.1 ms a call."""
     if isinstance(auth, RequestContext):
         return InProcessClient(InProcessTransport(app, inline, caller=auth), base_url)
+    if isinstance(auth, StaticToken):
+        return InProcessClient(InProcessTransport(app, inline), base_url, auth.headers)
     return httpx.Client(transport=InProcessTransport(app, inline), base_url=base_url, auth=auth)
 
 
