@@ -29,6 +29,7 @@ _GET_LOCKED = _GET.with_for_update()
 _DELETE = build_requests.delete().where(
     build_requests.c.instance_uuid == sa.bindparam("instance_uuid")
 )
+_DELETE_RETURNING = _DELETE.returning(*build_requests.c)
 # What a user says of a server, which an update may change (the instance's keys).
 _USER_KEYS = ("name", "description", "access_ip_v4", "access_ip_v6")
 
@@ -68,7 +69,11 @@ def delete(conn: Connection, instance_uuid: str) -> bool:
 
 def take(conn: Connection, instance_uuid: str) -> RowMapping | None:
     """Delete the BuildRequest and answer it as it was when deleted (an update may have changed
-    it since it was read); None when it was gone already."""
+    it since it was read); None when it was gone already. One statement where the database
+    answers a delete with the row (RETURNING: SQLite, PostgreSQL, MariaDB)."""
+    if conn.dialect.delete_returning:
+        taken = conn.execute(_DELETE_RETURNING, {"instance_uuid": instance_uuid})
+        return taken.mappings().first()
     found = conn.execute(_GET_LOCKED, {"instance_uuid": instance_uuid}).mappings().first()
     if found is None or not delete(conn, instance_uuid):
         return None

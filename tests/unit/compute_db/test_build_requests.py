@@ -69,6 +69,30 @@ def test_of_two_concurrent_deletes_exactly_one_finds_the_build_request(api_db: D
     assert sorted(race(4, delete)) == [False, False, False, True]
 
 
+@pytest.mark.parametrize("returning", [True, False])
+def test_taking_a_build_request_answers_it_as_deleted_once(
+    api_db: Database, monkeypatch: pytest.MonkeyPatch, returning: bool
+) -> None:
+    """In one statement where the database answers a delete with its row, else read and
+    deleted: the same answer, the latest update included."""
+    monkeypatch.setattr(api_db.engine.dialect, "delete_returning", returning)
+    with api_db.write() as conn:
+        build_requests.create(conn, "a" * 36, "proj", "user", SERVER)
+        build_requests.update_instance(conn, "a" * 36, {"name": "renamed"})
+    with api_db.write() as conn:
+        taken = build_requests.take(conn, "a" * 36)
+        assert build_requests.take(conn, "a" * 36) is None
+    assert taken is not None
+    assert taken["instance"] == {**SERVER, "name": "renamed"}
+    assert (taken["instance_uuid"], taken["project_id"], taken["user_id"]) == (
+        "a" * 36,
+        "proj",
+        "user",
+    )
+    with api_db.read() as conn:
+        assert build_requests.get(conn, "a" * 36) is None
+
+
 def test_a_request_spec_is_saved_replaced_read_and_deleted(api_db: Database) -> None:
     spec = {"flavor": {"vcpus": 2}, "ports": [{"id": "p1", "resource_request": {}}]}
     with api_db.write() as conn:

@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from berth.common.db import Database
 from berth.compute.db import instances
@@ -118,6 +119,21 @@ def test_an_update_with_the_expected_task_state_wins_once(cell_db: Database) -> 
         "h1",
     )
     assert (current["power_state"], current["updated_at"] is not None) == (4, True)
+
+
+def test_updates_under_one_guard_each_set_only_their_own_columns(cell_db: Database) -> None:
+    """The statement of a guard is kept and given each update's values: one update's columns
+    are not another's, and a column the table lacks is refused as ``values()`` refuses it."""
+    _create(cell_db, "a" * 36)
+    with cell_db.write() as conn:
+        assert instances.update(conn, "a" * 36, {"host": "h2"}, ("scheduling", None))
+        assert instances.update(conn, "a" * 36, {"node": "n2"}, [None, "scheduling"])
+        assert not instances.update(conn, "a" * 36, {"host": "h3"}, {"spawning"})
+        with pytest.raises(sa.exc.CompileError, match="Unconsumed column names: no_such"):
+            instances.update(conn, "a" * 36, {"no_such": 1})
+        current = instances.get(conn, "a" * 36)
+    assert current is not None
+    assert (current["host"], current["node"], current["task_state"]) == ("h2", "n2", "scheduling")
 
 
 def test_instances_are_listed_by_when_their_row_last_changed(cell_db: Database) -> None:
