@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.compute import actions, cleanup, queueing
-from berth.compute.cells import CellRegistry
+from berth.compute.cells import Cell, CellRegistry
 from berth.compute.clients.network import NetworkClient, NetworkError
 from berth.compute.clients.placement import PlacementClient
 from berth.compute.conductor import claims, cross_cell, evacuate, moves, ports, queue, unshelve
@@ -194,6 +194,8 @@ class SuperConductor:
         with self.api_db.read() as conn:
             request = build_requests.get(conn, uuid)
             spec_document = request_specs.get(conn, uuid)
+            # Where it may go, read now rather than in a transaction of its own once scheduled.
+            cells = {cell.uuid: cell for cell in self.cells.cells_read(conn)}
         if request is None or spec_document is None:
             LOG.info("server %s was deleted before it was scheduled", uuid)
             return None
@@ -211,7 +213,7 @@ class SuperConductor:
             return None
         # The spec with its ports is saved by whichever write ends this step (``_finish``,
         # ``_hold``, ``_bury``): nothing reads it before, the scheduler is sent it.
-        return _Build(uuid, instance, made, spec, step, networks)
+        return _Build(uuid, instance, made, spec, step, networks, cells)
 
     def _schedule(self, builds: list[_Build]) -> list[list[Selection]]:
         """One scheduler call for every server of the request; per server, its selections.
@@ -243,7 +245,8 @@ class SuperConductor:
             self._bury(uuid, failed_everywhere(attempts), build.step, made, spec=build.spec)
             return
         selection = selections[chosen]
-        cell = self.cells.cell(selection.cell_uuid)
+        # A cell made since the build was prepared is read now.
+        cell = build.cells.get(selection.cell_uuid) or self.cells.cell(selection.cell_uuid)
         assert cell is not None, "the scheduler chose a host of an unknown cell"
         network_info = ports.refreshed(self.network, made, bound, build.networks)
         with self.cells.database(cell).write() as conn:
@@ -351,6 +354,8 @@ class _Build:
     step: _Step
     # Its ports' networks as read while preparing (their names go in the network info).
     networks: Mapping[str, Mapping[str, Any]]
+    # The cells by uuid, as read while preparing.
+    cells: Mapping[str, Cell]
 
 
 def _for_ports(
