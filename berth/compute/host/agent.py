@@ -157,7 +157,9 @@ class HostAgent:
             self.cell_conductor.reschedule(instance_uuid, self.host, failure, alternates, attempts)
             return
         with self.db.write() as conn:
-            pci_devices.allocate(conn, instance_uuid, self.node_id)
+            if _sriov_ports(instance):
+                # Only an SR-IOV port's VF is claimed (``_claim_vfs``): none to allocate else.
+                pci_devices.allocate(conn, instance_uuid, self.node_id)
             done = instances.update(
                 conn,
                 instance_uuid,
@@ -213,9 +215,7 @@ class HostAgent:
         """One virtual function per SR-IOV port, on the physical function that holds the port's
         bandwidth (the provider ``allocations`` or else its binding profile names), else on any
         with one free."""
-        for entry in map(PortEntry.from_json, instance["network_info"]):
-            if entry.vnic_type not in SRIOV_VNIC_TYPES:
-                continue
+        for entry in _sriov_ports(instance):
             if allocations is not None:
                 providers = list(allocations.get(entry.port_id, {}).values())
             else:
@@ -411,3 +411,9 @@ def _inventory(total: int, reserved: int, ratio: float) -> dict[str, Any]:
         "step_size": 1,
         "allocation_ratio": ratio,
     }
+
+
+def _sriov_ports(instance: Mapping[str, Any]) -> list[PortEntry]:
+    """The instance's ports that each take a virtual function on its host."""
+    ports = map(PortEntry.from_json, instance["network_info"])
+    return [entry for entry in ports if entry.vnic_type in SRIOV_VNIC_TYPES]
