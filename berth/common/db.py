@@ -187,7 +187,7 @@ class Database:
     @contextmanager
     def one_statement(self) -> Iterator[Connection]:
         """A connection outside any transaction, for a read of one statement, which sees one
-        committed state on its own, run on the driver's cursor (``placement.store.direct``):
+        committed state on its own, run on the driver's cursor (``berth.common.direct``):
         without the BEGIN and COMMIT of ``read``, each a round trip on a server.
 
         SQLite's driver runs statements that way between the transactions Berth begins itself.

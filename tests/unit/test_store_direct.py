@@ -1,6 +1,6 @@
-"""``store.direct`` runs a statement on the driver's cursor as ``Connection.execute`` would: the
-same rows (datetimes included, which SQLite keeps as text), the same parameters written, and the
-driver's errors as the same SQLAlchemy exceptions, on every backend."""
+"""``berth.common.direct`` runs a statement on the driver's cursor as ``Connection.execute``
+would: the same rows (datetimes included, which SQLite keeps as text), the same parameters
+written, and the driver's errors as the same SQLAlchemy exceptions, on every backend."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
+from berth.common import direct
 from berth.common.db import Database
-from berth.placement.store import direct, providers
+from berth.placement.store import providers
 from berth.placement.store import schema as s
 
 _WHEN = dt.datetime(2026, 11, 27, 3, 4, 5, 678901)

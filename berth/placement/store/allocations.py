@@ -26,11 +26,12 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from berth.common import direct
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.placement import capacity, exceptions
 from berth.placement.capacity import Inventory
-from berth.placement.store import changes, consumers, direct, listed, names, schema
+from berth.placement.store import changes, consumers, listed, names, schema
 from berth.placement.store.consumers import Consumer
 from berth.placement.store.listed import InList
 from berth.placement.store.providers import ResourceProvider

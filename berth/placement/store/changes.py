@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 
-from berth.placement.store import direct
+from berth.common import direct
 from berth.placement.store.schema import change_sequence, changes
 
 _PENDING = "berth.placement.changes"

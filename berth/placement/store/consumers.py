@@ -17,9 +17,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from berth.common import direct
 from berth.common.timeutils import utcnow
 from berth.placement import exceptions
-from berth.placement.store import direct
 from berth.placement.store.schema import allocations, consumer_types, consumers, projects, users
 
 # Before 1.8 a client could allocate without naming a project or user; such consumers belong to

@@ -16,10 +16,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from berth.common import direct
 from berth.common.timeutils import utcnow
 from berth.placement import errors, exceptions
 from berth.placement.capacity import Inventory
-from berth.placement.store import direct, names, providers
+from berth.placement.store import names, providers
 from berth.placement.store.listed import InList
 from berth.placement.store.providers import ResourceProvider
 from berth.placement.store.schema import allocations, inventories, resource_classes

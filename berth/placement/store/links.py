@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from berth.placement.store import changes, direct
+from berth.common import direct
+from berth.placement.store import changes
 
 
 @dataclass(frozen=True)

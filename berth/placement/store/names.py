@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from berth.placement.store import direct
+from berth.common import direct
 from berth.placement.store.listed import InList
 from berth.placement.store.schema import resource_classes, traits
 

@@ -16,9 +16,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from berth.common import direct
 from berth.common.timeutils import utcnow
 from berth.placement import errors, exceptions
-from berth.placement.store import changes, direct, tree
+from berth.placement.store import changes, tree
 from berth.placement.store.schema import (
     allocations,
     inventories,

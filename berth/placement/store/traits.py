@@ -9,9 +9,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from berth.common import direct
 from berth.common.timeutils import utcnow
 from berth.placement import exceptions
-from berth.placement.store import changes, direct, providers
+from berth.placement.store import changes, providers
 from berth.placement.store.links import replace_links
 from berth.placement.store.listed import InList
 from berth.placement.store.names import NamedRecord

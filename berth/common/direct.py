@@ -1,4 +1,5 @@
-"""The hot statements of Placement's writes, compiled once per dialect and run on the driver's cursor.
+"""Hot statements compiled once per dialect and run on the driver's cursor (Placement's writes,
+a build's steps in compute).
 
 ``Connection.execute`` costs about 20 µs a statement before the database sees it (the cache key,
 the parameters' processing, the result's metadata), against 4 µs for the same SQL on the
