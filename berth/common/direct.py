@@ -117,6 +117,10 @@ def _compile(
     )
     if not isinstance(compiled, SQLCompiler) or compiled.post_compile_params:
         return None
+    if compiled.insert_prefetch or compiled.update_prefetch:
+        # A column default SQLAlchemy computes at each execution (``default=utcnow``, an
+        # ``onupdate``) that the parameters do not give: left to SQLAlchemy, which computes it.
+        return None
     by_name = {name: bind for bind, name in compiled.bind_names.items()}
     order = compiled.positiontup if compiled.positional else list(by_name)
     binds = []

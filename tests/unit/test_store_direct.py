@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from berth.common import direct
 from berth.common.db import Database
+from berth.compute.db import api_schema
 from berth.placement.store import providers
 from berth.placement.store import schema as s
 
@@ -72,3 +73,19 @@ def test_driver_errors_are_sqlalchemy_errors(placement_db: Database) -> None:
         direct.execute(conn, _INSERT, _row("a"))
     with placement_db.read() as conn:
         assert direct.execute(conn, _BY_NAME, {"name": "a"}).rows == []
+
+
+def test_a_column_default_computed_per_execution_is_computed() -> None:
+    """``created_at``'s default and ``updated_at``'s ``onupdate`` are SQLAlchemy's to compute
+    at each execution: such a statement goes through it, and the row has them."""
+    db = Database("sqlite://")
+    mappings = api_schema.instance_mappings
+    api_schema.metadata.create_all(db.engine, tables=[api_schema.cell_mappings, mappings])
+    move = mappings.update().where(mappings.c.instance_uuid == sa.bindparam("uuid"))
+    with db.write() as conn:
+        row = {"instance_uuid": "a" * 36, "project_id": "p", "user_id": "u"}
+        direct.execute(conn, mappings.insert(), row)
+        direct.execute(conn, move, {"uuid": "a" * 36, "queued_for_delete": True})
+        found = conn.execute(sa.select(mappings)).mappings().one()
+    assert found["created_at"] is not None and found["updated_at"] is not None
+    assert found["queued_for_delete"] is True
