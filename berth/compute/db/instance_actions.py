@@ -10,10 +10,13 @@ failed one saying why. That is the history a fault points to.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
+from berth.common import direct
 from berth.common.timeutils import utcnow
 from berth.compute.db.cell_schema import instance_action_events, instance_actions
 
@@ -23,6 +26,10 @@ ERROR = "Error"
 # cost more to make and key than the database took to run it).
 _INSERT_ACTION = instance_actions.insert()
 _INSERT_EVENT = instance_action_events.insert()
+# Where the database answers an insert with the new row's id (RETURNING); else the driver's
+# ``lastrowid`` says it.
+_INSERT_ACTION_RETURNING = _INSERT_ACTION.returning(instance_actions.c.id)
+_INSERT_EVENT_RETURNING = _INSERT_EVENT.returning(instance_action_events.c.id)
 _NEWEST = (
     sa.select(instance_actions.c.id)
     .where(
@@ -49,18 +56,15 @@ def start_action(
     start_time: dt.datetime | None = None,
 ) -> int:
     """Record that a request began acting on the instance; the action's id."""
-    result = conn.execute(
-        _INSERT_ACTION,
-        {
-            "instance_uuid": instance_uuid,
-            "action": action,
-            "request_id": request_id,
-            "user_id": user_id,
-            "project_id": project_id,
-            "start_time": start_time or utcnow(),
-        },
-    )
-    return int(result.inserted_primary_key[0])
+    row = {
+        "instance_uuid": instance_uuid,
+        "action": action,
+        "request_id": request_id,
+        "user_id": user_id,
+        "project_id": project_id,
+        "start_time": start_time or utcnow(),
+    }
+    return _inserted_id(conn, _INSERT_ACTION, _INSERT_ACTION_RETURNING, row)
 
 
 def finish_action(
@@ -101,7 +105,8 @@ def list_actions(conn: Connection, instance_uuid: str) -> list[RowMapping]:
 def newest_action(conn: Connection, instance_uuid: str, action: str) -> int | None:
     """The id of the instance's newest action named ``action`` (the first such in
     :func:`list_actions`' order), None when it has none."""
-    found = conn.execute(_NEWEST, {"instance_uuid": instance_uuid, "action": action}).scalar()
+    params = {"instance_uuid": instance_uuid, "action": action}
+    found = direct.execute(conn, _NEWEST, params).scalar()
     return None if found is None else int(found)
 
 
@@ -119,19 +124,28 @@ def add_event(
     (:func:`finish_event` ends it); with one, it is over already, ended at ``finish_time``
     (when it started, if not given)."""
     start_time = start_time or utcnow()
-    inserted = conn.execute(
-        _INSERT_EVENT,
-        {
-            "action_id": action_id,
-            "event": event,
-            "host": host,
-            "start_time": start_time,
-            "finish_time": (finish_time or start_time) if result is not None else None,
-            "result": result,
-            "details": details,
-        },
-    )
-    return int(inserted.inserted_primary_key[0])
+    row = {
+        "action_id": action_id,
+        "event": event,
+        "host": host,
+        "start_time": start_time,
+        "finish_time": (finish_time or start_time) if result is not None else None,
+        "result": result,
+        "details": details,
+    }
+    return _inserted_id(conn, _INSERT_EVENT, _INSERT_EVENT_RETURNING, row)
+
+
+def _inserted_id(
+    conn: Connection, insert: sa.Insert, returning: sa.Insert, row: Mapping[str, Any]
+) -> int:
+    """Insert ``row`` on the driver's cursor (``berth.common.direct``: every build records an
+    action and its steps); the new row's id."""
+    if conn.dialect.insert_returning:
+        return int(direct.execute(conn, returning, row).scalar())
+    found = direct.execute(conn, insert, row).lastrowid
+    assert found is not None, "a driver without RETURNING tells the id it gave"
+    return found
 
 
 def finish_event(
@@ -149,7 +163,7 @@ def finish_event(
         "result": result,
         "details": details,
     }
-    return conn.execute(_FINISH_EVENT, values).rowcount > 0
+    return direct.execute(conn, _FINISH_EVENT, values).rowcount > 0
 
 
 def events(conn: Connection, action_id: int) -> list[RowMapping]:
