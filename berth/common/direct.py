@@ -53,6 +53,9 @@ class _Compiled:
     # has given the driver's column types (some dialects pick a processor by them).
     columns: tuple[sa.types.TypeEngine[Any], ...]
     results: tuple[Processor, ...] | None = None
+    # The parameters whose value a column default computes at each execution (their place
+    # among ``binds``, the function, the bind processor), as SQLAlchemy computes them.
+    computed: tuple[tuple[int, Callable[[], Any], Processor], ...] = ()
 
 
 # By the ids of statement and dialect, the columns a DML statement's parameters name, and whether
@@ -117,23 +120,57 @@ def _compile(
     )
     if not isinstance(compiled, SQLCompiler) or compiled.post_compile_params:
         return None
-    if compiled.insert_prefetch or compiled.update_prefetch:
-        # A column default SQLAlchemy computes at each execution (``default=utcnow``, an
-        # ``onupdate``) that the parameters do not give: left to SQLAlchemy, which computes it.
-        return None
+    # The column defaults SQLAlchemy fills in at each execution for the columns the
+    # parameters do not give: a constant (``default=False``) is fixed here as any value of the
+    # statement is, a function of nothing (``default=utcnow``, ``onupdate=utcnow``) called at
+    # each execution; a statement with any other (one that reads the execution's context, a
+    # SQL expression) is left to SQLAlchemy.
+    constants: dict[str, Any] = {}
+    functions: dict[str, Callable[[], Any]] = {}
+    prefetched = [(column, column.default) for column in compiled.insert_prefetch] + [
+        (column, column.onupdate) for column in compiled.update_prefetch
+    ]
+    for column, default in prefetched:
+        if isinstance(default, sa.ColumnDefault) and default.is_scalar:
+            constants[column.key] = default.arg
+        elif isinstance(default, sa.ColumnDefault) and default.is_callable:
+            function = _of_nothing(default.arg)
+            if function is None:
+                return None
+            functions[column.key] = function
+        else:
+            return None
     by_name = {name: bind for bind, name in compiled.bind_names.items()}
     order = compiled.positiontup if compiled.positional else list(by_name)
     binds = []
+    computed = []
     for name in order or ():
         bind = by_name[name]
         process = bind.type.dialect_impl(dialect).bind_processor(dialect)
-        binds.append((name, bind.required, bind.value, process))
+        if name in functions:
+            computed.append((len(binds), functions[name], process))
+        binds.append((name, bind.required, constants.get(name, bind.value), process))
     # A DML statement's rows are those of its RETURNING, which PostgreSQL's dialect adds to an
     # INSERT on its own (the new primary key).
     returned = compiled.effective_returning if isinstance(statement, UpdateBase) else None
     selected = returned if returned is not None else getattr(statement, "exported_columns", ())
     columns = tuple(column.type for column in selected)
-    return _Compiled(compiled.string, tuple(binds), compiled.positional, columns)
+    return _Compiled(
+        compiled.string, tuple(binds), compiled.positional, columns, computed=tuple(computed)
+    )
+
+
+def _of_nothing(default: Callable[..., Any]) -> Callable[[], Any] | None:
+    """The function of nothing a callable column default calls; None for any other default
+    (one that takes the execution's context). SQLAlchemy wraps a function of nothing in a
+    function of the context that ignores it, keeping the function as ``__wrapped__``."""
+    if getattr(default, "__code__", None) is not _WRAPPER_CODE:
+        return None
+    return getattr(default, "__wrapped__", None)
+
+
+# The code of that wrapper (every wrapper SQLAlchemy makes so runs the same code).
+_WRAPPER_CODE = getattr(sa.ColumnDefault(lambda: None).arg, "__code__", None)
 
 
 def _arguments(compiled: _Compiled, params: Mapping[str, Any]) -> Any:
@@ -141,6 +178,9 @@ def _arguments(compiled: _Compiled, params: Mapping[str, Any]) -> Any:
     for name, given, fixed, process in compiled.binds:
         value = params[name] if given else fixed
         values.append(process(value) if process is not None and value is not None else value)
+    for index, function, process in compiled.computed:
+        value = function()
+        values[index] = process(value) if process is not None and value is not None else value
     if compiled.positional:
         return tuple(values)
     return {name: value for (name, *_), value in zip(compiled.binds, values, strict=True)}
@@ -173,7 +213,10 @@ def _through_sqlalchemy(
 ) -> Outcome:
     result = conn.execute(statement, params)  # type: ignore[arg-type]
     rows = [tuple(row) for row in result] if result.returns_rows else []
-    lastrowid = result.lastrowid if not result.returns_rows else None
+    # Only an insert has one; psycopg's cursor has none (PostgreSQL answers ids with RETURNING).
+    lastrowid = None
+    if isinstance(statement, sa.Insert) and not result.returns_rows:
+        lastrowid = getattr(result.context.cursor, "lastrowid", None)
     return Outcome(rows, result.rowcount, lastrowid)
 
 

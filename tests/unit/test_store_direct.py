@@ -75,17 +75,47 @@ def test_driver_errors_are_sqlalchemy_errors(placement_db: Database) -> None:
         assert direct.execute(conn, _BY_NAME, {"name": "a"}).rows == []
 
 
-def test_a_column_default_computed_per_execution_is_computed() -> None:
-    """``created_at``'s default and ``updated_at``'s ``onupdate`` are SQLAlchemy's to compute
-    at each execution: such a statement goes through it, and the row has them."""
+def _mappings_db() -> Database:
     db = Database("sqlite://")
+    tables = [api_schema.cell_mappings, api_schema.instance_mappings]
+    api_schema.metadata.create_all(db.engine, tables=tables)
+    return db
+
+
+def test_column_defaults_are_written_on_the_drivers_cursor() -> None:
+    """A constant default (``queued_for_delete``'s False) is fixed in the compiled statement; a
+    function of nothing (``created_at``'s default, ``updated_at``'s onupdate: ``utcnow``) is
+    called at each execution, as SQLAlchemy calls it."""
+    db = _mappings_db()
     mappings = api_schema.instance_mappings
-    api_schema.metadata.create_all(db.engine, tables=[api_schema.cell_mappings, mappings])
+    insert = mappings.insert()
     move = mappings.update().where(mappings.c.instance_uuid == sa.bindparam("uuid"))
+    row = {"instance_uuid": "a" * 36, "project_id": "p", "user_id": "u"}
+    moved = {"uuid": "a" * 36, "queued_for_delete": True}
+    for statement, keys in ((insert, tuple(row)), (move, tuple(moved))):
+        assert direct._compile(statement, db.engine.dialect, keys, False) is not None
+    before = dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
     with db.write() as conn:
-        row = {"instance_uuid": "a" * 36, "project_id": "p", "user_id": "u"}
-        direct.execute(conn, mappings.insert(), row)
-        direct.execute(conn, move, {"uuid": "a" * 36, "queued_for_delete": True})
+        direct.execute(conn, insert, row)
+        created = conn.execute(sa.select(mappings)).mappings().one()
+        direct.execute(conn, move, moved)
         found = conn.execute(sa.select(mappings)).mappings().one()
-    assert found["created_at"] is not None and found["updated_at"] is not None
+    assert created["queued_for_delete"] is False and created["updated_at"] is None
+    assert created["created_at"] >= before and found["updated_at"] >= before
     assert found["queued_for_delete"] is True
+
+
+def test_a_default_of_the_execution_context_is_left_to_sqlalchemy() -> None:
+    table = sa.Table(
+        "numbered",
+        sa.MetaData(),
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("n", sa.Integer),
+        sa.Column("twice", sa.Integer, default=lambda ctx: 2 * ctx.get_current_parameters()["n"]),
+    )
+    db = Database("sqlite://")
+    table.create(db.engine)
+    assert direct._compile(table.insert(), db.engine.dialect, ("n",), False) is None
+    with db.write() as conn:
+        direct.execute(conn, table.insert(), {"n": 21})
+        assert conn.execute(sa.select(table.c.twice)).scalar() == 42
