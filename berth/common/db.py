@@ -23,6 +23,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 
+from berth.common import direct
+
 T = TypeVar("T")
 
 _IMMEDIATE = "berth_sqlite_immediate"
@@ -235,16 +237,22 @@ class Database:
         self.engine.dispose()
 
 
-def inserted(conn: Connection, statement: sa.Insert, values: Mapping[str, Any]) -> bool:
+def inserted(
+    conn: Connection, statement: sa.Insert, values: Mapping[str, Any], on_cursor: bool = False
+) -> bool:
     """Run an insert of one row; False (nothing inserted, the transaction going on) when the
     database refuses the row (a unique key taken). A refused statement ends a PostgreSQL
     transaction, so there and on MariaDB the insert runs in a savepoint; SQLite takes back the
     refused statement alone, and a savepoint's two statements more would only hold its one
-    write lock longer."""
+    write lock longer. ``on_cursor``: run it on the driver's cursor (``berth.common.direct``),
+    for a statement built once."""
     savepoint = nullcontext() if conn.dialect.name == "sqlite" else conn.begin_nested()
     try:
         with savepoint:
-            conn.execute(statement, values)
+            if on_cursor:
+                direct.execute(conn, statement, values)
+            else:
+                conn.execute(statement, values)
     except sa.exc.IntegrityError:
         return False
     return True

@@ -40,14 +40,16 @@ def try_insert(
     conn: Connection,
     statement: sa.Insert,
     rows: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+    on_cursor: bool = False,
 ) -> bool:
     """Run an insert as one statement (with its own values, or one row's given here: see
     ``berth.common.db.inserted``), or of ``rows`` in one executemany in a savepoint; False
     (and the transaction still usable, nothing inserted) when it breaks a unique constraint. A
     statement built once and given its rows here costs less than one built with ``values()``
-    each time."""
+    each time, and less again run on the driver's cursor (``on_cursor``, for one row: see
+    ``berth.common.direct``)."""
     if rows is None or isinstance(rows, Mapping):
-        return inserted(conn, statement, rows or {})
+        return inserted(conn, statement, rows or {}, on_cursor)
     try:
         with conn.begin_nested():
             conn.execute(statement, list(rows))

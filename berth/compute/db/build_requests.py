@@ -53,6 +53,7 @@ def create(
             "instance": dict(instance),
             "created_at": created_at or utcnow(),
         },
+        on_cursor=True,
     )
     if not inserted:
         raise Duplicate("build request", instance_uuid)

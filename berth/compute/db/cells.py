@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 from sqlalchemy.exc import IntegrityError
 
+from berth.common import direct
 from berth.compute.db._tables import try_insert
 from berth.compute.db.api_schema import cell_mappings, host_mappings, instance_mappings
 from berth.compute.db.errors import Duplicate, InUse
@@ -194,7 +195,8 @@ _MAPPING = (
 
 # Built once: every create of a server runs it (see try_insert).
 _INSERT_INSTANCE_MAPPING = instance_mappings.insert()
-# Built once: every build points its server at a cell (``uuid`` is not named after its column,
+# Built once (and run on the driver's cursor, ``berth.common.direct``): every build points its
+# server at a cell (``uuid`` is not named after its column,
 # which would make it a value to set).
 _SET_CELL = instance_mappings.update().where(
     instance_mappings.c.instance_uuid == sa.bindparam("uuid")
@@ -214,6 +216,7 @@ def create_instance_mapping(
             "user_id": user_id,
             "queued_for_delete": False,
         },
+        on_cursor=True,
     )
     if not inserted:
         raise Duplicate("instance mapping", instance_uuid)
@@ -221,7 +224,8 @@ def create_instance_mapping(
 
 def set_instance_cell(conn: Connection, instance_uuid: str, cell_id: int) -> bool:
     """Point the server at its cell; False when it has no mapping (it was deleted)."""
-    return conn.execute(_SET_CELL, {"uuid": instance_uuid, "cell_id": cell_id}).rowcount > 0
+    values = {"uuid": instance_uuid, "cell_id": cell_id}
+    return direct.execute(conn, _SET_CELL, values).rowcount > 0
 
 
 def get_instance_mapping(conn: Connection, instance_uuid: str) -> RowMapping | None:

@@ -17,6 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
+from berth.common import direct
 from berth.common.timeutils import utcnow
 from berth.compute.db._tables import locked, try_insert
 from berth.compute.db.cell_schema import instance_faults, instances
@@ -42,7 +43,7 @@ def create(conn: Connection, values: Mapping[str, Any]) -> None:
     least; ``created_at`` may carry over from its BuildRequest). :class:`Duplicate` when the
     uuid exists: a build delivered twice finds the instance its first delivery made."""
     row = {"metadata": {}, "tags": [], "network_info": [], **values, "deleted": False}
-    if not try_insert(conn, _INSERT, row):
+    if not try_insert(conn, _INSERT, row, on_cursor=True):
         raise Duplicate("instance", values["uuid"])
 
 
@@ -206,12 +207,13 @@ def update(
     query = _UPDATES.get(guard)
     if query is None:
         query = _UPDATES[guard] = _update(*guard)
-    return conn.execute(query, {**values, _WHERE_UUID: uuid}).rowcount > 0
+    return direct.execute(conn, query, {**values, _WHERE_UUID: uuid}).rowcount > 0
 
 
 # The updates of :func:`update`, built once per pair of expected states (the code names a few
-# dozen): each built per call cost more to make and key than the database took to run it.
-# Each sets the columns the values given name. (The uuid's parameter is not named after its
+# dozen) and run on the driver's cursor (``berth.common.direct``): each built per call cost
+# more to make and key than the database took to run it. Each sets the columns the values
+# given name. (The uuid's parameter is not named after its
 # column, which would make it a value to set.)
 _WHERE_UUID = "where_uuid"
 _COLUMNS = frozenset(instances.c.keys())
@@ -227,7 +229,7 @@ def _update(
     if task_states is not None:
         query = query.where(_task_state_in(task_states))
     if vm_states is not None:
-        query = query.where(instances.c.vm_state.in_(sorted(vm_states)))
+        query = query.where(_one_of(instances.c.vm_state, vm_states))
     return query
 
 
@@ -267,11 +269,17 @@ def purge(conn: Connection, uuid: str) -> None:
 
 
 def _task_state_in(states: Collection[str | None]) -> sa.ColumnElement[bool]:
-    named = sorted(state for state in states if state is not None)
-    clauses = [instances.c.task_state.in_(named)] if named else []
+    named = [state for state in states if state is not None]
+    clauses = [_one_of(instances.c.task_state, named)]
     if None in states:
         clauses.append(instances.c.task_state.is_(None))
-    return sa.or_(sa.false(), *clauses)
+    return sa.or_(*clauses)
+
+
+def _one_of(column: sa.Column[Any], values: Collection[str]) -> sa.ColumnElement[bool]:
+    """``column IN values`` as equalities, each value fixed in the statement: an IN list is
+    rendered again at each execution, which the driver's cursor does not do."""
+    return sa.or_(sa.false(), *(column == value for value in sorted(values)))
 
 
 # Faults
