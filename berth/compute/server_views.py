@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import ipaddress
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,6 +125,24 @@ def status_of(vm_state: str, task_state: str | None) -> str:
     if vm_state == "resized" and task_state == "resize_reverting":
         return "REVERT_RESIZE"
     return _STATUS.get(vm_state, "UNKNOWN")
+
+
+def vm_states_of(statuses: Collection[str]) -> frozenset[str] | None:
+    """The vm_states a server must be in to show one of ``statuses`` (``status_of``), for a
+    listing to ask the database for those rows alone; None when any vm_state may (a task that
+    shows whatever the vm_state, an unknown status)."""
+    found: set[str] = set()
+    for status in statuses:
+        if status == "UNKNOWN" or status in _ANY_STATE_TASK_STATUS.values():
+            return None
+        found |= {vm_state for vm_state, shown in _STATUS.items() if shown == status}
+        if status in _ACTIVE_TASK_STATUS.values():
+            found.add("active")
+        if status == "RESIZE":
+            found.add("stopped")
+        if status == "REVERT_RESIZE":
+            found.add("resized")
+    return frozenset(found)
 
 
 def from_build_request(row: RowMapping, order: int) -> Server:

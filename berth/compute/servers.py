@@ -494,7 +494,10 @@ def _cell_instances(conn: Connection, query: ListQuery, mapped: set[str]) -> lis
     if query.changes_since is None:
         rows = instances.list_instances(conn, uuids=mapped)
     else:
-        changed = instances.changed_since(conn, query.changes_since, query.project_id)
+        # Only the rows whose vm_state may show an asked status: a poller asking for ERROR
+        # servers reads none of the many that are building or active.
+        vm_states = None if query.statuses is None else views.vm_states_of(query.statuses)
+        changed = instances.changed_since(conn, query.changes_since, query.project_id, vm_states)
         rows = [row for row in changed if row["uuid"] in mapped]
     if query.statuses is None:
         return rows

@@ -117,18 +117,32 @@ _CHANGED_SINCE = (
 _CHANGED_SINCE_IN_PROJECT = _CHANGED_SINCE.where(
     instances.c.project_id == sa.bindparam("project_id")
 )
+_IN_VM_STATES = instances.c.vm_state.in_(sa.bindparam("vm_states", expanding=True))
+_CHANGED_SINCE_IN_VM_STATES = _CHANGED_SINCE.where(_IN_VM_STATES)
+_CHANGED_SINCE_IN_PROJECT_IN_VM_STATES = _CHANGED_SINCE_IN_PROJECT.where(_IN_VM_STATES)
 
 
 def changed_since(
-    conn: Connection, since: dt.datetime, project_id: str | None = None
+    conn: Connection,
+    since: dt.datetime,
+    project_id: str | None = None,
+    vm_states: Collection[str] | None = None,
 ) -> list[RowMapping]:
     """``list_instances(conn, project_id, changed_since=since)``: the live instances (of a
-    project) whose row changed at or after ``since``, newest first, hidden copies left out."""
-    if project_id is None:
-        found = conn.execute(_CHANGED_SINCE, {"since": since})
-    else:
-        found = conn.execute(_CHANGED_SINCE_IN_PROJECT, {"since": since, "project_id": project_id})
-    return list(found.mappings().all())
+    project) whose row changed at or after ``since``, newest first, hidden copies left out;
+    only those in one of ``vm_states`` when given."""
+    params: dict[str, Any] = {"since": since}
+    if project_id is not None:
+        params["project_id"] = project_id
+    if vm_states is not None:
+        params["vm_states"] = sorted(vm_states)
+    query = {
+        (False, False): _CHANGED_SINCE,
+        (True, False): _CHANGED_SINCE_IN_PROJECT,
+        (False, True): _CHANGED_SINCE_IN_VM_STATES,
+        (True, True): _CHANGED_SINCE_IN_PROJECT_IN_VM_STATES,
+    }[project_id is not None, vm_states is not None]
+    return list(conn.execute(query, params).mappings().all())
 
 
 def newest(conn: Connection, limit: int) -> list[RowMapping]:

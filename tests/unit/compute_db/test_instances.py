@@ -167,6 +167,11 @@ def test_changed_since_lists_as_list_instances_does(cell_db: Database) -> None:
                 found = instances.changed_since(conn, since, project)
                 assert found == expected
         assert [i["uuid"][0] for i in instances.changed_since(conn, new, "proj")] == ["n", "u"]
+        for project in (None, "proj"):
+            every = instances.changed_since(conn, old, project)
+            for vm_states in ([], ["building"], ["active", "building"], ["deleted"]):
+                found = instances.changed_since(conn, old, project, vm_states)
+                assert found == [i for i in every if i["vm_state"] in vm_states]
         assert [i["uuid"][0] for i in instances.changed_since(conn, new)] == ["x", "n", "u"]
 
 
