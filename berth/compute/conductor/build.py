@@ -192,14 +192,14 @@ class SuperConductor:
         """The server's ports, got or made, and its spec with their requests; None when the
         server was deleted already or cannot be built (then it is in cell0)."""
         with self.api_db.read() as conn:
-            request = build_requests.get(conn, uuid)
+            requested = build_requests.instance_of(conn, uuid)
             spec_document = request_specs.get(conn, uuid)
             # Where it may go, read now rather than in a transaction of its own once scheduled.
             cells = {cell.uuid: cell for cell in self.cells.cells_read(conn)}
-        if request is None or spec_document is None:
+        if requested is None or spec_document is None:
             LOG.info("server %s was deleted before it was scheduled", uuid)
             return None
-        instance = dict(request["instance"])
+        instance = requested
         made: list[PortEntry] = []
         networks: dict[str, Mapping[str, Any]] = {}
         try:

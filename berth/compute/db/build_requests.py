@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
+from berth.common import direct
 from berth.common.timeutils import utcnow
 from berth.compute.db._tables import try_insert
 from berth.compute.db.api_schema import build_requests
@@ -30,6 +31,9 @@ _DELETE = build_requests.delete().where(
     build_requests.c.instance_uuid == sa.bindparam("instance_uuid")
 )
 _DELETE_RETURNING = _DELETE.returning(*build_requests.c)
+_INSTANCE = sa.select(build_requests.c.instance).where(
+    build_requests.c.instance_uuid == sa.bindparam("instance_uuid")
+)
 # What a user says of a server, which an update may change (the instance's keys).
 _USER_KEYS = ("name", "description", "access_ip_v4", "access_ip_v6")
 
@@ -63,18 +67,25 @@ def get(conn: Connection, instance_uuid: str) -> RowMapping | None:
     return conn.execute(_GET, {"instance_uuid": instance_uuid}).mappings().first()
 
 
+def instance_of(conn: Connection, instance_uuid: str) -> dict[str, Any] | None:
+    """The server as requested (the BuildRequest's ``instance``), on the driver's cursor
+    (``berth.common.direct``): every build reads it; None when there is no BuildRequest."""
+    found = direct.execute(conn, _INSTANCE, {"instance_uuid": instance_uuid}).scalar()
+    return None if found is None else dict(found)
+
+
 def delete(conn: Connection, instance_uuid: str) -> bool:
     """Delete the BuildRequest; False when it was gone already (deleted by someone else)."""
     return conn.execute(_DELETE, {"instance_uuid": instance_uuid}).rowcount > 0
 
 
-def take(conn: Connection, instance_uuid: str) -> RowMapping | None:
+def take(conn: Connection, instance_uuid: str) -> Mapping[str, Any] | None:
     """Delete the BuildRequest and answer it as it was when deleted (an update may have changed
     it since it was read); None when it was gone already. One statement where the database
     answers a delete with the row (RETURNING: SQLite, PostgreSQL, MariaDB)."""
     if conn.dialect.delete_returning:
-        taken = conn.execute(_DELETE_RETURNING, {"instance_uuid": instance_uuid})
-        return taken.mappings().first()
+        taken = direct.execute(conn, _DELETE_RETURNING, {"instance_uuid": instance_uuid}).rows
+        return dict(zip(build_requests.c.keys(), taken[0], strict=True)) if taken else None
     found = conn.execute(_GET_LOCKED, {"instance_uuid": instance_uuid}).mappings().first()
     if found is None or not delete(conn, instance_uuid):
         return None

@@ -18,8 +18,8 @@ from berth.compute.db.errors import Duplicate
 
 # Built once: every create runs it (see try_insert).
 _INSERT = request_specs.insert()
-# Built once: every build reads its server's spec and saves it with the ports (the save on
-# the driver's cursor, ``berth.common.direct``). (The uuid's
+# Built once: every build reads its server's spec and saves it with the ports, on the driver's
+# cursor (``berth.common.direct``). (The uuid's
 # parameter is not named after its column, which would make it a value to set.)
 _GET = sa.select(request_specs.c.spec).where(request_specs.c.instance_uuid == sa.bindparam("uuid"))
 _UPDATE = request_specs.update().where(request_specs.c.instance_uuid == sa.bindparam("uuid"))
@@ -46,7 +46,7 @@ def save(conn: Connection, instance_uuid: str, spec: Mapping[str, Any]) -> bool:
 
 
 def get(conn: Connection, instance_uuid: str) -> dict[str, Any] | None:
-    spec = conn.execute(_GET, {"uuid": instance_uuid}).scalar()
+    spec = direct.execute(conn, _GET, {"uuid": instance_uuid}).scalar()
     return dict(spec) if spec is not None else None
 
 

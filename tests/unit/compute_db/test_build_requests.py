@@ -23,6 +23,8 @@ def test_a_build_request_keeps_the_server_as_requested(api_db: Database) -> None
     with api_db.read() as conn:
         found = build_requests.get(conn, "a" * 36)
         assert build_requests.get(conn, "b" * 36) is None
+        assert build_requests.instance_of(conn, "a" * 36) == SERVER
+        assert build_requests.instance_of(conn, "b" * 36) is None
     assert found is not None
     assert found["instance"] == SERVER
     assert (found["project_id"], found["user_id"], found["created_at"]) == ("proj", "user", when)
