@@ -330,8 +330,20 @@ def _uuids(value: Any, what: str) -> tuple[str, ...]:
 def admin_pass(value: Any) -> str:
     """The password asked for, or a new random one."""
     if value is None:
-        return "".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(12))
+        return random_text(_PASSWORD_ALPHABET, 12)
     return _string(value, "adminPass")
+
+
+def random_text(alphabet: str, length: int) -> str:
+    """``length`` characters, each drawn uniformly from ``alphabet`` (as ``secrets.choice``
+    draws them, which reads the system's randomness once per character: a read for all here).
+    A byte maps to a character only below the largest multiple of the alphabet's size, so
+    that none is likelier than another."""
+    below = 256 - 256 % len(alphabet)
+    drawn: list[str] = []
+    while len(drawn) < length:
+        drawn += [alphabet[b % len(alphabet)] for b in secrets.token_bytes(2 * length) if b < below]
+    return "".join(drawn[:length])
 
 
 # -- listing ---------------------------------------------------------------------------------

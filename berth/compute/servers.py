@@ -14,7 +14,6 @@ BuildRequest; a cell, its Instance there. A delete works on whichever of three s
 from __future__ import annotations
 
 import logging
-import secrets
 import string
 import uuid as uuidlib
 from collections.abc import Callable, Mapping, Sequence
@@ -52,7 +51,7 @@ from berth.compute.db import (
 from berth.compute.db import cells as mappings
 from berth.compute.objects import request_spec as rs
 from berth.compute.objects.build import PortEntry
-from berth.compute.server_input import ListQuery, ServerRequest
+from berth.compute.server_input import ListQuery, ServerRequest, random_text
 from berth.compute.service import ComputeService
 from berth.config import ComputeSettings
 
@@ -74,7 +73,7 @@ class Reservation:
 
 def new_reservation_id() -> str:
     """``r-`` and 8 random lowercase letters and digits, as upstream's reservation ids."""
-    return "r-" + "".join(secrets.choice(_RESERVATION_ALPHABET) for _ in range(8))
+    return "r-" + random_text(_RESERVATION_ALPHABET, 8)
 
 
 def create_servers(
