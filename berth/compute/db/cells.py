@@ -271,12 +271,12 @@ def list_instance_cells(
     """Every mapping of a project (of all projects when None), queued for delete or not, as
     ``(instance_uuid, id, cell_id)``: what a listing of servers needs of each, read without
     the cell's join and as plain rows."""
+    # On the driver's cursor (``berth.common.direct``): the rows as the driver fetches them.
     if project_id is None:
-        found = conn.execute(_INSTANCE_CELLS)
+        found = direct.execute(conn, _INSTANCE_CELLS)
     else:
-        found = conn.execute(_INSTANCE_CELLS_OF_PROJECT, {"project_id": project_id})
-    # all(): one fetch of every row, where iterating fetches them one by one.
-    return [(uuid, mapping_id, cell_id) for uuid, mapping_id, cell_id in found.all()]
+        found = direct.execute(conn, _INSTANCE_CELLS_OF_PROJECT, {"project_id": project_id})
+    return [(uuid, mapping_id, cell_id) for uuid, mapping_id, cell_id in found.rows]
 
 
 def list_instance_mappings(
