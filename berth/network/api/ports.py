@@ -21,7 +21,7 @@ from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import ports as store
 from berth.network.store import security_groups as group_store
-from berth.network.store.remembered import remembering
+from berth.network.store.remembered import on_demand, remembering
 
 PORT_FILTERS = {
     "id", "name", "description", "network_id", "project_id", "tenant_id", "mac_address",
@@ -185,7 +185,7 @@ def _answer_rebound(req: NetworkRequest, rebound: bindings.Rebound, groups: list
     groups as read ahead; the rest (its network's policy, segments and rules) is remembered."""
     row = rebound.row
     addresses = [{"subnet_id": f.subnet_id, "ip_address": f.ip_address} for f in rebound.fixed_ips]
-    with req.service.db.read() as conn:
+    with on_demand(req.service.db) as conn:
         (view,) = ports.views_of(
             conn, req.context, [row], {row["id"]: addresses}, {row["id"]: groups}
         )

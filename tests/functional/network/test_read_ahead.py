@@ -240,17 +240,23 @@ def test_a_binding_s_answer_built_from_its_write_is_the_port_read_back(
     bridge = provider_uuid("cn1:Open vSwitch agent:br-ex")
     profile = {"allocation": {request_group["id"]: bridge}, "note": [1, 2.5, None]}
     statements: list[str] = []
+    begun: list[object] = []
 
     def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
         statements.append(statement)
 
+    def begin(conn: Any) -> None:
+        begun.append(conn)
+
     event.listen(network_db.engine, "before_cursor_execute", record)
+    event.listen(network_db.engine, "begin", begin)
     try:
         bound = network_client.put(f"/v2.0/ports/{port['id']}", json={"port": {
             "binding:host_id": "cn1", "binding:profile": profile,
         }})  # fmt: skip
     finally:
         event.remove(network_db.engine, "before_cursor_execute", record)
+        event.remove(network_db.engine, "begin", begin)
     assert bound.status_code == 200, bound.text
     answer = bound.json()["port"]
     assert answer == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
@@ -263,6 +269,8 @@ def test_a_binding_s_answer_built_from_its_write_is_the_port_read_back(
     # binding's plan).
     assert sum("FROM ports" in s for s in statements) == 2, statements
     assert sum("FROM ip_allocations" in s for s in statements) == 1, statements
+    # The read ahead and the write: the answer's reads are all remembered, and begin none.
+    assert len(begun) == 2, statements
     # A body that says more than the binding: the port is read back, and says the same.
     again = network_client.put(f"/v2.0/ports/{port['id']}", json={"port": {
         "binding:host_id": "cn1", "binding:profile": profile, "device_id": "vm1",
