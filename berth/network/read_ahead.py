@@ -32,6 +32,7 @@ from berth.common.db import Database
 from berth.network import exceptions, networks, ports, validate
 from berth.network.store import networks as network_store
 from berth.network.store import ports as port_store
+from berth.network.store import qos as qos_store
 from berth.network.store import security_groups as group_store
 from berth.network.store.remembered import forget
 
@@ -69,10 +70,14 @@ def for_create(db: Database, context: RequestContext, bodies: Sequence[Any]) -> 
         revisions = network_store.revisions(conn, network_ids, ())
         for network_id in network_ids:
             try:
-                networks.get_visible(conn, context, network_id)
+                network = networks.get_visible(conn, context, network_id)
             except exceptions.NetworkNotFound:
                 continue
             ports.layout_of(conn, network_id)
+            if network["qos_policy_id"] is not None:
+                # The rules a new port's answer follows when it names no policy of its own
+                # (``ports.resource_requests``); the revisions cover the network's policy.
+                qos_store.rules_of_policies(conn, [network["qos_policy_id"]])
     return ReadAhead(tuple(network_ids), (), revisions)
 
 

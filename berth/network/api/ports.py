@@ -92,7 +92,7 @@ def create_port(req: NetworkRequest) -> Response:
         made = [_create_one_port(req, conn, body) for body in bodies]
         for project_id, count in sorted(adding.items()):
             quotas.enforce(conn, settings, project_id, quotas.PORT, count)
-    with req.service.db.read() as conn:
+    with on_demand(req.service.db) as conn:
         views = _made_views(req, conn, made)
         routed = any(
             ports.layout_of(conn, n).routed for n in {view["network_id"] for view in views}
@@ -122,8 +122,8 @@ def _made_views(
     req: NetworkRequest, conn: Any, made: list[tuple[str, ports.Written | None]]
 ) -> list[dict[str, Any]]:
     """The views of the ports a create made: each as its create wrote it, which its creator
-    sees, reading only its groups (a port joins its project's default group without reading
-    it); the ports read back when a binding changed one."""
+    sees, reading only the groups the database did not say it joined; the ports read back
+    when a binding changed one."""
     written = [w for _, w in made if w is not None]
     if len(written) < len(made):
         rows = [ports.get_visible(conn, req.context, port_id) for port_id, _ in made]
@@ -132,7 +132,10 @@ def _made_views(
         w.row["id"]: [{"subnet_id": f.subnet_id, "ip_address": f.ip_address} for f in w.fixed_ips]
         for w in written
     }
-    groups = group_store.groups_of_ports(conn, [port_id for port_id, _ in made])
+    groups = {w.row["id"]: list(w.groups) for w in written if w.groups is not None}
+    unknown = [w.row["id"] for w in written if w.groups is None]
+    if unknown:
+        groups.update(group_store.groups_of_ports(conn, unknown))
     return ports.views_of(conn, req.context, [w.row for w in written], addresses, groups)
 
 
