@@ -40,6 +40,7 @@ from berth.network.store import qos as qos_store
 from berth.network.store import routers as router_store
 from berth.network.store import security_groups as group_store
 from berth.network.store import subnets as subnet_store
+from berth.network.store.remembered import remembered
 from berth.network.store.schema import ports as port_table
 
 VNIC_TYPES = (
@@ -79,6 +80,9 @@ class NetworkLayout:
         return tuple(s.physical_network for s in self.segments)
 
 
+# Remembered as the reads it is made of: a port request works it out three times (its read
+# ahead, its write and its answer), and a subnet's model parses its pools each time.
+@remembered
 def layout_of(conn: Connection, network_id: str) -> NetworkLayout:
     rows = network_store.segments_of(conn, [network_id]).get(network_id, [])
     segments = tuple(
