@@ -10,14 +10,15 @@ nothing it does makes what is kept stale; a scope is only opened around such req
 around a network's show and listing, which write nothing (their check of the caller's sight and
 their view ask the same grants). Reads
 made ahead of the write transaction are checked inside it, and forgotten if another request
-changed them in between (``berth.network.read_ahead``). A port write's answer is mostly made of
-such reads: ``on_demand`` begins its read transaction only if one of them misses.
+changed them in between (``berth.network.read_ahead``), which also carries them to later
+requests (``kept``, ``recall``) while their revisions hold. A port write's answer is mostly made
+of such reads: ``on_demand`` begins its read transaction only if one of them misses.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 from typing import Any, ParamSpec, TypeVar, cast
@@ -48,6 +49,20 @@ def forget() -> None:
     memory = _KEPT.get()
     if memory is not None:
         memory.clear()
+
+
+def kept() -> dict[tuple[Any, ...], Any]:
+    """What the scope has kept so far (a copy), for a later scope to ``recall``."""
+    memory = _KEPT.get()
+    return dict(memory) if memory is not None else {}
+
+
+def recall(reads: Mapping[tuple[Any, ...], Any]) -> None:
+    """Keep ``reads`` (an earlier scope's ``kept``) in this scope, as if it had made them: the
+    caller knows that nothing they read has changed since."""
+    memory = _KEPT.get()
+    if memory is not None:
+        memory.update(reads)
 
 
 def _key_part(value: Any) -> Any:
