@@ -13,13 +13,11 @@ rules (which mark the policy changed) bumps a revision or adds or removes a row.
 changed in between, ``check`` forgets what was read ahead and the write reads it again, inside,
 as it always did: it decides on what is there when it runs, never on what was.
 
-What a read ahead read is kept for later requests too (``_Seen``), with the revisions it was
-read at: a request whose write finds those revisions again decides on what was kept, and the
-next read ahead of the same networks for the same project recalls it instead of reading it (a
-port's create reads nothing ahead then; a binding only its port and the port's groups). The
-revisions only grow and ids are never reused, so the same revisions mean nothing kept changed;
-a write that finds others forgets what was kept, reads inside as before, and the next request
-reads ahead again.
+What a read ahead read is kept for later requests too (``recall``), with the revisions it was
+read at: the next read ahead of the same networks for the same project recalls it instead of
+reading it (a port's create reads nothing ahead then; a binding only its port and the port's
+groups), and its write checks those revisions as it checks its own. A write that finds them
+changed forgets what was kept, reads inside as before, and the next request reads ahead again.
 
 A binding also reads ahead the port's security groups, for its answer: every change of a port's
 groups is a port update, which bumps the port's revision, so when the port the write locks has
@@ -29,9 +27,6 @@ answer is built from what its write knows (``bindings.Rebound``) without reading
 
 from __future__ import annotations
 
-import threading
-import weakref
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,56 +35,12 @@ from sqlalchemy.engine import Connection
 
 from berth.common.context import RequestContext
 from berth.common.db import Database
-from berth.network import exceptions, networks, ports, validate
+from berth.network import exceptions, networks, ports, recall, validate
 from berth.network.store import networks as network_store
 from berth.network.store import ports as port_store
 from berth.network.store import qos as qos_store
+from berth.network.store import remembered
 from berth.network.store import security_groups as group_store
-from berth.network.store.remembered import forget, kept, recall
-
-
-@dataclass(frozen=True, slots=True)
-class _Seen:
-    """What a read ahead read (``remembered.kept``), and the revisions it read it at."""
-
-    revisions: network_store.Revisions
-    reads: Mapping[tuple[Any, ...], Any]
-
-
-# Per database, by what a read ahead depends on (its kind, the caller's project for a create,
-# the networks and policies), what the latest one read; the least recently used go first.
-_SEEN: weakref.WeakKeyDictionary[Database, OrderedDict[tuple[Any, ...], _Seen]] = (
-    weakref.WeakKeyDictionary()
-)
-_SEEN_GUARD = threading.Lock()
-_SEEN_PER_DATABASE = 256
-
-
-def _recalled(db: Database, key: tuple[Any, ...]) -> network_store.Revisions | None:
-    """The revisions of what an earlier read ahead read for ``key``, recalled into this
-    request's memory; None when there is none kept."""
-    with _SEEN_GUARD:
-        seen = _SEEN.get(db, OrderedDict()).get(key)
-        if seen is not None:
-            _SEEN[db].move_to_end(key)
-    if seen is None:
-        return None
-    recall(seen.reads)
-    return seen.revisions
-
-
-def _keep(db: Database, key: tuple[Any, ...], revisions: network_store.Revisions) -> None:
-    with _SEEN_GUARD:
-        seen = _SEEN.setdefault(db, OrderedDict())
-        seen[key] = _Seen(revisions, kept())
-        seen.move_to_end(key)
-        if len(seen) > _SEEN_PER_DATABASE:
-            seen.popitem(last=False)
-
-
-def _drop(db: Database, key: tuple[Any, ...]) -> None:
-    with _SEEN_GUARD:
-        _SEEN.get(db, OrderedDict()).pop(key, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +53,8 @@ class ReadAhead:
     # A binding's port: its revision and its security groups, as read ahead.
     port_revision: int | None = None
     groups: tuple[str, ...] = ()
-    # Where what was read is kept for later requests (``_SEEN``).
-    kept_as: tuple[Database, tuple[Any, ...]] | None = None
+    # Where what was read is kept for later requests (``recall``).
+    kept_as: tuple[Database, recall.Key] | None = None
 
     def groups_of(self, row: Mapping[str, Any]) -> list[str] | None:
         """The port's groups if ``row`` (the port as the write found it) is the revision read
@@ -123,9 +74,10 @@ def for_create(db: Database, context: RequestContext, bodies: Sequence[Any]) -> 
         return None
     # What the reads depend on: the grants are the caller's project's.
     key = ("create", context.project_id, tuple(network_ids))
-    recalled = _recalled(db, key)
-    if recalled is not None:
-        return ReadAhead(tuple(network_ids), (), recalled, kept_as=(db, key))
+    found = recall.find(db, key)
+    if found is not None:
+        remembered.recall(found.reads)
+        return ReadAhead(tuple(network_ids), (), found.revisions, kept_as=(db, key))
     with db.read() as conn:
         # First: on a server database each statement of a read transaction sees what is
         # committed when it runs, so a change made after this shows in ``check``.
@@ -140,7 +92,7 @@ def for_create(db: Database, context: RequestContext, bodies: Sequence[Any]) -> 
                 # The rules a new port's answer follows when it names no policy of its own
                 # (``ports.resource_requests``); the revisions cover the network's policy.
                 qos_store.rules_of_policies(conn, [network["qos_policy_id"]])
-    _keep(db, key, revisions)
+    recall.keep(db, key, revisions)
     return ReadAhead(tuple(network_ids), (), revisions, kept_as=(db, key))
 
 
@@ -159,12 +111,15 @@ def for_binding(db: Database, port_id: str) -> ReadAhead | None:
         network_id = row["network_id"]
         policy_ids = () if row["qos_policy_id"] is None else (row["qos_policy_id"],)
         key = ("binding", network_id, policy_ids)
-        revisions = _recalled(db, key)
-        if revisions is None:
+        found = recall.find(db, key)
+        if found is not None:
+            remembered.recall(found.reads)
+            revisions = found.revisions
+        else:
             revisions = network_store.revisions(conn, [network_id], policy_ids)
             ports.layout_of(conn, network_id)
             ports.resource_requests(conn, [row])
-            _keep(db, key, revisions)
+            recall.keep(db, key, revisions)
     return ReadAhead(
         (network_id,), policy_ids, revisions, row["revision_number"], tuple(groups), (db, key)
     )
@@ -176,9 +131,9 @@ def check(conn: Connection, ahead: ReadAhead | None) -> None:
     if ahead is None:
         return
     if network_store.revisions(conn, ahead.network_ids, ahead.policy_ids) != ahead.revisions:
-        forget()
+        remembered.forget()
         if ahead.kept_as is not None:
-            _drop(*ahead.kept_as)
+            recall.drop(*ahead.kept_as)
 
 
 def _network_id(body: Any) -> str | None:
