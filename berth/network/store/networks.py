@@ -139,6 +139,7 @@ class SubnetSummary:
     routed: bool = False
 
 
+@remembered
 def subnet_summaries(conn: Connection, network_ids: Iterable[str]) -> dict[str, SubnetSummary]:
     """Each network's subnets in creation order (networks without one are absent), in one
     statement."""
