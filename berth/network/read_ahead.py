@@ -36,6 +36,7 @@ from sqlalchemy.engine import Connection
 from berth.common.context import RequestContext
 from berth.common.db import Database
 from berth.network import exceptions, networks, ports, recall, validate
+from berth.network.model import FixedIp
 from berth.network.store import networks as network_store
 from berth.network.store import ports as port_store
 from berth.network.store import qos as qos_store
@@ -55,6 +56,16 @@ class ReadAhead:
     groups: tuple[str, ...] = ()
     # Where what was read is kept for later requests (``recall``).
     kept_as: tuple[Database, recall.Key] | None = None
+    # A binding's port: its addresses, as read ahead.
+    fixed_ips: tuple[FixedIp, ...] = ()
+
+    def fixed_ips_of(self, row: Mapping[str, Any]) -> tuple[FixedIp, ...] | None:
+        """The port's addresses if ``row`` is the revision read ahead and ``check`` found its
+        network as read ahead (every change of a port's addresses is a port update, but for an
+        auto-addressed subnet's deletion, which changes the network's revisions); else None."""
+        if self.port_revision is None or row["revision_number"] != self.port_revision:
+            return None
+        return self.fixed_ips
 
     def groups_of(self, row: Mapping[str, Any]) -> list[str] | None:
         """The port's groups if ``row`` (the port as the write found it) is the revision read
@@ -117,23 +128,30 @@ def for_binding(db: Database, port_id: str) -> ReadAhead | None:
             revisions = found.revisions
         else:
             revisions = network_store.revisions(conn, [network_id], policy_ids)
+        # After the revisions: a subnet deleted since (which takes its addresses from the
+        # ports on an auto-addressed one) shows in them.
+        held = ports.fixed_ips(conn, port_id)
+        if found is None:
             ports.layout_of(conn, network_id)
             ports.resource_requests(conn, [row])
             recall.keep(db, key, revisions)
     return ReadAhead(
-        (network_id,), policy_ids, revisions, row["revision_number"], tuple(groups), (db, key)
-    )
+        (network_id,), policy_ids, revisions, row["revision_number"], tuple(groups), (db, key),
+        held,
+    )  # fmt: skip
 
 
-def check(conn: Connection, ahead: ReadAhead | None) -> None:
+def check(conn: Connection, ahead: ReadAhead | None) -> bool:
     """First in the write transaction: forget what was read ahead if any of it changed since,
-    so that the write reads it again."""
+    so that the write reads it again. True when nothing changed (and something was read)."""
     if ahead is None:
-        return
+        return False
     if network_store.revisions(conn, ahead.network_ids, ahead.policy_ids) != ahead.revisions:
         remembered.forget()
         if ahead.kept_as is not None:
             recall.drop(*ahead.kept_as)
+        return False
+    return True
 
 
 def _network_id(body: Any) -> str | None:

@@ -147,12 +147,13 @@ def update_port(req: NetworkRequest) -> Response:
     # A binding to a host (the compute service's, for each port of a server it builds).
     ahead = read_ahead.for_binding(req.service.db, port_id) if body.get("binding:host_id") else None
     with req.service.db.write() as conn:
-        read_ahead.check(conn, ahead)
+        unchanged = read_ahead.check(conn, ahead)
         with bound_requests.following_bound_requests(conn, req.service.allocations, following):
             row = ports.update_port(conn, req.context, port_id, body)
         # Still the port as it stands: following a QoS change rewrites only bound ports, and
         # a bound port's QoS change cannot come with a binding change (409).
-        rebound = bindings.apply_update(conn, req.service.settings, row, body)
+        held = ahead.fixed_ips_of(row) if ahead is not None and unchanged else None
+        rebound = bindings.apply_update(conn, req.service.settings, row, body, held)
     # A body that changes more than the binding updates the port first (its revision grows, its
     # groups may change): its answer reads the port back.
     groups = ahead.groups_of(row) if ahead is not None and set(body) <= _BINDING_ONLY else None

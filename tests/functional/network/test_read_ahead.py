@@ -319,6 +319,54 @@ def test_groups_changed_after_the_read_ahead_are_in_the_binding_s_answer(
     assert answer == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
 
 
+def test_addresses_changed_after_the_read_ahead_are_in_the_binding_s_answer(
+    network_client: httpx.Client, flat: dict[str, Any], between: Any
+) -> None:
+    net, subnet = flat["network"], flat["subnet"]
+    port = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    _ovs_agent(network_client, "cn1", {"public": "br-ex"})
+
+    def readdress(admin: httpx.Client) -> None:
+        body = {"fixed_ips": [{"subnet_id": subnet["id"], "ip_address": "10.0.0.5"}]}
+        answer = admin.put(f"/v2.0/ports/{port['id']}", json={"port": body})
+        assert answer.status_code == 200, answer.text
+
+    between("for_binding", readdress)
+    bound = network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
+    )
+    assert bound.status_code == 200, bound.text
+    answer = bound.json()["port"]
+    assert answer["fixed_ips"] == [{"subnet_id": subnet["id"], "ip_address": "10.0.0.5"}]
+    assert answer == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
+
+
+def test_an_auto_addressed_subnet_deleted_after_the_read_ahead_is_not_in_the_binding_s_answer(
+    network_client: httpx.Client, flat: dict[str, Any], between: Any
+) -> None:
+    """Deleting a SLAAC subnet takes its addresses from the ports without changing them (the
+    network's revisions change instead)."""
+    net, subnet = flat["network"], flat["subnet"]
+    v6 = post_made(network_client, "/v2.0/subnets", "subnet", network_id=net["id"],
+                   ip_version=6, cidr="2001:db8:1::/64", ipv6_address_mode="slaac",
+                   ipv6_ra_mode="slaac", gateway_ip=None)  # fmt: skip
+    port = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    assert len(port["fixed_ips"]) == 2
+    _ovs_agent(network_client, "cn1", {"public": "br-ex"})
+
+    def delete_v6(admin: httpx.Client) -> None:
+        assert admin.delete(f"/v2.0/subnets/{v6['id']}").status_code == 204
+
+    between("for_binding", delete_v6)
+    bound = network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
+    )
+    assert bound.status_code == 200, bound.text
+    answer = bound.json()["port"]
+    assert [ip["subnet_id"] for ip in answer["fixed_ips"]] == [subnet["id"]]
+    assert answer == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
+
+
 @contextmanager
 def _statements(network_db: Database) -> Iterator[list[str]]:
     seen: list[str] = []
