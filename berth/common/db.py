@@ -146,6 +146,12 @@ def _sqlite_engine(url: sa.URL) -> Engine:
     return engine
 
 
+def holds_database(conn: Connection) -> bool:
+    """Whether ``conn``'s transaction holds the whole database against every other writer: a
+    SQLite write transaction does from its ``BEGIN IMMEDIATE`` (``Database.write``)."""
+    return bool(conn.get_execution_options().get(_IMMEDIATE, False))
+
+
 class WriteHook(Protocol):
     """Something a service does in every write transaction: ``begin`` right after it starts,
     ``before_commit`` as its last statements, so they commit (or roll back) with it."""

@@ -2,10 +2,10 @@
 inside the transaction whose decision must not race (count the project's servers, then add
 some), and held until it commits.
 
-The same statement locks on every backend Berth runs on: PostgreSQL and MariaDB lock the row
-they update until the transaction ends, and a SQLite write transaction already holds the whole
-database from its first statement (``BEGIN IMMEDIATE``). A writer that finds the row taken waits,
-then reads what the first one committed.
+PostgreSQL and MariaDB lock the row they update until the transaction ends; a writer that
+finds the row taken waits, then reads what the first one committed. A SQLite write transaction
+already holds the whole database from its first statement (``BEGIN IMMEDIATE``), so there
+:func:`hold` runs nothing.
 
 A key's row is made the first time it is needed. Made inside the deciding transaction, first
 writers can race to insert it; on MariaDB each loser keeps a shared lock on the winner's row
@@ -16,7 +16,7 @@ never deleted, so a row this process has seen or made is there for good: :func:`
 database about a key only the first time (each create asked before, a transaction of its own).
 
 A lock table has the key's columns, unique together, and an integer ``generation``, which
-counts the decisions taken under the row (nothing reads it but people debugging).
+counts the decisions taken under the row on a server (nothing reads it but people debugging).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from berth.common.db import Database
+from berth.common.db import Database, holds_database
 
 __all__ = ["ensure", "hold"]
 
@@ -39,6 +39,10 @@ _KNOWN: weakref.WeakKeyDictionary[Database, set[tuple[str, tuple[tuple[str, str]
     weakref.WeakKeyDictionary()
 )
 _KNOWN_GUARD = threading.Lock()
+# Per table and key columns, the ``UPDATE`` that takes a row, built once: every create of a
+# counted resource runs one, and building it (and its cache key) costs SQLAlchemy several
+# times what the database takes to run it.
+_BUMPS: dict[tuple[sa.Table, tuple[str, ...]], sa.Update] = {}
 
 
 def ensure(db: Database, table: sa.Table, key: Mapping[str, str]) -> None:
@@ -58,7 +62,11 @@ def ensure(db: Database, table: sa.Table, key: Mapping[str, str]) -> None:
 
 
 def hold(conn: Connection, table: sa.Table, key: Mapping[str, str]) -> None:
-    """Lock the key's row until ``conn``'s transaction ends (waiting for another holder)."""
+    """Lock the key's row until ``conn``'s transaction ends (waiting for another holder).
+    Nothing in a transaction that holds the whole database already (SQLite's writes): the row
+    would serialise nothing more, and its ``UPDATE`` would add a page to the commit."""
+    if holds_database(conn):
+        return
     if _bump(conn, table, key):
         return
     if _insert(conn, table, key):
@@ -69,10 +77,18 @@ def hold(conn: Connection, table: sa.Table, key: Mapping[str, str]) -> None:
 
 
 def _bump(conn: Connection, table: sa.Table, key: Mapping[str, str]) -> bool:
-    statement = (
-        table.update().where(*_matching(table, key)).values(generation=table.c.generation + 1)
-    )
-    return conn.execute(statement).rowcount > 0
+    names = tuple(key)
+    statement = _BUMPS.get((table, names))
+    if statement is None:
+        statement = _BUMPS.setdefault((table, names), _bump_statement(table, names))
+    params = {f"key_{name}": value for name, value in key.items()}
+    return conn.execute(statement, params).rowcount > 0
+
+
+def _bump_statement(table: sa.Table, names: tuple[str, ...]) -> sa.Update:
+    # The parameters are not named as columns: an UPDATE's SET reserves those names.
+    where = [table.c[name] == sa.bindparam(f"key_{name}") for name in names]
+    return table.update().where(*where).values(generation=table.c.generation + 1)
 
 
 def _insert(conn: Connection, table: sa.Table, key: Mapping[str, str]) -> bool:

@@ -99,11 +99,16 @@ def _profile(body: Mapping[str, Any], name: str, current: Mapping[str, Any]) -> 
 
 
 def apply_update(
-    conn: Connection, settings: NetworkSettings, row: RowMapping, body: Mapping[str, Any]
+    conn: Connection,
+    settings: NetworkSettings,
+    row: RowMapping,
+    body: Mapping[str, Any],
+    held: tuple[FixedIp, ...] | None = None,
 ) -> Rebound | None:
     """The ``binding:*`` part of a port update (a create with a host goes through here too);
-    ``row`` is the port as it stands, locked. Returns the port as a binding to a host left it
-    (None when the update bound nothing: the caller reads the port again)."""
+    ``row`` is the port as it stands, locked, and ``held`` its addresses when the caller knows
+    them. Returns the port as a binding to a host left it (None when the update bound
+    nothing: the caller reads the port again)."""
     if not any(name in body for name in ("binding:host_id", "binding:profile")):
         return None
     host = body.get("binding:host_id", row["binding_host"]) or ""
@@ -122,7 +127,8 @@ def apply_update(
     if row["binding_host"] and row["binding_host"] != host and row["ip_allocation"] == "deferred":
         # A deferred address belongs to the old host's segment; the new host takes its own.
         store.release_addresses(conn, row["id"])
-    return bind(conn, settings, row, host, row["binding_vnic_type"], profile)
+        held = ()
+    return bind(conn, settings, row, host, row["binding_vnic_type"], profile, held)
 
 
 def bind(
@@ -132,9 +138,12 @@ def bind(
     host: str,
     vnic_type: str,
     profile: Mapping[str, Any],
+    held: tuple[FixedIp, ...] | None = None,
 ) -> Rebound:
-    """Make ``host`` the port's active binding, taking a deferred address on the way."""
-    held = ports.fixed_ips(conn, row["id"])
+    """Make ``host`` the port's active binding, taking a deferred address on the way;
+    ``held``: the port's addresses, when the caller knows them."""
+    if held is None:
+        held = ports.fixed_ips(conn, row["id"])
     decided = plan(conn, settings, row, host, vnic_type, profile, held)
     taken = []
     for subnet_id in decided.allocate_ip_on:

@@ -40,6 +40,7 @@ from berth.network.store import qos as qos_store
 from berth.network.store import routers as router_store
 from berth.network.store import security_groups as group_store
 from berth.network.store import subnets as subnet_store
+from berth.network.store.remembered import remembered
 from berth.network.store.schema import ports as port_table
 
 VNIC_TYPES = (
@@ -79,6 +80,9 @@ class NetworkLayout:
         return tuple(s.physical_network for s in self.segments)
 
 
+# Remembered as the reads it is made of: a port request works it out three times (its read
+# ahead, its write and its answer), and a subnet's model parses its pools each time.
+@remembered
 def layout_of(conn: Connection, network_id: str) -> NetworkLayout:
     rows = network_store.segments_of(conn, [network_id]).get(network_id, [])
     segments = tuple(
@@ -95,11 +99,13 @@ def layout_of(conn: Connection, network_id: str) -> NetworkLayout:
 @dataclass(frozen=True, slots=True)
 class Written:
     """A port as its create wrote it, known without reading it back: its row (with the values
-    the table gives what the create does not say) and its addresses in the order they were
-    taken (the order a read gives them in)."""
+    the table gives what the create does not say), its addresses in the order they were taken
+    (the order a read gives them in), and its security groups as a read gives them (None when
+    the database did not say which default group it joined)."""
 
     row: Mapping[str, Any]
     fixed_ips: tuple[FixedIp, ...]
+    groups: tuple[str, ...] | None
 
 
 # What a new port's row holds where its create says nothing: the columns' own defaults (each
@@ -161,7 +167,7 @@ def create_port(
         "created_at": utcnow(),
     }
     mac = _insert_with_mac(conn, values, body.get("mac_address"), settings.base_mac)
-    security_groups.join_groups(
+    groups = security_groups.join_groups(
         conn, context, port_id, project, body.get("security_groups"), port_security,
         values["device_owner"],
     )  # fmt: skip
@@ -172,7 +178,11 @@ def create_port(
         )
     elif allocation == "immediate":
         taken = _assign_defaults(conn, port_id, network_id, layout.subnets, mac)
-    return Written({**_COLUMN_DEFAULTS, **values, "mac_address": mac}, tuple(taken))
+    return Written(
+        {**_COLUMN_DEFAULTS, **values, "mac_address": mac},
+        tuple(taken),
+        None if groups is None else tuple(groups),
+    )
 
 
 def create_device_port(

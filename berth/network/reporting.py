@@ -16,6 +16,7 @@ the compute node of every host that reaches the segment is put in that aggregate
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,9 @@ from berth.network.traits import SEGMENT_TRAIT, physnet_trait, vnic_type_trait
 _NAMESPACE = uuid.UUID("6b2c0a4e-5f6d-4f43-9c41-2f2d7f8e3b10")
 
 
+# Every binding works out its host's providers (a name-based UUID each: a SHA-1 and a UUID
+# object); a cloud's provider names are few enough to keep.
+@functools.lru_cache(maxsize=65536)
 def provider_uuid(name: str) -> str:
     return str(uuid.uuid5(_NAMESPACE, name))
 

@@ -20,6 +20,7 @@ change at all, and one that changes amounts keeps each group on its provider
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import Final
@@ -73,6 +74,9 @@ _RULE_TYPES: Final[dict[type, str]] = {
 _GROUP_NAMESPACE: Final = uuid.UUID("1f0e3d2c-8b6a-4e59-a7d1-5c4b3a291807")
 
 
+# A port's request is worked out several times per request (its binding's read ahead, plan and
+# answer) and per boot, and a name-based UUID costs a SHA-1 and a UUID object each time.
+@functools.lru_cache(maxsize=4096)
 def group_id(port_id: str, kind: str) -> str:
     """The stable id of the port's ``kind`` (BANDWIDTH or PACKET_RATE) request group."""
     return str(uuid.uuid5(_GROUP_NAMESPACE, f"{port_id}/{kind}"))

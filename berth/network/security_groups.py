@@ -282,17 +282,24 @@ def join_groups(
     asked: Any,
     port_security: bool,
     device_owner: str,
-) -> None:
+) -> list[str] | None:
     """Put a new port in its groups: those asked for, else its project's default group when
-    port security is on (ports of the network's own devices, ``network:*``, get none)."""
+    port security is on (ports of the network's own devices, ``network:*``, get none). Returns
+    the port's groups as a read of them gives them (sorted), None when they are not known
+    without one."""
     if asked is None:
-        defaulted = port_security and not device_owner.startswith("network:")
+        if not port_security or device_owner.startswith("network:"):
+            return []
         # The default group found and joined in one statement, once the project has one.
-        if defaulted and not store.join_default_group(conn, port_id, project_id):
-            store.add_groups_of_port(conn, port_id, [default_group(conn, project_id)])
-        return
+        joined = store.join_default_group(conn, port_id, project_id)
+        if joined == []:
+            joined = [default_group(conn, project_id)]
+            store.add_groups_of_port(conn, port_id, joined)
+        return joined
     groups = checked_groups(conn, context, project_id, asked, port_security)
     store.add_groups_of_port(conn, port_id, groups)
+    # Canonical UUIDs (``checked_groups``), which every collation orders as Python does.
+    return sorted(set(groups))
 
 
 def checked_groups(

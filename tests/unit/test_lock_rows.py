@@ -58,9 +58,22 @@ def test_a_row_is_asked_about_until_it_is_known_and_held_after(tmp_path: Path) -
     with _statements(db) as other:
         lock_rows.ensure(db, LOCKS, {"project_id": "bob"})
     assert any(s.startswith("INSERT INTO locks") for s in other), other
-    with db.write() as conn:
+    # A transaction that does not hold the whole database takes the row.
+    with db.engine.begin() as conn:
         lock_rows.hold(conn, LOCKS, {"project_id": "alice"})
     assert _generations(db) == {"alice": 2, "bob": 1}
+    db.dispose()
+
+
+def test_a_sqlite_write_holds_no_row(tmp_path: Path) -> None:
+    """A SQLite write transaction holds the whole database from its start: the row's UPDATE
+    would serialise nothing more."""
+    db = _database(tmp_path / "locks.sqlite")
+    lock_rows.ensure(db, LOCKS, {"project_id": "alice"})
+    with _statements(db) as held, db.write() as conn:
+        lock_rows.hold(conn, LOCKS, {"project_id": "alice"})
+    assert held == []
+    assert _generations(db) == {"alice": 1}
     db.dispose()
 
 

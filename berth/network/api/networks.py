@@ -8,7 +8,16 @@ from typing import Any
 
 from starlette.responses import Response
 
-from berth.network import bound_requests, exceptions, networks, policy, ports, quotas, validate
+from berth.network import (
+    bound_requests,
+    exceptions,
+    networks,
+    policy,
+    ports,
+    quotas,
+    recall,
+    validate,
+)
 from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import networks as store
@@ -43,8 +52,12 @@ def list_networks(req: NetworkRequest) -> Response:
 
 @remembering()
 def show_network(req: NetworkRequest) -> Response:
-    with req.service.db.read() as conn:
-        row = networks.get_visible(conn, req.context, req.param("network_id"))
+    network_id = req.param("network_id")
+    # What the caller's project's last show of the network read, while the network is as it
+    # was (a boot shows its network twice, and every boot the same one).
+    key = ("show", req.context.project_id, network_id)
+    with req.service.db.read() as conn, recall.recalling(req.service.db, conn, key, [network_id]):
+        row = networks.get_visible(conn, req.context, network_id)
         view = networks.views(conn, req.context, [row])[0]
     return req.respond({"network": listing.trim(view, _fields(req))})
 

@@ -21,7 +21,7 @@ from berth.network.api import listing
 from berth.network.api.request import NetworkRequest
 from berth.network.store import ports as store
 from berth.network.store import security_groups as group_store
-from berth.network.store.remembered import remembering
+from berth.network.store.remembered import on_demand, remembering
 
 PORT_FILTERS = {
     "id", "name", "description", "network_id", "project_id", "tenant_id", "mac_address",
@@ -92,7 +92,7 @@ def create_port(req: NetworkRequest) -> Response:
         made = [_create_one_port(req, conn, body) for body in bodies]
         for project_id, count in sorted(adding.items()):
             quotas.enforce(conn, settings, project_id, quotas.PORT, count)
-    with req.service.db.read() as conn:
+    with on_demand(req.service.db) as conn:
         views = _made_views(req, conn, made)
         routed = any(
             ports.layout_of(conn, n).routed for n in {view["network_id"] for view in views}
@@ -122,8 +122,8 @@ def _made_views(
     req: NetworkRequest, conn: Any, made: list[tuple[str, ports.Written | None]]
 ) -> list[dict[str, Any]]:
     """The views of the ports a create made: each as its create wrote it, which its creator
-    sees, reading only its groups (a port joins its project's default group without reading
-    it); the ports read back when a binding changed one."""
+    sees, reading only the groups the database did not say it joined; the ports read back
+    when a binding changed one."""
     written = [w for _, w in made if w is not None]
     if len(written) < len(made):
         rows = [ports.get_visible(conn, req.context, port_id) for port_id, _ in made]
@@ -132,7 +132,10 @@ def _made_views(
         w.row["id"]: [{"subnet_id": f.subnet_id, "ip_address": f.ip_address} for f in w.fixed_ips]
         for w in written
     }
-    groups = group_store.groups_of_ports(conn, [port_id for port_id, _ in made])
+    groups = {w.row["id"]: list(w.groups) for w in written if w.groups is not None}
+    unknown = [w.row["id"] for w in written if w.groups is None]
+    if unknown:
+        groups.update(group_store.groups_of_ports(conn, unknown))
     return ports.views_of(conn, req.context, [w.row for w in written], addresses, groups)
 
 
@@ -144,12 +147,13 @@ def update_port(req: NetworkRequest) -> Response:
     # A binding to a host (the compute service's, for each port of a server it builds).
     ahead = read_ahead.for_binding(req.service.db, port_id) if body.get("binding:host_id") else None
     with req.service.db.write() as conn:
-        read_ahead.check(conn, ahead)
+        unchanged = read_ahead.check(conn, ahead)
         with bound_requests.following_bound_requests(conn, req.service.allocations, following):
             row = ports.update_port(conn, req.context, port_id, body)
         # Still the port as it stands: following a QoS change rewrites only bound ports, and
         # a bound port's QoS change cannot come with a binding change (409).
-        rebound = bindings.apply_update(conn, req.service.settings, row, body)
+        held = ahead.fixed_ips_of(row) if ahead is not None and unchanged else None
+        rebound = bindings.apply_update(conn, req.service.settings, row, body, held)
     # A body that changes more than the binding updates the port first (its revision grows, its
     # groups may change): its answer reads the port back.
     groups = ahead.groups_of(row) if ahead is not None and set(body) <= _BINDING_ONLY else None
@@ -185,7 +189,7 @@ def _answer_rebound(req: NetworkRequest, rebound: bindings.Rebound, groups: list
     groups as read ahead; the rest (its network's policy, segments and rules) is remembered."""
     row = rebound.row
     addresses = [{"subnet_id": f.subnet_id, "ip_address": f.ip_address} for f in rebound.fixed_ips]
-    with req.service.db.read() as conn:
+    with on_demand(req.service.db) as conn:
         (view,) = ports.views_of(
             conn, req.context, [row], {row["id"]: addresses}, {row["id"]: groups}
         )

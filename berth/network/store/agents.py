@@ -46,17 +46,23 @@ def delete_agent(conn: Connection, agent_id: str) -> None:
 
 
 _ORDERED = sa.select(agents).order_by(agents.c.host, agents.c.agent_type)
-# Built once: every binding reads its host's agents (see ``store.ports``).
+# Built once: every binding reads its host's agents (see ``store.ports``); one host's without
+# an expanding IN, which SQLAlchemy renders again at each run.
 _OF_HOSTS = _ORDERED.where(agents.c.host.in_(sa.bindparam("hosts", expanding=True)))
+_OF_HOST = _ORDERED.where(agents.c.host == sa.bindparam("host"))
 
 
 def agent_models(
     conn: Connection, now: dt.datetime, down_time: int, hosts: Collection[str] | None = None
 ) -> list[Agent]:
     """The agents (of ``hosts``, or all) as the domain sees them: alive by their heartbeat."""
-    found = (
-        conn.execute(_ORDERED) if hosts is None else conn.execute(_OF_HOSTS, {"hosts": list(hosts)})
-    )
+    if hosts is None:
+        found = conn.execute(_ORDERED)
+    elif len(hosts) == 1:
+        (host,) = hosts
+        found = conn.execute(_OF_HOST, {"host": host})
+    else:
+        found = conn.execute(_OF_HOSTS, {"hosts": list(hosts)})
     return [
         Agent(
             host=row["host"],

@@ -139,6 +139,7 @@ class SubnetSummary:
     routed: bool = False
 
 
+@remembered
 def subnet_summaries(conn: Connection, network_ids: Iterable[str]) -> dict[str, SubnetSummary]:
     """Each network's subnets in creation order (networks without one are absent), in one
     statement."""
@@ -164,29 +165,41 @@ def subnets_on_segment(conn: Connection, segment_id: str) -> int:
     return int(conn.scalar(query) or 0)
 
 
-def _revisions() -> sa.CompoundSelect:
-    ids = sa.bindparam("network_ids", expanding=True)
-    own_policies = sa.select(networks.c.qos_policy_id).where(networks.c.id.in_(ids))
-    named = sa.bindparam("policy_ids", expanding=True)
+def _revisions(one: bool) -> sa.CompoundSelect:
+    """``one``: of one network and no named policy (a port's create or binding, mostly) with
+    plain parameters; else with expanding ones, which SQLAlchemy renders again at each run."""
+
+    def of_networks(column: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
+        if one:
+            return column == sa.bindparam("network_id")
+        return column.in_(sa.bindparam("network_ids", expanding=True))
+
+    own_policies = sa.select(networks.c.qos_policy_id).where(of_networks(networks.c.id))
+    policies = qos_policies.c.id.in_(own_policies)
+    if not one:
+        policies = sa.or_(
+            qos_policies.c.id.in_(sa.bindparam("policy_ids", expanding=True)), policies
+        )
     return sa.union_all(
         sa.select(sa.literal("network"), networks.c.id, networks.c.revision_number).where(
-            networks.c.id.in_(ids)
+            of_networks(networks.c.id)
         ),
         sa.select(sa.literal("segment"), segments.c.id, segments.c.revision_number).where(
-            segments.c.network_id.in_(ids)
+            of_networks(segments.c.network_id)
         ),
         sa.select(sa.literal("subnet"), subnets.c.id, subnets.c.revision_number).where(
-            subnets.c.network_id.in_(ids)
+            of_networks(subnets.c.network_id)
         ),
         sa.select(
             sa.literal("qos_policy"), qos_policies.c.id, qos_policies.c.revision_number
-        ).where(sa.or_(qos_policies.c.id.in_(named), qos_policies.c.id.in_(own_policies))),
+        ).where(policies),
     )
 
 
 # Built once: a port write checks it under the write lock (``berth.network.read_ahead``), and
 # building it is most of its cost.
-_REVISIONS = _revisions()
+_REVISIONS_OF_ONE = _revisions(one=True)
+_REVISIONS = _revisions(one=False)
 
 
 def revisions(
@@ -196,7 +209,10 @@ def revisions(
     the QoS policies: those named and the networks' own. Any change to one of them, to a
     network's RBAC entries (they mark the network changed) or to a policy's rules (they mark
     the policy changed) changes the answer: a revision grows, a row comes or goes."""
-    found = conn.execute(
-        _REVISIONS, {"network_ids": list(network_ids), "policy_ids": list(policy_ids)}
-    )
+    if len(network_ids) == 1 and not policy_ids:
+        (network_id,) = network_ids
+        found = conn.execute(_REVISIONS_OF_ONE, {"network_id": network_id}).all()
+    else:
+        params = {"network_ids": list(network_ids), "policy_ids": list(policy_ids)}
+        found = conn.execute(_REVISIONS, params).all()
     return frozenset((str(kind), str(id_), int(rev)) for kind, id_, rev in found)

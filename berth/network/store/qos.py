@@ -103,9 +103,13 @@ def rules_of_policies(
     conn: Connection, policy_ids: Iterable[str], rule_type: str | None = None
 ) -> dict[str, list[RowMapping]]:
     """Each policy's rules, by type then direction (only those of ``rule_type`` when given)."""
+    wanted = list(policy_ids)
+    if not wanted:
+        # A port without a policy in effect, its own or its network's.
+        return {}
     query = _RULES_OF if rule_type is None else _RULES_OF.where(qos_rules.c.rule_type == rule_type)
     found: dict[str, list[RowMapping]] = {}
-    for row in conn.execute(query, {"policy_ids": list(policy_ids)}).mappings():
+    for row in conn.execute(query, {"policy_ids": wanted}).mappings():
         found.setdefault(row["policy_id"], []).append(row)
     return found
 

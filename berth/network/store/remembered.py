@@ -10,16 +10,22 @@ nothing it does makes what is kept stale; a scope is only opened around such req
 around a network's show and listing, which write nothing (their check of the caller's sight and
 their view ask the same grants). Reads
 made ahead of the write transaction are checked inside it, and forgotten if another request
-changed them in between (``berth.network.read_ahead``).
+changed them in between (``berth.network.read_ahead``), which also carries them to later
+requests (``kept``, ``recall``) while their revisions hold. A port write's answer is mostly made
+of such reads: ``on_demand`` begins its read transaction only if one of them misses.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
+
+from sqlalchemy.engine import Connection
+
+from berth.common.db import Database
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -43,6 +49,20 @@ def forget() -> None:
     memory = _KEPT.get()
     if memory is not None:
         memory.clear()
+
+
+def kept() -> dict[tuple[Any, ...], Any]:
+    """What the scope has kept so far (a copy), for a later scope to ``recall``."""
+    memory = _KEPT.get()
+    return dict(memory) if memory is not None else {}
+
+
+def recall(reads: Mapping[tuple[Any, ...], Any]) -> None:
+    """Keep ``reads`` (an earlier scope's ``kept``) in this scope, as if it had made them: the
+    caller knows that nothing they read has changed since."""
+    memory = _KEPT.get()
+    if memory is not None:
+        memory.update(reads)
 
 
 def _key_part(value: Any) -> Any:
@@ -72,3 +92,26 @@ def remembered(read: Callable[P, R]) -> Callable[P, R]:
         return memory[key]  # type: ignore[no-any-return]
 
     return kept
+
+
+class _OnDemand:
+    """Stands for a read transaction's connection, and begins the transaction when first used."""
+
+    def __init__(self, db: Database, stack: ExitStack) -> None:
+        self._db = db
+        self._stack = stack
+        self._conn: Connection | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._conn is None:
+            self._conn = self._stack.enter_context(self._db.read())
+        return getattr(self._conn, name)
+
+
+@contextmanager
+def on_demand(db: Database) -> Iterator[Connection]:
+    """A read transaction begun by its first statement, so none when every read made through
+    it is remembered: a transaction's begin and end cost more than a remembered answer, and
+    on SQLite each gives up the interpreter lock to the other threads."""
+    with ExitStack() as stack:
+        yield cast(Connection, _OnDemand(db, stack))

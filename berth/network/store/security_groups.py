@@ -198,23 +198,25 @@ def add_groups_of_port(conn: Connection, port_id: str, group_ids: Collection[str
         )
 
 
-# SQLAlchemy keeps an INSERT's row count only when asked to.
-_JOIN_DEFAULT = (
-    port_security_groups.insert()
-    .from_select(
-        ["port_id", "security_group_id"],
-        sa.select(
-            sa.bindparam("new_port", type_=sa.String), default_security_groups.c.security_group_id
-        ).where(default_security_groups.c.project_id == sa.bindparam("project_id")),
-    )
-    .execution_options(preserve_rowcount=True)
+_JOIN_DEFAULT = port_security_groups.insert().from_select(
+    ["port_id", "security_group_id"],
+    sa.select(
+        sa.bindparam("new_port", type_=sa.String), default_security_groups.c.security_group_id
+    ).where(default_security_groups.c.project_id == sa.bindparam("project_id")),
 )
+# Where the database returns what an INSERT wrote (SQLite, PostgreSQL, MariaDB): the group
+# joined, which the port's answer says. Else SQLAlchemy keeps the row count only when asked to.
+_JOIN_DEFAULT_RETURNING = _JOIN_DEFAULT.returning(port_security_groups.c.security_group_id)
+_JOIN_DEFAULT_COUNTED = _JOIN_DEFAULT.execution_options(preserve_rowcount=True)
 
 
-def join_default_group(conn: Connection, port_id: str, project_id: str) -> bool:
-    """Put a new port in its project's default group; False when the project has none yet."""
+def join_default_group(conn: Connection, port_id: str, project_id: str) -> list[str] | None:
+    """Put a new port in its project's default group: the group joined ([] when the project
+    has none yet), or None when it joined it on a database that does not say which."""
     values = {"new_port": port_id, "project_id": project_id}
-    return bool(conn.execute(_JOIN_DEFAULT, values).rowcount)
+    if conn.dialect.insert_returning:
+        return list(conn.scalars(_JOIN_DEFAULT_RETURNING, values))
+    return [] if not conn.execute(_JOIN_DEFAULT_COUNTED, values).rowcount else None
 
 
 def ports_in(conn: Connection, group_id: str) -> list[str]:

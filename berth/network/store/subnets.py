@@ -67,9 +67,14 @@ def release_addresses(conn: Connection, subnet_id: str) -> None:
 
 
 def used_addresses(conn: Connection, subnet_id: str) -> list[str]:
-    # Fetched at once: a port's address takes every used one of its subnet, and a row at a
-    # time costs SQLAlchemy more than the driver takes to read them all.
-    return list(conn.scalars(_USED, {"subnet_id": subnet_id}).all())
+    # Fetched from the driver's cursor, at once: a port's address takes every used one of its
+    # subnet, and SQLAlchemy's rows (a third of the read with 300 addresses) add nothing to text
+    # that no backend processes.
+    result = conn.execute(_USED, {"subnet_id": subnet_id})
+    try:
+        return [address for (address,) in result.cursor.fetchall()]
+    finally:
+        result.close()
 
 
 def used_counts(conn: Connection, subnet_ids: Collection[str]) -> dict[str, int]:

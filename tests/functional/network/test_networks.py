@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 from sqlalchemy import event
@@ -271,5 +273,52 @@ def test_a_show_reads_grants_and_subnets_once_and_says_what_a_listing_says(
         True, True, False
     )  # fmt: skip
     assert sorted(shown["subnets"]) == sorted(made)
-    assert sum("FROM rbac_policies" in s for s in statements) == 1, statements
-    assert sum("FROM subnets" in s for s in statements) == 1, statements
+    # Besides the revisions' one statement (a show's reads are recalled while they hold).
+    reads = [s for s in statements if "UNION ALL" not in s]
+    assert sum("FROM rbac_policies" in s for s in reads) == 1, statements
+    assert sum("FROM subnets" in s for s in reads) == 1, statements
+
+
+def test_a_show_recalls_the_one_before_while_the_network_is_unchanged(
+    network_db: Database, network_service: NetworkService, network_client: httpx.Client
+) -> None:
+    """A show keeps what it read with the network's revisions: the next show for the same
+    project reads only the revisions while they hold, and what changed after they do not."""
+    net = network_client.post("/v2.0/networks", json={"network": {"name": "n", "shared": True}})
+    net = net.json()["network"]
+    statements: list[str] = []
+
+    def record(*args: object) -> None:
+        statements.append(str(args[2]))
+
+    def show(client: httpx.Client) -> dict[str, Any]:
+        statements.clear()
+        event.listen(network_db.engine, "before_cursor_execute", record)
+        try:
+            answer = client.get(f"/v2.0/networks/{net['id']}")
+        finally:
+            event.remove(network_db.engine, "before_cursor_execute", record)
+        assert answer.status_code == 200, answer.text
+        return answer.json()["network"]  # type: ignore[no-any-return]
+
+    with network_client_for(network_service, "alice", roles=MEMBER_ROLES) as alice:
+        first = show(alice)
+        assert len(statements) > 1
+        assert show(alice) == first
+        assert len(statements) == 1 and "UNION ALL" in statements[0], statements
+        subnet = network_client.post("/v2.0/subnets", json={"subnet": {
+            "network_id": net["id"], "ip_version": 4, "cidr": "10.0.0.0/24"}}).json()["subnet"]  # fmt: skip
+        assert show(alice)["subnets"] == [subnet["id"]]
+        network_client.put(
+            f"/v2.0/networks/{net['id']}", json={"network": {"name": "renamed"}}
+        ).raise_for_status()
+        assert show(alice)["name"] == "renamed"
+        network_client.put(
+            f"/v2.0/networks/{net['id']}", json={"network": {"shared": False}}
+        ).raise_for_status()
+        hidden = alice.get(f"/v2.0/networks/{net['id']}")
+        assert hidden.status_code == 404, hidden.text
+    # Another project's show reads for itself.
+    statements.clear()
+    assert show(network_client)["shared"] is False
+    assert len(statements) > 1

@@ -240,17 +240,23 @@ def test_a_binding_s_answer_built_from_its_write_is_the_port_read_back(
     bridge = provider_uuid("cn1:Open vSwitch agent:br-ex")
     profile = {"allocation": {request_group["id"]: bridge}, "note": [1, 2.5, None]}
     statements: list[str] = []
+    begun: list[object] = []
 
     def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
         statements.append(statement)
 
+    def begin(conn: Any) -> None:
+        begun.append(conn)
+
     event.listen(network_db.engine, "before_cursor_execute", record)
+    event.listen(network_db.engine, "begin", begin)
     try:
         bound = network_client.put(f"/v2.0/ports/{port['id']}", json={"port": {
             "binding:host_id": "cn1", "binding:profile": profile,
         }})  # fmt: skip
     finally:
         event.remove(network_db.engine, "before_cursor_execute", record)
+        event.remove(network_db.engine, "begin", begin)
     assert bound.status_code == 200, bound.text
     answer = bound.json()["port"]
     assert answer == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
@@ -263,6 +269,8 @@ def test_a_binding_s_answer_built_from_its_write_is_the_port_read_back(
     # binding's plan).
     assert sum("FROM ports" in s for s in statements) == 2, statements
     assert sum("FROM ip_allocations" in s for s in statements) == 1, statements
+    # The read ahead and the write: the answer's reads are all remembered, and begin none.
+    assert len(begun) == 2, statements
     # A body that says more than the binding: the port is read back, and says the same.
     again = network_client.put(f"/v2.0/ports/{port['id']}", json={"port": {
         "binding:host_id": "cn1", "binding:profile": profile, "device_id": "vm1",
@@ -309,3 +317,159 @@ def test_groups_changed_after_the_read_ahead_are_in_the_binding_s_answer(
     answer = bound.json()["port"]
     assert answer["security_groups"] == []
     assert answer == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
+
+
+def test_addresses_changed_after_the_read_ahead_are_in_the_binding_s_answer(
+    network_client: httpx.Client, flat: dict[str, Any], between: Any
+) -> None:
+    net, subnet = flat["network"], flat["subnet"]
+    port = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    _ovs_agent(network_client, "cn1", {"public": "br-ex"})
+
+    def readdress(admin: httpx.Client) -> None:
+        body = {"fixed_ips": [{"subnet_id": subnet["id"], "ip_address": "10.0.0.5"}]}
+        answer = admin.put(f"/v2.0/ports/{port['id']}", json={"port": body})
+        assert answer.status_code == 200, answer.text
+
+    between("for_binding", readdress)
+    bound = network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
+    )
+    assert bound.status_code == 200, bound.text
+    answer = bound.json()["port"]
+    assert answer["fixed_ips"] == [{"subnet_id": subnet["id"], "ip_address": "10.0.0.5"}]
+    assert answer == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
+
+
+def test_an_auto_addressed_subnet_deleted_after_the_read_ahead_is_not_in_the_binding_s_answer(
+    network_client: httpx.Client, flat: dict[str, Any], between: Any
+) -> None:
+    """Deleting a SLAAC subnet takes its addresses from the ports without changing them (the
+    network's revisions change instead)."""
+    net, subnet = flat["network"], flat["subnet"]
+    v6 = post_made(network_client, "/v2.0/subnets", "subnet", network_id=net["id"],
+                   ip_version=6, cidr="2001:db8:1::/64", ipv6_address_mode="slaac",
+                   ipv6_ra_mode="slaac", gateway_ip=None)  # fmt: skip
+    port = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    assert len(port["fixed_ips"]) == 2
+    _ovs_agent(network_client, "cn1", {"public": "br-ex"})
+
+    def delete_v6(admin: httpx.Client) -> None:
+        assert admin.delete(f"/v2.0/subnets/{v6['id']}").status_code == 204
+
+    between("for_binding", delete_v6)
+    bound = network_client.put(
+        f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
+    )
+    assert bound.status_code == 200, bound.text
+    answer = bound.json()["port"]
+    assert [ip["subnet_id"] for ip in answer["fixed_ips"]] == [subnet["id"]]
+    assert answer == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
+
+
+@contextmanager
+def _statements(network_db: Database) -> Iterator[list[str]]:
+    seen: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        seen.append(statement)
+
+    event.listen(network_db.engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(network_db.engine, "before_cursor_execute", record)
+
+
+def _network_reads(statements: list[str]) -> list[str]:
+    """The reads of networks, subnets and rules other than the revisions' check."""
+    tables = ("FROM networks", "FROM subnets", "FROM qos_rules", "FROM segments")
+    return [s for s in statements if any(t in s for t in tables) and "UNION ALL" not in s]
+
+
+def test_a_create_recalls_what_the_one_before_read_ahead_and_sees_what_changed_since(
+    network_db: Database, network_client: httpx.Client, flat: dict[str, Any]
+) -> None:
+    """What a read ahead read is kept for the next request on the same network: recalled
+    while its revisions hold, forgotten by the write that finds them changed."""
+    net = flat["network"]
+    post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    with _statements(network_db) as unchanged:
+        plain = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    assert plain["resource_request"] is None and len(plain["fixed_ips"]) == 1
+    assert plain == network_client.get(f"/v2.0/ports/{plain['id']}").json()["port"]
+    # Only the revisions, inside the write.
+    assert _network_reads(unchanged) == [], unchanged
+    # A policy put on the network, then its rule changed, then a subnet added: each seen by
+    # the next create, which reads them inside its write.
+    policy = post_made(network_client, "/v2.0/qos/policies", "policy", name="bw")
+    rule = post_made(network_client, f"/v2.0/qos/policies/{policy['id']}/minimum_bandwidth_rules",
+                     "minimum_bandwidth_rule", min_kbps=1000)  # fmt: skip
+    network_client.put(
+        f"/v2.0/networks/{net['id']}", json={"network": {"qos_policy_id": policy["id"]}}
+    ).raise_for_status()
+    with _write_statements(network_db) as changed:
+        asking = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    (group,) = asking["resource_request"]["request_groups"]
+    assert group["resources"] == {"NET_BW_EGR_KILOBIT_PER_SEC": 1000}
+    assert _network_reads(changed), changed
+    network_client.put(
+        f"/v2.0/qos/policies/{policy['id']}/minimum_bandwidth_rules/{rule['id']}",
+        json={"minimum_bandwidth_rule": {"min_kbps": 2000}},
+    ).raise_for_status()
+    more = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    (group,) = more["resource_request"]["request_groups"]
+    assert group["resources"] == {"NET_BW_EGR_KILOBIT_PER_SEC": 2000}
+    v6 = post_made(network_client, "/v2.0/subnets", "subnet", network_id=net["id"],
+                   ip_version=6, cidr="2001:db8:1::/64", ipv6_address_mode="slaac",
+                   ipv6_ra_mode="slaac", gateway_ip=None)  # fmt: skip
+    dual = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    assert {ip["subnet_id"] for ip in dual["fixed_ips"]} == {flat["subnet"]["id"], v6["id"]}
+    assert dual == network_client.get(f"/v2.0/ports/{dual['id']}").json()["port"]
+
+
+def test_a_network_deleted_after_a_create_is_not_found_by_the_next(
+    network_client: httpx.Client, flat: dict[str, Any]
+) -> None:
+    net, subnet = flat["network"], flat["subnet"]
+    port = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    assert network_client.delete(f"/v2.0/ports/{port['id']}").status_code == 204
+    assert network_client.delete(f"/v2.0/subnets/{subnet['id']}").status_code == 204
+    assert network_client.delete(f"/v2.0/networks/{net['id']}").status_code == 204
+    gone = network_client.post("/v2.0/ports", json={"port": {"network_id": net["id"]}})
+    neutron_error(gone, 404, "NetworkNotFound")
+
+
+def test_a_binding_recalls_the_network_read_for_the_one_before_and_sees_a_rule_added_since(
+    network_db: Database, network_client: httpx.Client, flat: dict[str, Any]
+) -> None:
+    net = flat["network"]
+    first, second = (
+        post_made(network_client, "/v2.0/ports", "port", network_id=net["id"]) for _ in range(2)
+    )
+    _ovs_agent(network_client, "cn1", {"public": "br-ex"})
+    # Refused (no agent on the host), after its read ahead: the network is read for it.
+    elsewhere = {"port": {"binding:host_id": "nowhere"}}
+    neutron_error(network_client.put(f"/v2.0/ports/{first['id']}", json=elsewhere), 409,
+                  "PortBindingError")  # fmt: skip
+    with _statements(network_db) as recalled:
+        refused = network_client.put(f"/v2.0/ports/{second['id']}", json=elsewhere)
+    assert "no-agent" in neutron_error(refused, 409, "PortBindingError")
+    assert _network_reads(recalled) == [], recalled
+    policy = post_made(network_client, "/v2.0/qos/policies", "policy", name="bw")
+    post_made(network_client, f"/v2.0/qos/policies/{policy['id']}/minimum_bandwidth_rules",
+              "minimum_bandwidth_rule", min_kbps=1000)  # fmt: skip
+    network_client.put(
+        f"/v2.0/networks/{net['id']}", json={"network": {"qos_policy_id": policy["id"]}}
+    ).raise_for_status()
+    # The port now asks for bandwidth, and the binding names no allocation for it.
+    bind = {"port": {"binding:host_id": "cn1"}}
+    refused = network_client.put(f"/v2.0/ports/{second['id']}", json=bind)
+    assert "allocation-missing" in neutron_error(refused, 409, "PortBindingError")
+    (group,) = network_client.get(f"/v2.0/ports/{second['id']}").json()["port"][
+        "resource_request"]["request_groups"]  # fmt: skip
+    bridge = provider_uuid("cn1:Open vSwitch agent:br-ex")
+    bind["port"]["binding:profile"] = {"allocation": {group["id"]: bridge}}  # type: ignore[index]
+    bound = network_client.put(f"/v2.0/ports/{second['id']}", json=bind)
+    assert bound.status_code == 200, bound.text
+    assert bound.json()["port"] == network_client.get(f"/v2.0/ports/{second['id']}").json()["port"]

@@ -1,10 +1,24 @@
-"""Reads kept for the length of a port request (berth.network.store.remembered)."""
+"""Reads kept for the length of a port request, or recalled by a later one
+(berth.network.store.remembered)."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
+from pathlib import Path
 
-from berth.network.store.remembered import forget, remembered, remembering
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection
+
+from berth.common.db import Database
+from berth.network.store.remembered import (
+    forget,
+    kept,
+    on_demand,
+    recall,
+    remembered,
+    remembering,
+)
 
 reads: list[tuple[str, frozenset[str]]] = []
 table = {"net-a": "alpha", "net-b": "beta"}
@@ -78,3 +92,37 @@ def test_forgotten_reads_are_made_again_and_kept_again() -> None:
 def test_forgetting_outside_a_scope_does_nothing() -> None:
     forget()
     assert names(None, ["net-a"]) == ["alpha"]
+
+
+def test_what_a_scope_kept_is_recalled_by_a_later_one() -> None:
+    with remembering():
+        names(None, ["net-a"])
+        earlier = kept()
+    table["net-a"] = "changed"
+    with remembering():
+        recall(earlier)
+        assert names(None, ["net-a"]) == ["alpha"]
+        assert names(None, ["net-b"]) == ["beta"]
+    assert len(reads) == 2  # net-a once, net-b once
+
+
+def test_a_read_on_demand_begins_a_transaction_only_when_a_read_misses(tmp_path: Path) -> None:
+    db = Database(f"sqlite:///{tmp_path / 'on_demand.db'}")
+    begun: list[object] = []
+
+    def begin(conn: object) -> None:
+        begun.append(conn)
+
+    @remembered
+    def one(conn: Connection, value: int) -> int:
+        return int(conn.execute(sa.select(sa.literal(value))).scalar_one())
+
+    event.listen(db.engine, "begin", begin)
+    with remembering():
+        with on_demand(db) as conn:
+            assert one(conn, 1) == one(conn, 1) == 1
+        assert len(begun) == 1
+        with on_demand(db) as conn:
+            assert one(conn, 1) == 1
+        assert len(begun) == 1
+    db.dispose()
