@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import httpx
+from sqlalchemy import event
+
+from berth.common.db import Database
 
 
 def post_made(client: httpx.Client, path: str, kind: str, **body: Any) -> dict[str, Any]:
@@ -35,3 +40,36 @@ def two_racks(
     net = post_made(client, "/v2.0/networks", "network", segments=segments, **network)
     found = client.get("/v2.0/segments", params={"network_id": net["id"]}).json()["segments"]
     return net, {s["physical_network"]: s["id"] for s in found}
+
+
+def bound_answer(client: httpx.Client, port_id: str, host: str) -> dict[str, Any]:
+    """Bind the port to ``host``; the answer, which must be the port as read back."""
+    bound = client.put(f"/v2.0/ports/{port_id}", json={"port": {"binding:host_id": host}})
+    assert bound.status_code == 200, bound.text
+    answer: dict[str, Any] = bound.json()["port"]
+    assert answer == client.get(f"/v2.0/ports/{port_id}").json()["port"]
+    return answer
+
+
+@contextmanager
+def _recorded(db: Database, name: str, pick: Callable[..., Any]) -> Iterator[list[Any]]:
+    seen: list[Any] = []
+
+    def record(*args: Any) -> None:
+        seen.append(pick(*args))
+
+    event.listen(db.engine, name, record)
+    try:
+        yield seen
+    finally:
+        event.remove(db.engine, name, record)
+
+
+def transactions_begun(db: Database) -> AbstractContextManager[list[Any]]:
+    """The connections of the transactions begun meanwhile, one per transaction."""
+    return _recorded(db, "begin", lambda conn: conn)
+
+
+def statements_run(db: Database) -> AbstractContextManager[list[str]]:
+    """The SQL of the statements SQLAlchemy ran meanwhile."""
+    return _recorded(db, "before_cursor_execute", lambda _conn, _cursor, statement, *_: statement)

@@ -4,45 +4,14 @@ security groups: the same answer as reading the port back. On every database bac
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import httpx
-from sqlalchemy import event
 
 from berth.common.db import Database
 from berth.network.service import NetworkService
 from tests.conftest import MEMBER_ROLES, network_client_for
-from tests.functional.network.calls import post_made
-
-
-@contextmanager
-def _transactions(network_db: Database) -> Iterator[list[object]]:
-    begun: list[object] = []
-
-    def record(conn: Any) -> None:
-        begun.append(conn)
-
-    event.listen(network_db.engine, "begin", record)
-    try:
-        yield begun
-    finally:
-        event.remove(network_db.engine, "begin", record)
-
-
-@contextmanager
-def _statements(network_db: Database) -> Iterator[list[str]]:
-    seen: list[str] = []
-
-    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        seen.append(statement)
-
-    event.listen(network_db.engine, "before_cursor_execute", record)
-    try:
-        yield seen
-    finally:
-        event.remove(network_db.engine, "before_cursor_execute", record)
+from tests.functional.network.calls import post_made, statements_run, transactions_begun
 
 
 def _dual_stack(client: httpx.Client, **network: Any) -> dict[str, Any]:
@@ -66,7 +35,7 @@ def test_a_created_port_s_answer_is_the_port_read_back(
     made = _dual_stack(network_client)
     net, v4 = made["network"], made["v4"]
     group = post_made(network_client, "/v2.0/security-groups", "security_group", name="web")
-    with _statements(network_db) as statements:
+    with statements_run(network_db) as statements:
         plain = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
     assert plain == _read_back(network_client, plain)
     assert [ip["subnet_id"] for ip in plain["fixed_ips"]] == [made["v6"]["id"], v4["id"]]
@@ -140,7 +109,7 @@ def test_a_port_s_create_on_a_network_with_a_policy_reads_nothing_after_its_writ
         "provider:network_type": "flat", "provider:physical_network": "public"})  # fmt: skip
     net = made["network"]
     post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
-    with _transactions(network_db) as begun, _statements(network_db) as statements:
+    with transactions_begun(network_db) as begun, statements_run(network_db) as statements:
         port = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"],
                          device_owner="compute:nova")  # fmt: skip
     assert port == _read_back(network_client, port)

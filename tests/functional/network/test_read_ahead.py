@@ -18,7 +18,13 @@ from berth.network import read_ahead
 from berth.network.reporting import provider_uuid
 from berth.network.service import NetworkService
 from tests.conftest import MEMBER_ROLES, network_client_for
-from tests.functional.network.calls import neutron_error, post_made, two_racks
+from tests.functional.network.calls import (
+    bound_answer,
+    neutron_error,
+    post_made,
+    statements_run,
+    two_racks,
+)
 
 OVS = "Open vSwitch agent"
 
@@ -289,13 +295,8 @@ def test_a_deferred_address_taken_by_the_binding_is_in_its_answer(
     _ovs_agent(network_client, "cn1", {"rack1": "br-1"})
     port = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
     assert port["fixed_ips"] == []
-    bound = network_client.put(
-        f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
-    )
-    assert bound.status_code == 200, bound.text
-    answer = bound.json()["port"]
+    answer = bound_answer(network_client, port["id"], "cn1")
     assert answer["fixed_ips"] == [{"subnet_id": subnet["id"], "ip_address": "10.1.0.2"}]
-    assert answer == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
 
 
 def test_groups_changed_after_the_read_ahead_are_in_the_binding_s_answer(
@@ -310,13 +311,8 @@ def test_groups_changed_after_the_read_ahead_are_in_the_binding_s_answer(
         assert answer.status_code == 200, answer.text
 
     between("for_binding", leave_groups)
-    bound = network_client.put(
-        f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
-    )
-    assert bound.status_code == 200, bound.text
-    answer = bound.json()["port"]
+    answer = bound_answer(network_client, port["id"], "cn1")
     assert answer["security_groups"] == []
-    assert answer == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
 
 
 def test_addresses_changed_after_the_read_ahead_are_in_the_binding_s_answer(
@@ -332,13 +328,8 @@ def test_addresses_changed_after_the_read_ahead_are_in_the_binding_s_answer(
         assert answer.status_code == 200, answer.text
 
     between("for_binding", readdress)
-    bound = network_client.put(
-        f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
-    )
-    assert bound.status_code == 200, bound.text
-    answer = bound.json()["port"]
+    answer = bound_answer(network_client, port["id"], "cn1")
     assert answer["fixed_ips"] == [{"subnet_id": subnet["id"], "ip_address": "10.0.0.5"}]
-    assert answer == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
 
 
 def test_an_auto_addressed_subnet_deleted_after_the_read_ahead_is_not_in_the_binding_s_answer(
@@ -358,27 +349,8 @@ def test_an_auto_addressed_subnet_deleted_after_the_read_ahead_is_not_in_the_bin
         assert admin.delete(f"/v2.0/subnets/{v6['id']}").status_code == 204
 
     between("for_binding", delete_v6)
-    bound = network_client.put(
-        f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
-    )
-    assert bound.status_code == 200, bound.text
-    answer = bound.json()["port"]
+    answer = bound_answer(network_client, port["id"], "cn1")
     assert [ip["subnet_id"] for ip in answer["fixed_ips"]] == [subnet["id"]]
-    assert answer == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
-
-
-@contextmanager
-def _statements(network_db: Database) -> Iterator[list[str]]:
-    seen: list[str] = []
-
-    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        seen.append(statement)
-
-    event.listen(network_db.engine, "before_cursor_execute", record)
-    try:
-        yield seen
-    finally:
-        event.remove(network_db.engine, "before_cursor_execute", record)
 
 
 def _network_reads(statements: list[str]) -> list[str]:
@@ -394,7 +366,7 @@ def test_a_create_recalls_what_the_one_before_read_ahead_and_sees_what_changed_s
     while its revisions hold, forgotten by the write that finds them changed."""
     net = flat["network"]
     post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
-    with _statements(network_db) as unchanged:
+    with statements_run(network_db) as unchanged:
         plain = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
     assert plain["resource_request"] is None and len(plain["fixed_ips"]) == 1
     assert plain == network_client.get(f"/v2.0/ports/{plain['id']}").json()["port"]
@@ -452,7 +424,7 @@ def test_a_binding_recalls_the_network_read_for_the_one_before_and_sees_a_rule_a
     elsewhere = {"port": {"binding:host_id": "nowhere"}}
     neutron_error(network_client.put(f"/v2.0/ports/{first['id']}", json=elsewhere), 409,
                   "PortBindingError")  # fmt: skip
-    with _statements(network_db) as recalled:
+    with statements_run(network_db) as recalled:
         refused = network_client.put(f"/v2.0/ports/{second['id']}", json=elsewhere)
     assert "no-agent" in neutron_error(refused, 409, "PortBindingError")
     assert _network_reads(recalled) == [], recalled
