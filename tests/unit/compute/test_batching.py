@@ -97,17 +97,17 @@ def test_members_are_placed_in_turn_and_each_fails_alone() -> None:
     assert [s.instance_uuid for s in claimed] == ["vm-1", "vm-3", "vm-4"]
 
 
-def test_members_take_the_vfs_of_the_pf_that_holds_their_bandwidth() -> None:
-    # cn1 is preferred (more RAM); its PF "pfa" holds the bandwidth and has one VF left, "pfb"
-    # has VFs but no bandwidth. The first member takes pfa's last VF; the second, whose port
-    # group has another suffix than the candidates', must not count a VF of pfb as its own.
-    def sriov(name: str) -> Any:
-        group = {"id": f"group-{name}", "resources": BANDWIDTH}
-        sriov_port = port(f"port-{name}", group, vnic_type="direct")
-        return spec(instance_uuids=(f"vm-{name}",), ports=(sriov_port,))
+def _sriov(name: str) -> Any:
+    """A spec of one server, its one SR-IOV port asking for bandwidth in group ``group-{name}``."""
+    group = {"id": f"group-{name}", "resources": BANDWIDTH}
+    sriov_port = port(f"port-{name}", group, vnic_type="direct")
+    return spec(instance_uuids=(f"vm-{name}",), ports=(sriov_port,))
 
-    first, second = sriov("1"), sriov("2")
-    suffix = group_suffix("group-1")
+
+def _two_pf_hosts(suffix: str) -> tuple[Any, Any, list[Any]]:
+    """cn1 (more RAM) with PF pfa, which holds the bandwidth and has one VF left, and pfb with
+    VFs but no bandwidth; cn2 with pf2; and a candidate on each with the group ``suffix``
+    mapped to the PF holding the bandwidth."""
     cn1 = host(
         "cn1", free_ram_mb=65536, free_vfs={"pfa": 1, "pfb": 8},
         pf_providers={"rp-pfa": "pfa", "rp-pfb": "pfb"},
@@ -117,6 +117,16 @@ def test_members_take_the_vfs_of_the_pf_that_holds_their_bandwidth() -> None:
         candidate(cn1, extra={"rp-pfa": BANDWIDTH}, mappings={"": ("rp-cn1",), suffix: ("rp-pfa",)}),
         candidate(cn2, extra={"rp-pf2": BANDWIDTH}, mappings={"": ("rp-cn2",), suffix: ("rp-pf2",)}),
     ]  # fmt: skip
+    return cn1, cn2, candidates
+
+
+def test_members_take_the_vfs_of_the_pf_that_holds_their_bandwidth() -> None:
+    # cn1 is preferred (more RAM); its PF "pfa" holds the bandwidth and has one VF left, "pfb"
+    # has VFs but no bandwidth. The first member takes pfa's last VF; the second, whose port
+    # group has another suffix than the candidates', must not count a VF of pfb as its own.
+    first, second = _sriov("1"), _sriov("2")
+    suffix = group_suffix("group-1")
+    cn1, cn2, candidates = _two_pf_hosts(suffix)
     renamed = suffixes(build_query(first), build_query(second))
     claimed: list[Selection] = []
     members = [
@@ -135,22 +145,9 @@ def test_members_take_the_vfs_of_the_pf_that_holds_their_bandwidth() -> None:
 def test_a_later_pass_of_a_shape_is_ranked_in_its_first_requests_suffixes() -> None:
     # The shape's first request (vm-0) asked in its own suffixes; a later pass asks in them
     # too, and each member, the leader included, sees the candidates through its own.
-    def sriov(name: str) -> Any:
-        group = {"id": f"group-{name}", "resources": BANDWIDTH}
-        sriov_port = port(f"port-{name}", group, vnic_type="direct")
-        return spec(instance_uuids=(f"vm-{name}",), ports=(sriov_port,))
-
-    first, leader, member = sriov("0"), sriov("1"), sriov("2")
+    first, leader, member = _sriov("0"), _sriov("1"), _sriov("2")
     suffix = group_suffix("group-0")
-    cn1 = host(
-        "cn1", free_ram_mb=65536, free_vfs={"pfa": 1, "pfb": 8},
-        pf_providers={"rp-pfa": "pfa", "rp-pfb": "pfb"},
-    )  # fmt: skip
-    cn2 = host("cn2", free_vfs={"pf2": 8}, pf_providers={"rp-pf2": "pf2"})
-    candidates = [
-        candidate(cn1, extra={"rp-pfa": BANDWIDTH}, mappings={"": ("rp-cn1",), suffix: ("rp-pfa",)}),
-        candidate(cn2, extra={"rp-pf2": BANDWIDTH}, mappings={"": ("rp-cn2",), suffix: ("rp-pf2",)}),
-    ]  # fmt: skip
+    cn1, cn2, candidates = _two_pf_hosts(suffix)
     claimed: list[Selection] = []
     members = []
     for own in (leader, member):
