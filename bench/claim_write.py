@@ -15,7 +15,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterable, Mapping
-from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,8 +64,6 @@ def prepare(url: str, providers: Mapping[str, Iterable[str]], capacity: int = CA
     and class."""
     conn = _connect(url)
     try:
-        with suppress(Exception):
-            conn.rollback()
         for table in TABLES:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in _SCHEMA:

@@ -196,8 +196,7 @@ _MAPPING = (
 # Built once: every create of a server runs it (see try_insert).
 _INSERT_INSTANCE_MAPPING = instance_mappings.insert()
 # Built once (and run on the driver's cursor, ``berth.common.direct``): every build points its
-# server at a cell (``uuid`` is not named after its column,
-# which would make it a value to set).
+# server at a cell (``uuid`` is not named after its column, which would make it a value to set).
 _SET_CELL = instance_mappings.update().where(
     instance_mappings.c.instance_uuid == sa.bindparam("uuid")
 )

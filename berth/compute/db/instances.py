@@ -227,8 +227,8 @@ def update(
 # The updates of :func:`update`, built once per pair of expected states (the code names a few
 # dozen) and run on the driver's cursor (``berth.common.direct``): each built per call cost
 # more to make and key than the database took to run it. Each sets the columns the values
-# given name. (The uuid's parameter is not named after its
-# column, which would make it a value to set.)
+# given name. (The uuid's parameter is not named after its column, which would make it a value
+# to set.)
 _WHERE_UUID = "where_uuid"
 _COLUMNS = frozenset(instances.c.keys())
 _UPDATES: dict[tuple[frozenset[str | None] | None, frozenset[str] | None], sa.Update] = {}

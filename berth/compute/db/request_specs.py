@@ -19,8 +19,8 @@ from berth.compute.db.errors import Duplicate
 # Built once: every create runs it (see try_insert).
 _INSERT = request_specs.insert()
 # Built once: every build reads its server's spec and saves it with the ports, on the driver's
-# cursor (``berth.common.direct``). (The uuid's
-# parameter is not named after its column, which would make it a value to set.)
+# cursor (``berth.common.direct``). (The uuid's parameter is not named after its column, which
+# would make it a value to set.)
 _GET = sa.select(request_specs.c.spec).where(request_specs.c.instance_uuid == sa.bindparam("uuid"))
 _UPDATE = request_specs.update().where(request_specs.c.instance_uuid == sa.bindparam("uuid"))
 
