@@ -192,6 +192,26 @@ def test_a_person_reads_the_fleet_in_a_browser(cloud: tuple[str, str, str, httpx
             page.select_option("#filters select[name=per_page]", "50")
             expect(rows).to_have_count(12)
 
+            # Filters changed quickly: an answer that comes back late never replaces a later one.
+            held: list[Any] = []
+            page.route("**/api/hosts?*cell=cell1*", lambda route: held.append(route))
+            page.select_option("#filters select[name=cell]", "cell1")
+            for _ in range(100):
+                if held:
+                    break
+                page.wait_for_timeout(20)
+            page.select_option("#filters select[name=cell]", "")
+            page.select_option("#filters select[name=per_page]", "10")
+            expect(rows).to_have_count(10)
+            (late,) = held
+            late.continue_()
+            page.unroute("**/api/hosts?*cell=cell1*")
+            page.wait_for_timeout(300)
+            expect(rows).to_have_count(10)
+            expect(page.locator("#page-info")).to_have_text("page 1 of 2 · 12 hosts")
+            page.select_option("#filters select[name=per_page]", "50")
+            expect(rows).to_have_count(12)
+
             # A host's servers.
             row.locator("td.host button").click()
             servers = page.locator("#servers tbody tr[data-server]")

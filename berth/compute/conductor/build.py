@@ -259,6 +259,9 @@ class SuperConductor:
             if taken is not None:
                 cell_store.set_instance_cell(conn, uuid, cell.id)
             request_specs.save(conn, uuid, build.spec.to_json())
+            if queueing.queue_timeout(build.spec) is not None:
+                # Out of the queue as it gets its cell: never ACTIVE and still listed as waiting.
+                build_queue.remove(conn, uuid)
         if taken is None:
             # The user deleted the server while we built it: give everything back.
             LOG.info("server %s was deleted while it was scheduled; releasing it", uuid)
@@ -311,6 +314,7 @@ class SuperConductor:
             return
         with self.api_db.write() as conn:
             buried = build_requests.delete(conn, uuid)
+            build_queue.remove(conn, uuid)  # never in ERROR and still listed as waiting
             if spec is not None:
                 request_specs.save(conn, uuid, spec.to_json())
             if buried:

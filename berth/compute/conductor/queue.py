@@ -92,8 +92,10 @@ def _forget(api_db: Database, uuid: str) -> None:
 
 
 def _forget_if_left(api_db: Database, uuid: str) -> bool:
-    """Remove the server's row once it has no BuildRequest (it was built, or ended)."""
+    """Whether the server left the queue: it has no BuildRequest (it was built, or ended).
+    Its row is removed here when what ended it had not (it was deleted before it was built)."""
     with api_db.write() as conn:
         if build_requests.get(conn, uuid) is not None:
             return False
-        return build_queue.remove(conn, uuid)
+        build_queue.remove(conn, uuid)
+        return True

@@ -4,7 +4,8 @@
 "use strict";
 
 const TOKEN_KEY = "berth-dashboard-token";
-const state = { config: null, query: { page: 1 }, pages: 1, host: null, images: [] };
+const state = { config: null, query: { page: 1 }, pages: 1, host: null, images: [],
+                hostsLoad: 0, serversLoad: 0 };
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -210,15 +211,20 @@ function gauge(rc, amount, label) {
 // -- the hosts -------------------------------------------------------------------------------------
 
 async function loadHosts() {
+  // Each load is numbered: an answer that comes back after a later load's (filters changed
+  // quickly) is dropped, so the table always shows the filters last chosen.
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(state.query)) {
     if (value !== "" && value !== undefined && value !== null) params.set(key, value);
   }
+  const load = ++state.hostsLoad;
   try {
     const page = await call(`api/hosts?${params}`);
+    if (load !== state.hostsLoad) return;
     showError("#error", null);
     renderHosts(page);
   } catch (error) {
+    if (load !== state.hostsLoad) return;
     $("#hosts tbody").replaceChildren();
     showError("#error", error);
   }
@@ -278,8 +284,10 @@ function hostRow(host) {
 }
 
 async function loadServers(host) {
+  const load = ++state.serversLoad;  // the host clicked last wins, as in loadHosts
   try {
     const answer = await call(`api/hosts/${encodeURIComponent(host)}/servers`);
+    if (load !== state.serversLoad) return;
     $("#servers-host").textContent = answer.host;
     const rows = answer.servers.map((s) => el("tr", { "data-server": s.id },
       el("td", {}, s.name), el("td", { class: "id" }, s.id), el("td", {}, s.status),
