@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from berth.common import direct
 from berth.common.db import inserted
 from berth.common.timeutils import utcnow
 
@@ -56,6 +57,23 @@ def try_insert(
     except IntegrityError:
         return False
     return True
+
+
+def rows_of(
+    conn: Connection, query: sa.Select[Any], params: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """A hot query built once, run on the driver's cursor (``berth.common.direct``): its rows as
+    dicts by column name, as ``.mappings()`` gives them."""
+    names = query.selected_columns.keys()
+    return [dict(zip(names, row, strict=True)) for row in direct.execute(conn, query, params).rows]
+
+
+def first_of(
+    conn: Connection, query: sa.Select[Any], params: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The first row of :func:`rows_of`, None when there is none."""
+    found = rows_of(conn, query, params)
+    return found[0] if found else None
 
 
 def locked(conn: Connection, query: sa.Select[Any]) -> sa.Select[Any]:

@@ -7,11 +7,13 @@ database. A flavor's extra specs and project access go with it when it is delete
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
-from berth.compute.db._tables import try_insert
+from berth.common import direct
+from berth.compute.db._tables import first_of, try_insert
 from berth.compute.db.api_schema import flavor_extra_specs, flavor_projects, flavors
 from berth.compute.db.errors import Duplicate
 
@@ -67,8 +69,8 @@ _EXTRA_SPECS = (
 )
 
 
-def get(conn: Connection, flavorid: str) -> RowMapping | None:
-    return conn.execute(_BY_FLAVORID, {"flavorid": flavorid}).mappings().first()
+def get(conn: Connection, flavorid: str) -> Mapping[str, Any] | None:
+    return first_of(conn, _BY_FLAVORID, {"flavorid": flavorid})
 
 
 def get_by_name(conn: Connection, name: str) -> RowMapping | None:
@@ -125,7 +127,7 @@ def _id_of(conn: Connection, flavorid: str) -> int | None:
 
 
 def extra_specs(conn: Connection, flavorid: str) -> dict[str, str]:
-    return {key: value for key, value in conn.execute(_EXTRA_SPECS, {"flavorid": flavorid})}
+    return dict(direct.execute(conn, _EXTRA_SPECS, {"flavorid": flavorid}).rows)
 
 
 def set_extra_specs(conn: Connection, flavorid: str, specs: Mapping[str, str]) -> bool:

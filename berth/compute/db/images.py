@@ -11,7 +11,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
-from berth.compute.db._tables import try_insert
+from berth.compute.db._tables import first_of, try_insert
 from berth.compute.db.api_schema import images
 from berth.compute.db.errors import Duplicate
 
@@ -47,8 +47,8 @@ def create(conn: Connection, image_id: str, values: Mapping[str, Any]) -> RowMap
 _BY_ID = sa.select(images).where(images.c.id == sa.bindparam("image_id"))
 
 
-def get(conn: Connection, image_id: str) -> RowMapping | None:
-    return conn.execute(_BY_ID, {"image_id": image_id}).mappings().first()
+def get(conn: Connection, image_id: str) -> Mapping[str, Any] | None:
+    return first_of(conn, _BY_ID, {"image_id": image_id})
 
 
 def list_images(conn: Connection, visible_to: str | None = None) -> list[RowMapping]:

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common import direct
 from berth.common.timeutils import utcnow
-from berth.compute.db._tables import locked, try_insert
+from berth.compute.db._tables import first_of, locked, try_insert
 from berth.compute.db.cell_schema import instance_faults, instances
 from berth.compute.db.errors import Duplicate
 
@@ -52,9 +52,8 @@ _GET = sa.select(instances).where(instances.c.uuid == sa.bindparam("uuid"))
 _GET_LIVE = _GET.where(instances.c.deleted == sa.false())
 
 
-def get(conn: Connection, uuid: str, include_deleted: bool = True) -> RowMapping | None:
-    query = _GET if include_deleted else _GET_LIVE
-    return conn.execute(query, {"uuid": uuid}).mappings().first()
+def get(conn: Connection, uuid: str, include_deleted: bool = True) -> Mapping[str, Any] | None:
+    return first_of(conn, _GET if include_deleted else _GET_LIVE, {"uuid": uuid})
 
 
 def hold(conn: Connection, uuid: str) -> RowMapping | None:

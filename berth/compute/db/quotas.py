@@ -18,7 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from berth.common import lock_rows
+from berth.common import direct, lock_rows
 from berth.common.db import Database
 from berth.common.timeutils import utcnow
 from berth.compute.db._tables import locked
@@ -102,7 +102,7 @@ class ScopedLimits:
 def scoped_limits(conn: Connection, class_name: str, project_id: str, user_id: str) -> ScopedLimits:
     found: dict[str, dict[str, int]] = {"class": {}, "project": {}, "user": {}}
     params = {"class_name": class_name, "project_id": project_id, "user_id": user_id}
-    for scope, resource, limit in conn.execute(_SCOPED_LIMITS, params):
+    for scope, resource, limit in direct.execute(conn, _SCOPED_LIMITS, params).rows:
         found[scope][resource] = int(limit)
     return ScopedLimits(found["class"], found["project"], found["user"])
 
