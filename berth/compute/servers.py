@@ -435,9 +435,52 @@ def list_servers(service: ComputeService, query: ListQuery, detail: bool) -> lis
     """One page of servers, newest first, BuildRequests and cells' instances together."""
     if query.matches_nothing:
         return []
+    listed = _all_servers if query.changes_since is None else _changed_servers
+    found = listed(service, query, detail)
+    chosen = [server for server in found if _matches(server, query)]
+    chosen.sort(key=lambda server: (server.created_at, server.order), reverse=True)
+    return _page(chosen, query)
+
+
+def _all_servers(service: ComputeService, query: ListQuery, detail: bool) -> list[views.Server]:
+    """Every server of the listing's project: its mappings first, then the instances each cell
+    holds of those mapped to it."""
     with service.api_db.read() as conn:
         # Queued ones too: a server being deleted on its host shows until its cell says deleted.
         mapped = mappings.list_instance_cells(conn, project_id=query.project_id)
+        building = (
+            {
+                row["instance_uuid"]: row
+                for row in build_requests.list_build_requests(conn, query.project_id)
+            }
+            if _lists_builds(query) and any(cell_id is None for _, _, cell_id in mapped)
+            else {}
+        )
+        known_cells = service.cells.cells_read(conn)
+    found: list[views.Server] = []
+    in_cells: dict[int, dict[str, int]] = {}
+    for uuid, mapping_id, cell_id in mapped:
+        if cell_id is not None:
+            in_cells.setdefault(cell_id, {})[uuid] = mapping_id
+        elif uuid in building:
+            found.append(views.from_build_request(building[uuid], mapping_id))
+    for cell in known_cells:
+        if cell.id in in_cells:
+            rows, faults = _cell_instances(service, cell, query, detail)
+            found += _instance_views(service, rows, faults, in_cells[cell.id], detail)
+    return found
+
+
+def _changed_servers(service: ComputeService, query: ListQuery, detail: bool) -> list[views.Server]:
+    """A poller's listing (changes-since): the instances each cell changed since then and the
+    BuildRequests made since, and then the mappings of those alone, so that a poll reads what
+    changed, not every server the project has.
+
+    The mappings are read after the cells: an instance shows from the cell its mapping names
+    (a server moving between cells has a row in both). A BuildRequest shows unless its server
+    showed from a cell: built after it was read and before its cell was, it is seen once."""
+    with service.api_db.read() as conn:
+        known_cells = service.cells.cells_read(conn)
         building = (
             {
                 row["instance_uuid"]: row
@@ -445,35 +488,48 @@ def list_servers(service: ComputeService, query: ListQuery, detail: bool) -> lis
                     conn, query.project_id, created_since=query.changes_since
                 )
             }
-            if _lists_builds(query) and any(cell_id is None for _, _, cell_id in mapped)
+            if _lists_builds(query)
             else {}
         )
-        known_cells = service.cells.cells_read(conn)
-    order = {uuid: mapping_id for uuid, mapping_id, _ in mapped}
+    changed = {cell.id: _cell_instances(service, cell, query, detail) for cell in known_cells}
+    uuids = {row["uuid"] for rows, _ in changed.values() for row in rows} | building.keys()
+    if not uuids:
+        return []
+    with service.api_db.read() as conn:
+        mapped = mappings.instance_cells_of(conn, uuids)
     found: list[views.Server] = []
-    in_cells: dict[int, set[str]] = {}
-    for uuid, mapping_id, cell_id in mapped:
-        if cell_id is not None:
-            in_cells.setdefault(cell_id, set()).add(uuid)
-        elif uuid in building:
-            found.append(views.from_build_request(building[uuid], mapping_id))
-    for cell in known_cells:
-        if cell.id not in in_cells:
-            continue
-        with service.cells.database(cell).read() as conn:
-            rows = _cell_instances(conn, query, in_cells[cell.id])
-            errors = [row["uuid"] for row in rows if row["vm_state"] == "error"]
-            faults = instances.latest_faults(conn, errors) if detail and errors else {}
-        zones = _zones(service, rows) if detail else {}
-        found.extend(
-            views.from_instance(
-                row, order[row["uuid"]], faults.get(row["uuid"]), zones.get(row["host"])
-            )
+    for cell_id, (rows, faults) in changed.items():
+        here = {
+            row["uuid"]: mapped[row["uuid"]][0]
             for row in rows
+            if mapped.get(row["uuid"], (0, None))[1] == cell_id
+        }
+        found += _instance_views(service, rows, faults, here, detail)
+    shown = {server.uuid for server in found}
+    found += [
+        views.from_build_request(row, mapped[uuid][0])
+        for uuid, row in building.items()
+        if uuid in mapped and uuid not in shown
+    ]
+    return found
+
+
+def _instance_views(
+    service: ComputeService,
+    rows: list[RowMapping],
+    faults: Mapping[str, RowMapping],
+    order: Mapping[str, int],
+    detail: bool,
+) -> list[views.Server]:
+    """The views of the instances among ``rows`` that ``order`` (uuid -> mapping id) names."""
+    rows = [row for row in rows if row["uuid"] in order]
+    zones = _zones(service, rows) if detail else {}
+    return [
+        views.from_instance(
+            row, order[row["uuid"]], faults.get(row["uuid"]), zones.get(row["host"])
         )
-    chosen = [server for server in found if _matches(server, query)]
-    chosen.sort(key=lambda server: (server.created_at, server.order), reverse=True)
-    return _page(chosen, query)
+        for row in rows
+    ]
 
 
 def _lists_builds(query: ListQuery) -> bool:
@@ -482,26 +538,29 @@ def _lists_builds(query: ListQuery) -> bool:
     return query.statuses is None or views.BUILD in query.statuses
 
 
-def _cell_instances(conn: Connection, query: ListQuery, mapped: set[str]) -> list[RowMapping]:
-    """The live instances of one cell that are ``mapped`` to it, those changed since
-    ``changes-since`` only when it is given, in one of the asked statuses only when some are.
-
-    With changes-since (a poller's listing) the time is filtered in SQL, on the project's rows
-    (an instance has its mapping's project: both are the BuildRequest's, and neither changes),
-    and the few rows found are kept when mapped here: no list of every mapped uuid is sent.
-    The status is filtered before any view is built: the poller asks for one status of many."""
-    if query.changes_since is None:
-        rows = instances.list_instances(conn, uuids=mapped)
-    else:
-        # Only the rows whose vm_state may show an asked status: a poller asking for ERROR
-        # servers reads none of the many that are building or active.
-        vm_states = None if query.statuses is None else views.vm_states_of(query.statuses)
-        changed = instances.changed_since(conn, query.changes_since, query.project_id, vm_states)
-        rows = [row for row in changed if row["uuid"] in mapped]
-    if query.statuses is None:
-        return rows
-    wanted = query.statuses
-    return [row for row in rows if views.status_of(row["vm_state"], row["task_state"]) in wanted]
+def _cell_instances(
+    service: ComputeService, cell: Cell, query: ListQuery, detail: bool
+) -> tuple[list[RowMapping], dict[str, RowMapping]]:
+    """The live instances of one cell the listing may show, and the latest fault of those in
+    ERROR when it shows details: those changed since ``changes-since`` only when it is given
+    (the time filtered in SQL, on the project's rows), in one of the asked statuses only when
+    some are (filtered before any view is built: the poller asks for one status of many)."""
+    with service.cells.database(cell).read() as conn:
+        if query.changes_since is None:
+            rows = instances.list_instances(conn, project_id=query.project_id)
+        else:
+            # Only the rows whose vm_state may show an asked status: a poller asking for
+            # ERROR servers reads none of the many that are building or active.
+            vm_states = None if query.statuses is None else views.vm_states_of(query.statuses)
+            rows = instances.changed_since(conn, query.changes_since, query.project_id, vm_states)
+        if query.statuses is not None:
+            wanted = query.statuses
+            rows = [
+                row for row in rows if views.status_of(row["vm_state"], row["task_state"]) in wanted
+            ]
+        errors = [row["uuid"] for row in rows if row["vm_state"] == "error"]
+        faults = instances.latest_faults(conn, errors) if detail and errors else {}
+    return rows, faults
 
 
 def _matches(server: views.Server, query: ListQuery) -> bool:

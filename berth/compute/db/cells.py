@@ -8,7 +8,7 @@ which makes host discovery safe to run twice or from two places at once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -276,6 +276,26 @@ def list_instance_cells(
     else:
         found = direct.execute(conn, _INSTANCE_CELLS_OF_PROJECT, {"project_id": project_id})
     return [(uuid, mapping_id, cell_id) for uuid, mapping_id, cell_id in found.rows]
+
+
+# Uuids named in one statement at most (below every backend's parameter limit).
+_UUIDS_PER_STATEMENT = 500
+
+
+def instance_cells_of(
+    conn: Connection, uuids: Collection[str]
+) -> dict[str, tuple[int, int | None]]:
+    """:func:`list_instance_cells` of these servers only, by uuid: ``(id, cell_id)`` of each
+    that has a mapping."""
+    ordered = sorted(uuids)
+    found: dict[str, tuple[int, int | None]] = {}
+    for start in range(0, len(ordered), _UUIDS_PER_STATEMENT):
+        chosen = instance_mappings.c.instance_uuid.in_(
+            ordered[start : start + _UUIDS_PER_STATEMENT]
+        )
+        for uuid, mapping_id, cell_id in conn.execute(_INSTANCE_CELLS.where(chosen)):
+            found[uuid] = (mapping_id, cell_id)
+    return found
 
 
 def list_instance_mappings(

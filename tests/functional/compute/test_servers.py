@@ -782,6 +782,29 @@ def test_a_listing_shows_only_rows_of_servers_mapped_to_their_cell(
         ]  # fmt: skip
 
 
+def test_a_poll_sees_a_server_built_while_it_reads_once(
+    world: World, three: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A poller's listing reads the BuildRequests, then the cells, then the mappings of what it
+    found: a server built in between shows once, from its cell, not as a build as well."""
+    read_builds = build_requests.list_build_requests
+
+    def built_just_after(*args: Any, **kwargs: Any) -> Any:
+        found = read_builds(*args, **kwargs)
+        if any(row["instance_uuid"] == three["building"] for row in found):
+            world.place(three["building"], CELL1_UUID, "host1", "active")
+        return found
+
+    monkeypatch.setattr(build_requests, "list_build_requests", built_just_after)
+    answer = world.client.get(
+        "/v2.1/servers/detail", params={"changes-since": "2011-01-01T00:00:00Z"}, headers=DEMO
+    )
+    shown = [(server["id"], server["status"]) for server in answer.json()["servers"]]
+    assert shown == [
+        (three["building"], "ACTIVE"), (three["error"], "ERROR"), (three["active"], "ACTIVE"),
+    ]  # fmt: skip
+
+
 def test_projects_see_only_their_own(world: World, three: dict[str, str]) -> None:
     mine = world.create(headers=OTHER, name="theirs")
     get = world.client.get
