@@ -15,6 +15,7 @@ from sqlalchemy.engine import Connection, RowMapping
 from berth.common.db import Database
 from berth.compute.db import cells as store
 from berth.compute.db import migrate
+from berth.compute.db.host_changes import HostChanges
 
 # Idle connections a compute process keeps per database. Every compute process opens the API
 # database and several cells', and a cloud runs many such processes: with the usual ten each,
@@ -76,7 +77,9 @@ class CellRegistry:
         with self._lock:
             found = self._databases.get(cell.uuid)
             if found is None:
-                found = Database(cell.database_url, pool_size=COMPUTE_POOL_SIZE)
+                found = Database(
+                    cell.database_url, write_hooks=[HostChanges()], pool_size=COMPUTE_POOL_SIZE
+                )
                 migrate.sync_cell(found)
                 self._databases[cell.uuid] = found
             return found

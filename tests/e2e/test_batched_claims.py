@@ -4,16 +4,22 @@ is ever over-committed."""
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import httpx
+import pytest
 
 from berth.allinone.stack import Stack
 from berth.compute import rpc
+from berth.compute.db import instances
 from berth.compute.objects.request_spec import Flavor, Image, RequestSpec
 from berth.compute.objects.selection import Selection
+from tests.e2e import workflow as w
 from tests.e2e.conftest import StackFactory
 
 # Two hosts with room for four servers each.
@@ -22,10 +28,10 @@ FLEET = {"cells": ["cell1"], "hosts": [{"name": "cn", "count": 2, **HOST}]}
 FLAVOR = Flavor("small", "small", vcpus=2, memory_mb=512, root_gb=1)
 
 
-def _spec() -> RequestSpec:
+def _spec(zone: str | None = None) -> RequestSpec:
     return RequestSpec(
         instance_uuids=(str(uuid.uuid4()),), project_id="project", user_id="user",
-        flavor=FLAVOR, image=Image("image"),
+        flavor=FLAVOR, image=Image("image"), availability_zone=zone,
     )  # fmt: skip
 
 
@@ -137,22 +143,54 @@ def test_a_write_refused_together_is_claimed_one_by_one(start_stack: StackFactor
         assert _held(stack, spec.instance_uuids[0]).keys() == {chosen.node_uuid}
 
 
-def test_a_host_that_changed_between_passes_of_a_shape_is_ranked_again(
-    start_stack: StackFactory,
-) -> None:
-    # The first pass ranks both hosts and its shape keeps their outcomes; then an operator
-    # forces one host's service down. The next passes of the shape must see it (its host cache
-    # made a new HostState), not the outcome kept from before.
-    stack, client = start_stack(FLEET)
-    [[first, *_]] = stack.scheduler.select_destinations(_spec())
-    headers = {"openstack-api-version": "compute 2.53"}
-    params = {"host": first.host, "binary": "nova-compute"}
-    [service] = client.get("/compute/v2.1/os-services", params=params, headers=headers).json()[
+def _service_id(client: httpx.Client, host: str) -> str:
+    params = {"host": host, "binary": "nova-compute"}
+    [service] = w.ok(client.get("/compute/v2.1/os-services", params=params, headers=_SERVICES))[
         "services"
     ]
-    answer = client.put(
-        f"/compute/v2.1/os-services/{service['id']}", json={"forced_down": True}, headers=headers
-    )
-    assert answer.status_code == 200, answer.text
-    later = {stack.scheduler.select_destinations(_spec())[0][0].host for _ in range(4)}
+    return str(service["id"])
+
+
+def _force_down(stack: Stack, client: httpx.Client, host: str) -> None:
+    body = {"forced_down": True}
+    url = f"/compute/v2.1/os-services/{_service_id(client, host)}"
+    w.ok(client.put(url, json=body, headers=_SERVICES))
+
+
+def _disable(stack: Stack, client: httpx.Client, host: str) -> None:
+    body = {"status": "disabled"}
+    url = f"/compute/v2.1/os-services/{_service_id(client, host)}"
+    w.ok(client.put(url, json=body, headers=_SERVICES))
+
+
+def _zone_elsewhere(stack: Stack, client: httpx.Client, host: str) -> None:
+    body = {"aggregate": {"name": "elsewhere", "availability_zone": "az-elsewhere"}}
+    made = w.ok(client.post("/compute/v2.1/os-aggregates", json=body, headers=w.COMPUTE))
+    url = f"/compute/v2.1/os-aggregates/{made['aggregate']['id']}/action"
+    w.ok(client.post(url, json={"add_host": {"host": host}}, headers=w.COMPUTE))
+
+
+def _build_failed(stack: Stack, client: httpx.Client, host: str) -> None:
+    cell = stack.compute.cells.cell_of_host(host)
+    assert cell is not None
+    with stack.compute.cells.database(cell).write() as conn:
+        instances.add_fault(conn, str(uuid.uuid4()), 500, "Build failed", host=host)
+
+
+_SERVICES = {"openstack-api-version": "compute 2.53"}
+
+
+@pytest.mark.parametrize("change", [_force_down, _disable, _zone_elsewhere, _build_failed])
+def test_a_host_that_changed_between_passes_of_a_shape_is_ranked_again(
+    start_stack: StackFactory, change: Callable[[Stack, httpx.Client, str], None]
+) -> None:
+    # The first pass ranks both hosts and its shape keeps their outcomes; then the host it
+    # chose is forced down, disabled, put in another zone, or fails a build. The next passes
+    # of the shape must see it (its host cache made a new HostState), not the outcome kept
+    # from before.
+    stack, client = start_stack(FLEET)
+    spec = functools.partial(_spec, zone="nova")
+    [[first, *_]] = stack.scheduler.select_destinations(spec())
+    change(stack, client, first.host)
+    later = {stack.scheduler.select_destinations(spec())[0][0].host for _ in range(4)}
     assert first.host not in later

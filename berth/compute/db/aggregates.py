@@ -15,9 +15,15 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from berth.common import direct
 from berth.common.timeutils import utcnow
 from berth.compute.db._tables import try_insert
-from berth.compute.db.api_schema import aggregate_hosts, aggregate_metadata, aggregates
+from berth.compute.db.api_schema import (
+    aggregate_change_count,
+    aggregate_hosts,
+    aggregate_metadata,
+    aggregates,
+)
 from berth.compute.db.errors import Duplicate
 
 AVAILABILITY_ZONE = "availability_zone"
@@ -46,6 +52,7 @@ def create(conn: Connection, uuid: str, name: str) -> Aggregate:
         raise Duplicate("aggregate name", name)
     made = get_by_uuid(conn, uuid)
     assert made is not None
+    _count_change(conn)
     return made
 
 
@@ -72,12 +79,16 @@ def rename(conn: Connection, aggregate_id: int, name: str) -> bool:
             result = conn.execute(statement)
     except IntegrityError:
         raise Duplicate("aggregate name", name) from None
+    if result.rowcount:
+        _count_change(conn)
     return result.rowcount > 0
 
 
 def delete(conn: Connection, aggregate_id: int) -> bool:
     """Delete the aggregate with its host list and metadata; False when it was gone."""
     result = conn.execute(aggregates.delete().where(aggregates.c.id == aggregate_id))
+    if result.rowcount:
+        _count_change(conn)
     return result.rowcount > 0
 
 
@@ -190,6 +201,29 @@ def _touch(conn: Connection, aggregate_id: int) -> None:
     conn.execute(
         aggregates.update().where(aggregates.c.id == aggregate_id).values(updated_at=utcnow())
     )
+    _count_change(conn)
+
+
+# Every write of an aggregate, its hosts or metadata counts one, as its last statement (the row
+# stays locked to the commit: aggregates are written rarely, by operators).
+_COUNT = (
+    aggregate_change_count.update()
+    .where(aggregate_change_count.c.id == 1)
+    .values(value=aggregate_change_count.c.value + 1)
+)
+_COUNTED = sa.select(aggregate_change_count.c.value).where(aggregate_change_count.c.id == 1)
+
+
+def _count_change(conn: Connection) -> None:
+    conn.execute(_COUNT)
+
+
+def change_count(conn: Connection) -> int:
+    """How many writes the aggregates have had: while it stays, ``list_aggregates`` answers
+    as before. Read it before the aggregates, so that those are never older than it. On the
+    driver's cursor: every scheduling pass asks, outside a transaction
+    (``Database.one_statement``)."""
+    return int(direct.execute(conn, _COUNTED).scalar())
 
 
 def _load(conn: Connection, *where: sa.ColumnElement[bool]) -> list[Aggregate]:

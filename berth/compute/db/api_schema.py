@@ -236,6 +236,16 @@ aggregate_metadata = sa.Table(
     **MYSQL,
 )
 
+# How many times the aggregates (their hosts, metadata, names) were written: the scheduler reads
+# them again only when this moved (``berth.compute.db.aggregates``). One row, id 1.
+aggregate_change_count = sa.Table(
+    "aggregate_change_count",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("value", sa.BigInteger, nullable=False),
+    **MYSQL,
+)
+
 # Users' key pairs (os-keypairs): a user's, not a project's, as upstream keeps them. A server
 # records the name it was booted with; deleting the key pair leaves that record alone.
 key_pairs = sa.Table(

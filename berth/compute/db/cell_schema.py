@@ -278,3 +278,26 @@ migrations = sa.Table(
     *timestamps(),
     **MYSQL,
 )
+
+# What the scheduler's cache of hosts holds changed (``berth.compute.db.host_changes``): a
+# sequence advanced by each write transaction that changed some of it, and per number what.
+host_change_sequence = sa.Table(
+    "host_change_sequence",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("value", sa.BigInteger, nullable=False),
+    **MYSQL,
+)
+
+host_changes = sa.Table(
+    "host_changes",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("seq", sa.BigInteger, nullable=False, index=True),
+    # "node": the compute node ``key`` (its row or its PCI devices); "service": the service
+    # ``key`` (an operator's change; its nodes'); "faults": faults against a host were recorded
+    # or removed; "everything": read it all again.
+    sa.Column("scope", sa.String(16), nullable=False),
+    sa.Column("key", sa.Integer, nullable=True),
+    **MYSQL,
+)

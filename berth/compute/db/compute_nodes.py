@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
+from berth.compute.db import host_changes
 from berth.compute.db._tables import try_insert
 from berth.compute.db.cell_schema import compute_nodes
 
@@ -37,8 +38,10 @@ RESOURCE_FIELDS = frozenset(
     }
 )
 USAGE_FIELDS = frozenset({"vcpus_used", "memory_mb_used", "local_gb_used", "running_vms"})
-# Every update of a node sets this too: the scheduler's cache of hosts reads again the nodes
-# whose count moved (``berth.compute.scheduler.host_cache``).
+# Every update of a node sets this too: when the scheduler's cache of hosts reads every node's
+# count (its first pass, a fleet made), it reads again the nodes whose count moved
+# (``berth.compute.scheduler.host_cache``). Between, the writes it reads log the node
+# (``host_changes``).
 _BUMP = {"change_count": compute_nodes.c.change_count + 1}
 
 
@@ -64,6 +67,7 @@ def upsert(
             conn.execute(compute_nodes.update().where(row).values(**values, **_BUMP))
     node = get_by_hypervisor_hostname(conn, hypervisor_hostname)
     assert node is not None
+    host_changes.touch_nodes(conn, [node["id"]])
     return node
 
 
@@ -78,12 +82,15 @@ def create_many(conn: Connection, nodes: Mapping[str, tuple[int, Mapping[str, An
                      "service_id": service_id, "host": hostname, **resources})  # fmt: skip
     if not rows:
         return True
-    return try_insert(conn, compute_nodes.insert(), rows)
+    made = try_insert(conn, compute_nodes.insert(), rows)
+    if made:
+        host_changes.touch_everything(conn)
+    return made
 
 
 def record_reported(conn: Connection, reported: Mapping[str, tuple[str, int]]) -> None:
     """Per node uuid: the fingerprint of what it reported to Placement and the provider's
-    generation after."""
+    generation after (nothing the scheduler reads, so not logged in ``host_changes``)."""
     if not reported:
         return
     conn.execute(
@@ -132,6 +139,7 @@ def update_usage(conn: Connection, uuid: str, usage: Mapping[str, int]) -> bool:
     """Record what the node's instances use (``vcpus_used``, ``memory_mb_used``,
     ``local_gb_used``, ``running_vms``); False when there is no such node."""
     _check(usage, USAGE_FIELDS)
+    host_changes.touch_nodes(conn, _ids(conn, uuid))
     result = conn.execute(
         compute_nodes.update().where(compute_nodes.c.uuid == uuid).values(**usage, **_BUMP)
     )
@@ -140,8 +148,16 @@ def update_usage(conn: Connection, uuid: str, usage: Mapping[str, int]) -> bool:
 
 def delete(conn: Connection, uuid: str) -> bool:
     """Delete the node and its PCI devices; False when it was gone."""
+    host_changes.touch_nodes(conn, _ids(conn, uuid))
     result = conn.execute(compute_nodes.delete().where(compute_nodes.c.uuid == uuid))
     return result.rowcount > 0
+
+
+def _ids(conn: Connection, uuid: str) -> list[int]:
+    """The id of the node ``uuid`` (none when there is no such node), for ``host_changes``."""
+    return list(
+        conn.execute(sa.select(compute_nodes.c.id).where(compute_nodes.c.uuid == uuid)).scalars()
+    )
 
 
 def _check(values: Mapping[str, Any], allowed: frozenset[str]) -> None:

@@ -19,6 +19,7 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common import direct
 from berth.common.timeutils import utcnow
+from berth.compute.db import host_changes
 from berth.compute.db._tables import first_of, locked, try_insert
 from berth.compute.db.cell_schema import instance_faults, instances
 from berth.compute.db.errors import Duplicate
@@ -273,11 +274,15 @@ def copy_to(
         conn.execute(
             instance_faults.insert().values(**{k: v for k, v in fault.items() if k != "id"})
         )
+    if its_faults:
+        host_changes.touch_faults(conn)
 
 
 def purge(conn: Connection, uuid: str) -> None:
     """Remove every trace of the instance from this cell (a copy the server left behind)."""
-    conn.execute(instance_faults.delete().where(instance_faults.c.instance_uuid == uuid))
+    faults = conn.execute(instance_faults.delete().where(instance_faults.c.instance_uuid == uuid))
+    if faults.rowcount:
+        host_changes.touch_faults(conn)
     conn.execute(instances.delete().where(instances.c.uuid == uuid))
 
 
@@ -320,6 +325,8 @@ def add_fault(
             diagnosis=None if diagnosis is None else dict(diagnosis),
         )
     )
+    if host is not None:
+        host_changes.touch_faults(conn)
 
 
 def latest_fault(conn: Connection, instance_uuid: str) -> RowMapping | None:
@@ -347,11 +354,12 @@ def faults(conn: Connection, instance_uuid: str) -> list[RowMapping]:
     return list(conn.execute(query).mappings())
 
 
-def failures_by_host(conn: Connection, since: dt.datetime) -> dict[str, int]:
-    """Faults recorded against each host since ``since``: its recent build failures."""
+def failures_since(conn: Connection, since: dt.datetime) -> list[tuple[dt.datetime, str]]:
+    """The faults recorded against a host since ``since`` (its recent build failures), as
+    (when, host), oldest first."""
     query = (
-        sa.select(instance_faults.c.host, sa.func.count())
+        sa.select(instance_faults.c.created_at, instance_faults.c.host)
         .where(instance_faults.c.host.is_not(None), instance_faults.c.created_at >= since)
-        .group_by(instance_faults.c.host)
+        .order_by(instance_faults.c.created_at)
     )
-    return {host: int(count) for host, count in conn.execute(query)}
+    return [(when, host) for when, host in conn.execute(query)]

@@ -21,6 +21,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
+from berth.compute.db import host_changes
 from berth.compute.db._tables import try_insert
 from berth.compute.db.cell_schema import pci_devices
 
@@ -109,6 +110,8 @@ def sync_host(
                 .values(status=UNAVAILABLE)
             )
             changed = True
+    if changed:
+        host_changes.touch_nodes(conn, [compute_node_id])
     return changed
 
 
@@ -156,6 +159,8 @@ def claim_vfs(
                 )
                 if taken.rowcount == 1:
                     claimed.append(address)
+    if claimed:
+        host_changes.touch_nodes(conn, [compute_node_id])
     return claimed
 
 
@@ -170,7 +175,8 @@ _ALLOCATE_ON_NODE = _ALLOCATE.where(pci_devices.c.compute_node_id == sa.bindpara
 
 
 def allocate(conn: Connection, instance_uuid: str, compute_node_id: int | None = None) -> int:
-    """The instance's claimed VFs (on one node, or all) become allocated (it spawned); how many."""
+    """The instance's claimed VFs (on one node, or all) become allocated (it spawned); how many.
+    (Not logged in ``host_changes``: a VF claimed or allocated is as unavailable to others.)"""
     if compute_node_id is None:
         return conn.execute(_ALLOCATE, {"uuid": instance_uuid}).rowcount
     values = {"uuid": instance_uuid, "node_id": compute_node_id}
@@ -184,6 +190,8 @@ def release(conn: Connection, instance_uuid: str, compute_node_id: int | None = 
     on_node = (
         [pci_devices.c.compute_node_id == compute_node_id] if compute_node_id is not None else []
     )
+    nodes = sa.select(pci_devices.c.compute_node_id).where(held, *on_node).distinct()
+    host_changes.touch_nodes(conn, conn.execute(nodes).scalars())
     freed = conn.execute(
         pci_devices.update()
         .where(held, pci_devices.c.status.in_(_HELD), *on_node)
@@ -320,4 +328,6 @@ def release_vfs(
     gone = conn.execute(
         pci_devices.delete().where(*mine, pci_devices.c.status == UNAVAILABLE)
     ).rowcount
+    if freed + gone:
+        host_changes.touch_nodes(conn, [compute_node_id])
     return freed + gone

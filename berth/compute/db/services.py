@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common.timeutils import utcnow
+from berth.compute.db import host_changes
 from berth.compute.db._tables import try_insert
 from berth.compute.db.cell_schema import services
 
@@ -99,6 +100,8 @@ def update(conn: Connection, service_id: int, values: Mapping[str, Any]) -> bool
     result = conn.execute(
         services.update().where(services.c.id == service_id).values(**values, **_BUMP)
     )
+    if result.rowcount > 0:
+        host_changes.touch_services(conn, [service_id])
     return result.rowcount > 0
 
 
@@ -125,6 +128,8 @@ def heartbeat_all(conn: Connection, service_ids: Collection[int], now: dt.dateti
 def delete(conn: Connection, service_id: int) -> bool:
     """Delete the service and its compute nodes (and their PCI devices); False when gone."""
     result = conn.execute(services.delete().where(services.c.id == service_id))
+    if result.rowcount > 0:
+        host_changes.touch_services(conn, [service_id])
     return result.rowcount > 0
 
 

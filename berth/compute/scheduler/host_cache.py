@@ -2,43 +2,47 @@
 where something changed.
 
 A HostState is made of a compute node's row, its compute service's (enabled, forced down, last
-heartbeat), the node's free VFs, its host's aggregates and recent failed builds, and the
-servers a request names that are on the host. The node and service rows are the thousands; the
-rest is read per request as before (it is small, and none of it grows with the servers running
-but the named ones).
+heartbeat), the node's free VFs, its host's recent failed builds, its host's aggregates (from
+the API database) and the servers a request names that are on the host. A pass rebuilds only
+the HostStates whose parts changed; the others stay the very objects they were, which is what
+lets the ranking keep each node's outcome between passes (``ranking.Outcomes``).
 
-Every write of a compute node, and every write of a service but its heartbeat, bumps the row's
-``change_count``. Per request the cache asks the cell for a signature of each table (the number
-of rows, the sums of their ids and change counts, the largest id), one statement; while both
-are as before, the rows read before still hold. When one moved, the ids and change counts are
-read, and whole only the rows that are new or whose counts moved. (A row deleted and made again
-under the same id, with as many writes in between, between two requests, would be missed: ids
-are never reused on PostgreSQL and MariaDB, and on SQLite only the last row's.)
+The writers of the cell's rows log what they changed in the cell's change sequence
+(``berth.compute.db.host_changes``): a node's row or PCI devices, an operator's change to a
+service, a fault against a host. Per pass the cache asks for what was logged after the number
+it has seen, one statement, and reads again the nodes and VFs named and, when faults were
+logged, the recent faults (a few rows). The first pass, or one after a write that made rows
+whose ids it did not log (a fleet's nodes in one statement), reads every node's and service's
+change count and reads whole the rows whose counts moved. The number is read before the rows,
+so the rows kept are never older than the number kept with them.
 
 Heartbeats are followed by time instead: a service up at its last heartbeat stays up until that
 heartbeat is ``down_time`` old, and only then, or while it is down by time, is its row read
-again (a heartbeat may have come since). The signature is read before the rows, so the rows
-kept are never older than the signature kept with them.
+again (a heartbeat may have come since). Failed builds count while younger than
+``FAILURE_MEMORY``: the faults kept are dropped as they age out.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Collection, Mapping
+from collections import Counter, deque
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
-from berth.compute.db import services
+from berth.compute.db import host_changes, instances, pci_devices, services
 from berth.compute.db.cell_schema import compute_nodes as cn
 from berth.compute.db.cell_schema import services as svc
 from berth.compute.scheduler.host_state import Aggregate, HostState
 
-__all__ = ["CellHosts", "Inputs"]
+__all__ = ["FAILURE_MEMORY", "CellHosts", "Inputs"]
 
+# How long a failed build on a host counts against it.
+FAILURE_MEMORY = dt.timedelta(minutes=30)
 # Rows read whole by id in one statement at most (below every backend's parameter limit).
 _IDS_PER_STATEMENT = 500
 
@@ -49,7 +53,7 @@ _NODES = (
         cn.c.vcpus, cn.c.vcpus_used, cn.c.cpu_allocation_ratio,
         cn.c.memory_mb, cn.c.memory_mb_used, cn.c.ram_allocation_ratio,
         cn.c.local_gb, cn.c.local_gb_used, cn.c.disk_allocation_ratio,
-        svc.c.disabled, svc.c.forced_down, svc.c.last_seen_up,
+        cn.c.service_id, svc.c.disabled, svc.c.forced_down, svc.c.last_seen_up,
         cn.c.change_count, svc.c.change_count.label("service_change_count"),
     )
     .select_from(cn)
@@ -57,43 +61,35 @@ _NODES = (
     .order_by(cn.c.id)
 )  # fmt: skip
 
-# What tells a row changed: the node's and its service's change counts.
+# What tells a row changed when every row is compared: the node's and its service's counts.
 _COUNTS = (
     sa.select(cn.c.id, cn.c.change_count, svc.c.change_count)
     .select_from(cn)
     .outerjoin(svc, sa.and_(svc.c.id == cn.c.service_id, svc.c.binary == "nova-compute"))
 )
 
-
-def _signature_of(table: sa.Table) -> sa.Select[Any]:
-    zero = sa.literal(0)
-    return sa.select(
-        sa.func.count(),
-        sa.func.coalesce(sa.func.sum(table.c.change_count), zero),
-        sa.func.coalesce(sa.func.sum(table.c.id), zero),
-        sa.func.coalesce(sa.func.max(table.c.id), zero),
-    )
-
-
-_SIGNATURE = sa.union_all(_signature_of(cn), _signature_of(svc))
+K = TypeVar("K")
 
 
 @dataclass(frozen=True)
 class Inputs:
-    """What else the HostStates are made of, as read for one request."""
+    """What else the HostStates are made of, as the service read it for one request."""
 
-    # Host name -> its aggregates.
+    # Host name -> its aggregates (the same mapping while the aggregates are unchanged).
     aggregates: Mapping[str, tuple[Aggregate, ...]]
-    # Host name -> its recent failed builds.
-    failures: Mapping[str, int]
-    # Node id -> PF device name -> free VFs.
-    free_vfs: Mapping[int, Mapping[str, int]]
     # Host name -> the servers the request names that are on it.
     servers: Mapping[str, frozenset[str]]
 
 
 def _counts(row: Row[Any]) -> tuple[int, int | None]:
     return row.change_count, row.service_change_count
+
+
+def _moved(old: Mapping[K, object], new: Mapping[K, object]) -> set[K]:
+    """The keys whose value differs between the two mappings."""
+    if old is new:
+        return set()
+    return {key for key in old.keys() | new.keys() if old.get(key) != new.get(key)}
 
 
 class CellHosts:
@@ -104,14 +100,21 @@ class CellHosts:
         self.default_zone = default_zone
         self.down_time = down_time
         self._lock = threading.Lock()
-        self._signature: list[tuple[Any, ...]] | None = None
+        # The number of the cell's change sequence the rows below are as new as.
+        self._seen: int | None = None
         # Node id -> its row (``_NODES``), in id order.
         self._rows: dict[int, Row[Any]] = {}
-        self._inputs: Inputs | None = None
         # Node id -> whether its service was up when last worked out.
         self._up: dict[int, bool] = {}
         # The earliest time a service up now stops being up, unless it reports meanwhile.
         self._next_expiry: dt.datetime | None = None
+        # Node id -> PF device name -> free VFs (nodes with PFs only).
+        self._free_vfs: dict[int, dict[str, int]] = {}
+        # The faults against hosts since ``_faults_since``, oldest first, and their count by host.
+        self._faults: deque[tuple[dt.datetime, str]] = deque()
+        self._faults_since: dt.datetime | None = None
+        self._failures: dict[str, int] = {}
+        self._inputs = Inputs(aggregates={}, servers={})
         # Node id -> its HostState, in id order.
         self._states: dict[int, HostState] = {}
 
@@ -121,57 +124,113 @@ class CellHosts:
         """The HostStates of the cell's nodes among ``node_uuids``, in id order, the rest of
         each made of ``inputs``."""
         with self._lock:
-            changed = self._refresh(conn, now)
-            if inputs != self._inputs:
-                self._inputs, changed = inputs, set(self._rows)
+            changed, faults = self._refresh(conn, now)
+            hosts = self._age_failures(conn, now, faults)
+            hosts |= _moved(self._inputs.aggregates, inputs.aggregates)
+            hosts |= _moved(self._inputs.servers, inputs.servers)
+            self._inputs = inputs
+            if hosts:
+                changed |= {i for i, row in self._rows.items() if row.host in hosts}
             for node_id in changed:
                 self._states[node_id] = self._state(self._rows[node_id], self._up[node_id])
             if changed:
                 self._states = {i: self._states[i] for i in self._rows}
             return [s for s in self._states.values() if s.node_uuid in node_uuids]
 
-    def _refresh(self, conn: Connection, now: dt.datetime) -> set[int]:
-        """Bring the rows up to date: those that changed, and those whose service may have
-        reported since it was last seen down (or is about to be). The ids of the nodes read
-        again."""
-        signature = [tuple(r) for r in conn.execute(_SIGNATURE)]
-        reread: set[int] = set()
-        if signature != self._signature:
-            counts = {r[0]: (r[1], r[2]) for r in conn.execute(_COUNTS)}
-            for node_id in self._rows.keys() - counts.keys():
-                self._forget(node_id)
-            reread = {
-                node_id
-                for node_id, seen in counts.items()
-                if node_id not in self._rows or _counts(self._rows[node_id]) != seen
-            }
-            self._signature = signature
+    def _refresh(self, conn: Connection, now: dt.datetime) -> tuple[set[int], bool]:
+        """Bring the rows and free VFs up to date: those that changed, and those whose service
+        may have reported since it was last seen down (or is about to be). The ids of the nodes
+        whose state may differ now, and whether faults were logged."""
+        if self._seen is None:
+            changes = host_changes.Changes(host_changes.current(conn), everything=True)
+        else:
+            changes = host_changes.since(conn, self._seen)
+        self._seen = changes.upto
+        if changes.everything:
+            reread = self._compare_counts(conn)
+            vfs = pci_devices.free_vfs_by_node(conn)
+            changed = _moved(self._free_vfs, vfs)
+            self._free_vfs = vfs
+        else:
+            reread = set(changes.nodes)
+            if changes.services:
+                reread |= {i for i, r in self._rows.items() if r.service_id in changes.services}
+            changed = self._read_vfs(conn, changes.nodes)
         if self._next_expiry is not None and now >= self._next_expiry:
             reread |= {i for i, up in self._up.items() if up}
         reread |= {i for i, up in self._up.items() if not up and not self._rows[i].forced_down}
-        if not reread:
-            return reread
-        read = self._read(conn, reread)
-        # Asked for and not found: deleted since the counts were read.
-        for node_id in reread - read:
+        if reread:
+            read = self._read(conn, reread)
+            # Asked for and not found: deleted since they were logged.
+            for node_id in reread - read:
+                self._forget(node_id)
+            for node_id in read:
+                self._up[node_id] = services.is_up(
+                    self._rows[node_id]._mapping, now, self.down_time
+                )
+            self._next_expiry = min(
+                (
+                    row.last_seen_up + dt.timedelta(seconds=self.down_time)
+                    for node_id, row in self._rows.items()
+                    if self._up[node_id]
+                ),
+                default=None,
+            )
+            changed |= read
+        changed &= self._rows.keys()
+        return changed, changes.faults or changes.everything
+
+    def _compare_counts(self, conn: Connection) -> set[int]:
+        """Every node's and its service's change counts against the rows kept: the nodes new or
+        changed (the ones gone are forgotten)."""
+        counts = {r[0]: (r[1], r[2]) for r in conn.execute(_COUNTS)}
+        for node_id in self._rows.keys() - counts.keys():
             self._forget(node_id)
-        reread = read
-        for node_id in reread:
-            self._up[node_id] = services.is_up(self._rows[node_id]._mapping, now, self.down_time)
-        self._next_expiry = min(
-            (
-                row.last_seen_up + dt.timedelta(seconds=self.down_time)
-                for node_id, row in self._rows.items()
-                if self._up[node_id]
-            ),
-            default=None,
-        )
-        return reread
+        return {
+            node_id
+            for node_id, seen in counts.items()
+            if node_id not in self._rows or _counts(self._rows[node_id]) != seen
+        }
+
+    def _read_vfs(self, conn: Connection, node_ids: Iterable[int]) -> set[int]:
+        """Read again these nodes' free VFs: those whose free VFs changed."""
+        ids = sorted(node_ids)
+        if not ids:
+            return set()
+        vfs = {}
+        for start in range(0, len(ids), _IDS_PER_STATEMENT):
+            vfs |= pci_devices.free_vfs_by_node(conn, ids[start : start + _IDS_PER_STATEMENT])
+        changed = set()
+        for node_id in ids:
+            now_free = vfs.get(node_id)
+            if now_free != self._free_vfs.get(node_id):
+                changed.add(node_id)
+                if now_free is None:
+                    del self._free_vfs[node_id]
+                else:
+                    self._free_vfs[node_id] = now_free
+        return changed
+
+    def _age_failures(self, conn: Connection, now: dt.datetime, logged: bool) -> set[str]:
+        """Bring the recent failures up to date: read again when faults were logged (or the
+        clock went back), else drop those that aged out. The hosts whose count changed."""
+        since = now - FAILURE_MEMORY
+        if logged or self._faults_since is None or since < self._faults_since:
+            self._faults = deque(instances.failures_since(conn, since))
+        else:
+            while self._faults and self._faults[0][0] < since:
+                self._faults.popleft()
+        self._faults_since = since
+        failures = dict(Counter(host for _, host in self._faults))
+        changed = _moved(self._failures, failures)
+        self._failures = failures
+        return changed
 
     def _forget(self, node_id: int) -> None:
         self._rows.pop(node_id, None)
         self._up.pop(node_id, None)
         self._states.pop(node_id, None)
+        self._free_vfs.pop(node_id, None)
 
     def _read(self, conn: Connection, node_ids: set[int]) -> set[int]:
         """Read these nodes' rows whole (every node's when they are most of them): the ids of
@@ -192,7 +251,6 @@ class CellHosts:
 
     def _state(self, node: Row[Any], up: bool) -> HostState:
         inputs = self._inputs
-        assert inputs is not None
         aggregates = inputs.aggregates.get(node.host, ())
         zones = {a.metadata.get("availability_zone") for a in aggregates} - {None}
         return HostState(
@@ -207,8 +265,8 @@ class CellHosts:
             free_ram_mb=int(node.memory_mb * node.ram_allocation_ratio) - node.memory_mb_used,
             free_disk_gb=int(node.local_gb * node.disk_allocation_ratio) - node.local_gb_used,
             aggregates=aggregates,
-            failed_builds=inputs.failures.get(node.host, 0),
+            failed_builds=self._failures.get(node.host, 0),
             instances=inputs.servers.get(node.host, frozenset()),
             hypervisor_type=node.hypervisor_type or "",
-            free_vfs=dict(sorted(inputs.free_vfs.get(node.id, {}).items())),
+            free_vfs=dict(sorted(self._free_vfs.get(node.id, {}).items())),
         )

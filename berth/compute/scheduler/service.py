@@ -11,7 +11,6 @@ request group, what was short (``explain``).
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import logging
 import threading
 import time
@@ -26,7 +25,7 @@ from berth.compute import rpc
 from berth.compute.cells import CellRegistry
 from berth.compute.clients.placement import NewClaim, PlacementClient, PlacementError
 from berth.compute.db import aggregates as aggregate_store
-from berth.compute.db import compute_nodes, instances, pci_devices
+from berth.compute.db import compute_nodes, instances
 from berth.compute.objects.request_spec import RequestSpec
 from berth.compute.objects.selection import Selection
 from berth.compute.objects.what_if import WhatIf
@@ -57,8 +56,6 @@ from berth.compute.scheduler.what_if import host_capacities, together
 LOG = logging.getLogger(__name__)
 
 SRIOV_AGENT = "NIC Switch agent"
-# How long a failed build on a host counts against it.
-FAILURE_MEMORY = dt.timedelta(minutes=30)
 SRIOV_VNIC_TYPES = ("direct", "macvtap", "direct-physical")
 
 
@@ -91,6 +88,8 @@ class SchedulerService:
         self.latencies: deque[float] = deque(maxlen=10_000)
         # Per cell: its compute nodes as last read, and the HostStates made of them.
         self._hosts: dict[str, CellHosts] = {}
+        # The aggregates by host as last read, with the aggregates' change count before.
+        self._aggregates: tuple[int, dict[str, tuple[Aggregate, ...]]] | None = None
         self._cells_lock = threading.Lock()
         self._batches = Batches()
         self._shapes = Shapes()
@@ -313,15 +312,7 @@ class SchedulerService:
         servers running."""
         if not node_uuids:
             return []
-        with self.api_db.read() as conn:
-            aggregates = {a.uuid: a for a in aggregate_store.list_aggregates(conn)}
-        listed: dict[str, list[Aggregate]] = {}
-        for found in aggregates.values():
-            for host in found.hosts:
-                listed.setdefault(host, []).append(
-                    Aggregate(found.uuid, found.name, dict(found.metadata))
-                )
-        by_host = {host: tuple(found) for host, found in listed.items()}
+        by_host = self._aggregates_by_host()
         states = []
         now = utcnow()
         for cell in self.cells.cells(include_cell0=False):
@@ -333,12 +324,32 @@ class SchedulerService:
                             servers.setdefault(row["host"], set()).add(row["uuid"])
                 inputs = Inputs(
                     aggregates=by_host,
-                    failures=instances.failures_by_host(conn, now - FAILURE_MEMORY),
-                    free_vfs=pci_devices.free_vfs_by_node(conn),
                     servers={host: frozenset(uuids) for host, uuids in servers.items()},
                 )
                 states += self._cell_hosts(cell.uuid).states(conn, now, node_uuids, inputs)
         return states
+
+    def _aggregates_by_host(self) -> dict[str, tuple[Aggregate, ...]]:
+        """Each host's aggregates: read again only when the aggregates' change count moved
+        (else the very mapping of the pass before, which tells the host cache nothing moved)."""
+        with self.api_db.one_statement() as conn:
+            count = aggregate_store.change_count(conn)
+        kept = self._aggregates
+        if kept is not None and kept[0] == count:
+            return kept[1]
+        with self.api_db.read() as conn:
+            aggregates = aggregate_store.list_aggregates(conn)
+        listed: dict[str, list[Aggregate]] = {}
+        for found in aggregates:
+            for host in found.hosts:
+                listed.setdefault(host, []).append(
+                    Aggregate(found.uuid, found.name, dict(found.metadata))
+                )
+        by_host = {host: tuple(found) for host, found in listed.items()}
+        # Read after the count, so never older than it (a pass racing this one may keep an
+        # older pair: still a pair, read again at the next count).
+        self._aggregates = (count, by_host)
+        return by_host
 
     def _cell_hosts(self, cell_uuid: str) -> CellHosts:
         with self._cells_lock:

@@ -85,3 +85,34 @@ def test_a_host_is_in_the_zone_its_aggregates_say(api_db: Database) -> None:
         of_host1 = aggregates.aggregates_of_host(conn, "host1")
         assert [a.name for a in of_host1] == ["az1", "rack1"]
         assert of_host1[0].availability_zone == "az1"
+
+
+def test_every_write_moves_the_change_count_and_nothing_else_does(api_db: Database) -> None:
+    """The scheduler reads the aggregates again only when the count moved."""
+
+    def count() -> int:
+        with api_db.one_statement() as conn:
+            return aggregates.change_count(conn)
+
+    made = _aggregate(api_db, "rack1")
+    writes = [
+        lambda conn: aggregates.add_host(conn, made.id, "host1"),
+        lambda conn: aggregates.set_metadata(conn, made.id, {"availability_zone": "az1"}),
+        lambda conn: aggregates.unset_metadata(conn, made.id, ["availability_zone"]),
+        lambda conn: aggregates.rename(conn, made.id, "rack-1"),
+        lambda conn: aggregates.remove_host(conn, made.id, "host1"),
+        lambda conn: aggregates.delete(conn, made.id),
+        lambda conn: aggregates.create(conn, "n" * 36, "new"),
+    ]
+    for write in writes:
+        before = count()
+        with api_db.write() as conn:
+            write(conn)
+        assert count() == before + 1
+    # Reads, and writes that changed nothing, leave it.
+    before = count()
+    with api_db.write() as conn:
+        aggregates.list_aggregates(conn)
+        assert aggregates.remove_host(conn, 9999, "host1") is False
+        assert aggregates.delete(conn, 9999) is False
+    assert count() == before

@@ -1,0 +1,171 @@
+"""The cell's change sequence of what the scheduler's cache of hosts holds
+(``berth.compute.scheduler.host_cache``): compute nodes, their PCI devices, their services
+(but heartbeats, which the cache follows by time) and the faults recorded against hosts.
+
+The writers of those rows say what they changed (``touch_nodes``, ``touch_services``,
+``touch_faults``, ``touch_everything``). ``HostChanges``, the cell database's write hook,
+advances the sequence and logs the touches as the transaction's last statements, so the log
+commits with the change or not at all, and the sequence row is locked only from there to the
+commit (a writer holding it waits for nothing else: no deadlock). A transaction of a database
+opened without the hook (a tool, a test) publishes at each touch instead. A scheduling pass asks
+``since`` for what changed after the number it has seen: one short statement when nothing did.
+Placement's change log (``berth.placement.store.changes``) works the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from berth.common import direct
+from berth.compute.db.cell_schema import host_change_sequence as seq
+from berth.compute.db.cell_schema import host_changes as log
+
+__all__ = [
+    "Changes",
+    "HostChanges",
+    "current",
+    "since",
+    "touch_everything",
+    "touch_faults",
+    "touch_nodes",
+    "touch_services",
+]
+
+_PENDING = "berth.compute.host_changes"
+# Log rows older than this many numbers are pruned; a reader further behind reads everything.
+KEEP = 100_000
+_PRUNE_EVERY = 1_000
+
+
+@dataclass
+class _Pending:
+    nodes: set[int] = field(default_factory=set)
+    services: set[int] = field(default_factory=set)
+    faults: bool = False
+    everything: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.nodes or self.services) or self.faults or self.everything
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What changed after a number, up to ``upto``."""
+
+    upto: int
+    nodes: frozenset[int] = frozenset()
+    services: frozenset[int] = frozenset()
+    faults: bool = False
+    everything: bool = False
+
+
+class HostChanges:
+    """The write hook that publishes each transaction's touches (see ``Database.write``)."""
+
+    def begin(self, conn: Connection) -> None:
+        conn.info[_PENDING] = _Pending()
+
+    def before_commit(self, conn: Connection) -> None:
+        pending = conn.info.pop(_PENDING, None)
+        if pending:
+            _publish(conn, pending)
+
+
+def _touch(conn: Connection, touched: _Pending) -> None:
+    pending: _Pending | None = conn.info.get(_PENDING)
+    if pending is None:
+        _publish(conn, touched)
+        return
+    pending.nodes |= touched.nodes
+    pending.services |= touched.services
+    pending.faults |= touched.faults
+    pending.everything |= touched.everything
+
+
+def touch_nodes(conn: Connection, node_ids: Iterable[int]) -> None:
+    """These compute nodes' rows or PCI devices changed (or are gone)."""
+    ids = set(node_ids)
+    if ids:
+        _touch(conn, _Pending(nodes=ids))
+
+
+def touch_services(conn: Connection, service_ids: Iterable[int]) -> None:
+    """These services changed by an operator (or are gone, with their nodes)."""
+    ids = set(service_ids)
+    if ids:
+        _touch(conn, _Pending(services=ids))
+
+
+def touch_faults(conn: Connection) -> None:
+    """Faults against a host were recorded or removed."""
+    _touch(conn, _Pending(faults=True))
+
+
+def touch_everything(conn: Connection) -> None:
+    """Rows were made whose ids the writer does not know (a fleet's nodes in one statement)."""
+    _touch(conn, _Pending(everything=True))
+
+
+# Built once: every publishing write and every scheduling pass runs them.
+_ADVANCE = seq.update().where(seq.c.id == 1).values(value=seq.c.value + 1)
+_ADVANCE_RETURNING = _ADVANCE.returning(seq.c.value)
+_NEWEST = sa.select(seq.c.value).where(seq.c.id == 1)
+_LOG = log.insert()
+_SINCE = (
+    sa.select(seq.c.value, log.c.scope, log.c.key)
+    .select_from(
+        seq.outerjoin(
+            log,
+            sa.and_(
+                log.c.seq > sa.bindparam("seen"),
+                log.c.seq <= seq.c.value,
+                log.c.seq <= sa.bindparam("horizon"),
+            ),
+        )
+    )
+    .where(seq.c.id == 1)
+)
+
+
+def _publish(conn: Connection, pending: _Pending) -> None:
+    if conn.dialect.update_returning:
+        value = int(direct.execute(conn, _ADVANCE_RETURNING).scalar())
+    else:
+        direct.execute(conn, _ADVANCE)
+        value = int(direct.execute(conn, _NEWEST).scalar())
+    rows = [{"seq": value, "scope": "node", "key": n} for n in sorted(pending.nodes)]
+    rows += [{"seq": value, "scope": "service", "key": s} for s in sorted(pending.services)]
+    if pending.faults:
+        rows.append({"seq": value, "scope": "faults", "key": None})
+    if pending.everything:
+        rows.append({"seq": value, "scope": "everything", "key": None})
+    direct.execute(conn, _LOG, rows if len(rows) > 1 else rows[0])
+    if value % _PRUNE_EVERY == 0:
+        conn.execute(log.delete().where(log.c.seq <= value - KEEP))
+
+
+def current(conn: Connection) -> int:
+    return int(direct.execute(conn, _NEWEST).scalar())
+
+
+def since(conn: Connection, seen: int) -> Changes:
+    """What changed after number ``seen``, up to the newest: one statement.
+
+    The row lock on the sequence makes numbers commit in order, so every change numbered up to
+    the newest is visible once that number is. A reader too far behind reads everything."""
+    rows = direct.execute(conn, _SINCE, {"seen": seen, "horizon": seen + KEEP // 2}).rows
+    upto = int(rows[0][0])
+    if upto - seen > KEEP // 2:
+        return Changes(upto, everything=True)
+    scopes = {scope for _, scope, _ in rows}
+    return Changes(
+        upto,
+        nodes=frozenset(key for _, scope, key in rows if scope == "node"),
+        services=frozenset(key for _, scope, key in rows if scope == "service"),
+        faults="faults" in scopes,
+        everything="everything" in scopes,
+    )
