@@ -190,8 +190,10 @@ def release(conn: Connection, instance_uuid: str, compute_node_id: int | None = 
     on_node = (
         [pci_devices.c.compute_node_id == compute_node_id] if compute_node_id is not None else []
     )
-    nodes = sa.select(pci_devices.c.compute_node_id).where(held, *on_node).distinct()
-    host_changes.touch_nodes(conn, conn.execute(nodes).scalars())
+    if compute_node_id is None:
+        # Which nodes, read before the VFs are given back (a move holds VFs on two).
+        nodes = sa.select(pci_devices.c.compute_node_id).where(held).distinct()
+        host_changes.touch_nodes(conn, conn.execute(nodes).scalars())
     freed = conn.execute(
         pci_devices.update()
         .where(held, pci_devices.c.status.in_(_HELD), *on_node)
@@ -200,6 +202,8 @@ def release(conn: Connection, instance_uuid: str, compute_node_id: int | None = 
     gone = conn.execute(
         pci_devices.delete().where(held, pci_devices.c.status == UNAVAILABLE, *on_node)
     ).rowcount
+    if compute_node_id is not None and freed + gone:
+        host_changes.touch_nodes(conn, [compute_node_id])
     return freed + gone
 
 

@@ -182,9 +182,11 @@ def test_vfs_claimed_or_given_back_are_seen_by_the_next_request(db: Database) ->
     with db.write() as conn:
         pci_devices.release_vfs(conn, node, "i2", held[:1])
     assert _states(db, cache)["a"].free_vfs == {"ens1f0": 1}
+    with db.write() as conn:
+        pci_devices.release(conn, "i2", node)
+    assert _states(db, cache)["a"].free_vfs == {"ens1f0": 2}
     # The host's devices described away: its VFs are gone too.
     with db.write() as conn:
-        pci_devices.release(conn, "i2")
         pci_devices.sync_host(conn, node, {})
     assert _states(db, cache)["a"].free_vfs == {}
 
