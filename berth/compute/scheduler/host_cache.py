@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Row
 
+from berth.common.db import Database
 from berth.compute.db import host_changes, instances, pci_devices, services
 from berth.compute.db.cell_schema import compute_nodes as cn
 from berth.compute.db.cell_schema import services as svc
@@ -119,13 +120,36 @@ class CellHosts:
         self._states: dict[int, HostState] = {}
 
     def states(
-        self, conn: Connection, now: dt.datetime, node_uuids: Collection[str], inputs: Inputs
+        self, db: Database, now: dt.datetime, node_uuids: Collection[str], inputs: Inputs
     ) -> list[HostState]:
         """The HostStates of the cell's nodes among ``node_uuids``, in id order, the rest of
         each made of ``inputs``."""
         with self._lock:
-            changed, faults = self._refresh(conn, now)
-            hosts = self._age_failures(conn, now, faults)
+            # What changed, in a statement of its own (no transaction to begin and end: the
+            # usual pass reads nothing else). Read before the rows, never after.
+            with db.one_statement() as conn:
+                if self._seen is None:
+                    changes = host_changes.Changes(host_changes.current(conn), everything=True)
+                else:
+                    changes = host_changes.since(conn, self._seen)
+            self._seen = changes.upto
+            since = now - FAILURE_MEMORY
+            # Faults read again when logged, and when the clock went back (passes racing for
+            # the lock): faults the list dropped may count again.
+            faults = (
+                changes.faults
+                or changes.everything
+                or self._faults_since is None
+                or since < self._faults_since
+            )
+            due = self._due(now)
+            changed: set[int] = set()
+            if changes.everything or changes.nodes or changes.services or due or faults:
+                with db.read() as conn:
+                    changed = self._refresh(conn, now, changes, due)
+                    if faults:
+                        self._faults = deque(instances.failures_since(conn, since))
+            hosts = self._age_failures(since)
             hosts |= _moved(self._inputs.aggregates, inputs.aggregates)
             hosts |= _moved(self._inputs.servers, inputs.servers)
             self._inputs = inputs
@@ -137,15 +161,19 @@ class CellHosts:
                 self._states = {i: self._states[i] for i in self._rows}
             return [s for s in self._states.values() if s.node_uuid in node_uuids]
 
-    def _refresh(self, conn: Connection, now: dt.datetime) -> tuple[set[int], bool]:
-        """Bring the rows and free VFs up to date: those that changed, and those whose service
-        may have reported since it was last seen down (or is about to be). The ids of the nodes
-        whose state may differ now, and whether faults were logged."""
-        if self._seen is None:
-            changes = host_changes.Changes(host_changes.current(conn), everything=True)
-        else:
-            changes = host_changes.since(conn, self._seen)
-        self._seen = changes.upto
+    def _due(self, now: dt.datetime) -> set[int]:
+        """The nodes whose service may have reported since it was last seen down, or whose
+        heartbeat may be too old now."""
+        due = {i for i, up in self._up.items() if not up and not self._rows[i].forced_down}
+        if self._next_expiry is not None and now >= self._next_expiry:
+            due |= {i for i, up in self._up.items() if up}
+        return due
+
+    def _refresh(
+        self, conn: Connection, now: dt.datetime, changes: host_changes.Changes, due: set[int]
+    ) -> set[int]:
+        """Bring the rows and free VFs up to date: those ``changes`` names, and the ``due``
+        ones. The ids of the nodes whose state may differ now."""
         if changes.everything:
             reread = self._compare_counts(conn)
             vfs = pci_devices.free_vfs_by_node(conn)
@@ -156,9 +184,7 @@ class CellHosts:
             if changes.services:
                 reread |= {i for i, r in self._rows.items() if r.service_id in changes.services}
             changed = self._read_vfs(conn, changes.nodes)
-        if self._next_expiry is not None and now >= self._next_expiry:
-            reread |= {i for i, up in self._up.items() if up}
-        reread |= {i for i, up in self._up.items() if not up and not self._rows[i].forced_down}
+        reread |= due
         if reread:
             read = self._read(conn, reread)
             # Asked for and not found: deleted since they were logged.
@@ -178,7 +204,7 @@ class CellHosts:
             )
             changed |= read
         changed &= self._rows.keys()
-        return changed, changes.faults or changes.everything
+        return changed
 
     def _compare_counts(self, conn: Connection) -> set[int]:
         """Every node's and its service's change counts against the rows kept: the nodes new or
@@ -211,15 +237,10 @@ class CellHosts:
                     self._free_vfs[node_id] = now_free
         return changed
 
-    def _age_failures(self, conn: Connection, now: dt.datetime, logged: bool) -> set[str]:
-        """Bring the recent failures up to date: read again when faults were logged (or the
-        clock went back), else drop those that aged out. The hosts whose count changed."""
-        since = now - FAILURE_MEMORY
-        if logged or self._faults_since is None or since < self._faults_since:
-            self._faults = deque(instances.failures_since(conn, since))
-        else:
-            while self._faults and self._faults[0][0] < since:
-                self._faults.popleft()
+    def _age_failures(self, since: dt.datetime) -> set[str]:
+        """Drop the failures older than ``since``: the hosts whose count changed."""
+        while self._faults and self._faults[0][0] < since:
+            self._faults.popleft()
         self._faults_since = since
         failures = dict(Counter(host for _, host in self._faults))
         changed = _moved(self._failures, failures)

@@ -316,17 +316,18 @@ class SchedulerService:
         states = []
         now = utcnow()
         for cell in self.cells.cells(include_cell0=False):
-            with self.cells.database(cell).read() as conn:
-                servers: dict[str, set[str]] = {}
-                if named_instances:
+            db = self.cells.database(cell)
+            servers: dict[str, set[str]] = {}
+            if named_instances:
+                with db.read() as conn:
                     for row in instances.list_instances(conn, uuids=named_instances):
                         if row["host"]:
                             servers.setdefault(row["host"], set()).add(row["uuid"])
-                inputs = Inputs(
-                    aggregates=by_host,
-                    servers={host: frozenset(uuids) for host, uuids in servers.items()},
-                )
-                states += self._cell_hosts(cell.uuid).states(conn, now, node_uuids, inputs)
+            inputs = Inputs(
+                aggregates=by_host,
+                servers={host: frozenset(uuids) for host, uuids in servers.items()},
+            )
+            states += self._cell_hosts(cell.uuid).states(db, now, node_uuids, inputs)
         return states
 
     def _aggregates_by_host(self) -> dict[str, tuple[Aggregate, ...]]:

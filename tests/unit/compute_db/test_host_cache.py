@@ -46,8 +46,7 @@ def _host(db: Database, name: str, seen: dt.datetime | None = NOW) -> str:
 def _states(
     db: Database, cache: CellHosts, now: dt.datetime = NOW, inputs: Inputs = NOTHING
 ) -> dict[str, HostState]:
-    with db.read() as conn:
-        return {s.host: s for s in cache.states(conn, now, _every, inputs)}
+    return {s.host: s for s in cache.states(db, now, _every, inputs)}
 
 
 class _Every:
@@ -225,8 +224,7 @@ def test_a_fresh_cache_and_a_kept_one_agree(db: Database) -> None:
 
 
 def _listed(db: Database, cache: CellHosts, now: dt.datetime) -> list[HostState]:
-    with db.read() as conn:
-        return cache.states(conn, now, _every, NOTHING)
+    return cache.states(db, now, _every, NOTHING)
 
 
 def _node_id(db: Database, host: str) -> int:
