@@ -67,17 +67,20 @@ class HostChanges:
     """The write hook that publishes each transaction's touches (see ``Database.write``)."""
 
     def begin(self, conn: Connection) -> None:
-        conn.info[_PENDING] = _Pending()
+        # ``info`` outlives the transaction (it is the pooled connection's): the pending
+        # touches name the connection they are for, so that those of a transaction rolled
+        # back are never taken for another's.
+        conn.info[_PENDING] = conn, _Pending()
 
     def before_commit(self, conn: Connection) -> None:
-        pending = conn.info.pop(_PENDING, None)
-        if pending:
+        owner, pending = conn.info.pop(_PENDING, (None, None))
+        if owner is conn and pending:
             _publish(conn, pending)
 
 
 def _touch(conn: Connection, touched: _Pending) -> None:
-    pending: _Pending | None = conn.info.get(_PENDING)
-    if pending is None:
+    owner, pending = conn.info.get(_PENDING, (None, None))
+    if owner is not conn or pending is None:
         _publish(conn, touched)
         return
     pending.nodes |= touched.nodes

@@ -230,3 +230,20 @@ def _listed(db: Database, cache: CellHosts, now: dt.datetime) -> list[HostState]
 def _node_id(db: Database, host: str) -> int:
     with db.read() as conn:
         return int(compute_nodes.list_nodes(conn, host)[0]["id"])
+
+
+def test_the_touches_of_a_write_rolled_back_are_not_taken_for_a_later_one(
+    cell_db: Database,
+) -> None:
+    hooked = Database(cell_db.url, write_hooks=[host_changes.HostChanges()], pool_size=1)
+    a = _host(hooked, "a")
+    cache = CellHosts("cell", "nova", down_time=60)
+    _states(hooked, cache)
+    with pytest.raises(RuntimeError), hooked.write() as conn:
+        compute_nodes.update_usage(conn, a, {"memory_mb_used": 2048})
+        raise RuntimeError
+    # A tool's transaction on the same pooled connection, outside the hook's: logged at once.
+    with hooked.engine.begin() as conn:
+        compute_nodes.update_usage(conn, a, {"memory_mb_used": 1024})
+    assert _states(hooked, cache)["a"].free_ram_mb == 16384 - 1024
+    hooked.dispose()
