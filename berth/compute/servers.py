@@ -472,15 +472,16 @@ def _all_servers(service: ComputeService, query: ListQuery, detail: bool) -> lis
 
 
 def _changed_servers(service: ComputeService, query: ListQuery, detail: bool) -> list[views.Server]:
-    """A poller's listing (changes-since): the instances each cell changed since then and the
-    BuildRequests made since, and then the mappings of those alone, so that a poll reads what
-    changed, not every server the project has.
+    """A poller's listing (changes-since): the instances changed since then in each cell that
+    holds some of the project's servers, and the BuildRequests made since, and then the mappings
+    of those alone, so that a poll reads what changed, not every server the project has.
 
     The mappings are read after the cells: an instance shows from the cell its mapping names
     (a server moving between cells has a row in both). A BuildRequest shows unless its server
     showed from a cell: built after it was read and before its cell was, it is seen once."""
     with service.api_db.read() as conn:
-        known_cells = service.cells.cells_read(conn)
+        holding = mappings.cells_holding(conn, query.project_id)
+        known_cells = [cell for cell in service.cells.cells_read(conn) if cell.id in holding]
         building = (
             {
                 row["instance_uuid"]: row
@@ -488,7 +489,7 @@ def _changed_servers(service: ComputeService, query: ListQuery, detail: bool) ->
                     conn, query.project_id, created_since=query.changes_since
                 )
             }
-            if _lists_builds(query)
+            if _lists_builds(query) and None in holding
             else {}
         )
     changed = {cell.id: _cell_instances(service, cell, query, detail) for cell in known_cells}
@@ -496,7 +497,7 @@ def _changed_servers(service: ComputeService, query: ListQuery, detail: bool) ->
     if not uuids:
         return []
     with service.api_db.read() as conn:
-        mapped = mappings.instance_cells_of(conn, uuids)
+        mapped = mappings.instance_cells_of(conn, uuids, query.project_id)
     found: list[views.Server] = []
     for cell_id, (rows, faults) in changed.items():
         here = {

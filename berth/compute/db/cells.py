@@ -278,24 +278,49 @@ def list_instance_cells(
     return [(uuid, mapping_id, cell_id) for uuid, mapping_id, cell_id in found.rows]
 
 
-# Uuids named in one statement at most (below every backend's parameter limit).
-_UUIDS_PER_STATEMENT = 500
+# A listing's few servers are looked up one by one (each a statement on the cursor, built once);
+# past this many, the project's whole list costs less.
+_LOOKUPS = 32
+_INSTANCE_CELL = _INSTANCE_CELLS.where(instance_mappings.c.instance_uuid == sa.bindparam("uuid"))
+_INSTANCE_CELL_OF_PROJECT = _INSTANCE_CELL.where(
+    instance_mappings.c.project_id == sa.bindparam("project_id")
+)
+_CELLS_HOLDING = sa.select(instance_mappings.c.cell_id).distinct()
+_CELLS_HOLDING_PROJECT = _CELLS_HOLDING.where(
+    instance_mappings.c.project_id == sa.bindparam("project_id")
+)
 
 
 def instance_cells_of(
-    conn: Connection, uuids: Collection[str]
+    conn: Connection, uuids: Collection[str], project_id: str | None
 ) -> dict[str, tuple[int, int | None]]:
-    """:func:`list_instance_cells` of these servers only, by uuid: ``(id, cell_id)`` of each
-    that has a mapping."""
-    ordered = sorted(uuids)
+    """:func:`list_instance_cells` of these servers of the project (of any when None) only, by
+    uuid: ``(id, cell_id)`` of each that has a mapping."""
+    if len(uuids) > _LOOKUPS:
+        mapped = list_instance_cells(conn, project_id)
+        return {
+            uuid: (mapping_id, cell_id) for uuid, mapping_id, cell_id in mapped if uuid in uuids
+        }
     found: dict[str, tuple[int, int | None]] = {}
-    for start in range(0, len(ordered), _UUIDS_PER_STATEMENT):
-        chosen = instance_mappings.c.instance_uuid.in_(
-            ordered[start : start + _UUIDS_PER_STATEMENT]
-        )
-        for uuid, mapping_id, cell_id in conn.execute(_INSTANCE_CELLS.where(chosen)):
+    for uuid in uuids:
+        if project_id is None:
+            rows = direct.execute(conn, _INSTANCE_CELL, {"uuid": uuid}).rows
+        else:
+            params = {"uuid": uuid, "project_id": project_id}
+            rows = direct.execute(conn, _INSTANCE_CELL_OF_PROJECT, params).rows
+        for _, mapping_id, cell_id in rows:
             found[uuid] = (mapping_id, cell_id)
     return found
+
+
+def cells_holding(conn: Connection, project_id: str | None) -> set[int | None]:
+    """The ids of the cells that hold a server of the project (of any when None), None among
+    them when a server has no cell yet: which cells a listing need ask."""
+    if project_id is None:
+        found = direct.execute(conn, _CELLS_HOLDING)
+    else:
+        found = direct.execute(conn, _CELLS_HOLDING_PROJECT, {"project_id": project_id})
+    return {cell_id for (cell_id,) in found.rows}
 
 
 def list_instance_mappings(

@@ -176,3 +176,34 @@ def test_instance_mappings_are_listed_by_project_and_skip_those_being_deleted(
     with api_db.write() as conn:
         assert cells.delete_instance_mapping(conn, "0" * 36) is True
         assert cells.delete_instance_mapping(conn, "0" * 36) is False
+
+
+@pytest.mark.parametrize("servers", [3, 40])  # looked up one by one, and past _LOOKUPS
+def test_a_listing_finds_the_cells_of_some_servers_and_which_cells_to_ask(
+    api_db: Database, servers: int
+) -> None:
+    one, two = _cell(api_db, "one"), _cell(api_db, "two")
+    mine = [str(uuid.uuid4()) for _ in range(servers)]
+    theirs = str(uuid.uuid4())
+    with api_db.write() as conn:
+        for n, server in enumerate(mine):
+            cells.create_instance_mapping(conn, server, "p1", "user")
+            if n % 3:
+                cells.set_instance_cell(conn, server, one if n % 3 == 1 else two)
+        cells.create_instance_mapping(conn, theirs, "p2", "user")
+        cells.set_instance_cell(conn, theirs, two)
+    with api_db.read() as conn:
+        every = {uuid: (mapping_id, cell_id) for uuid, mapping_id, cell_id in
+                 cells.list_instance_cells(conn)}  # fmt: skip
+        asked = {*mine[::2], theirs, "missing"}
+        assert cells.instance_cells_of(conn, asked, None) == {
+            server: every[server] for server in asked - {"missing"}
+        }
+        # A project's lookup finds its own servers only.
+        assert cells.instance_cells_of(conn, asked, "p1") == {
+            server: every[server] for server in mine[::2]
+        }
+        assert cells.cells_holding(conn, "p1") == {None, one, two}
+        assert cells.cells_holding(conn, "p2") == {two}
+        assert cells.cells_holding(conn, "p3") == set()
+        assert cells.cells_holding(conn, None) == {None, one, two}
