@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection, RowMapping
 from berth.common import direct
 from berth.common.timeutils import utcnow
 from berth.compute.db import host_changes
-from berth.compute.db._tables import first_of, locked, try_insert
+from berth.compute.db._tables import first_of, locked, rows_of, try_insert
 from berth.compute.db.cell_schema import instance_faults, instances
 from berth.compute.db.errors import Duplicate
 
@@ -117,7 +117,13 @@ _CHANGED_SINCE = (
 _CHANGED_SINCE_IN_PROJECT = _CHANGED_SINCE.where(
     instances.c.project_id == sa.bindparam("project_id")
 )
-_IN_VM_STATES = instances.c.vm_state.in_(sa.bindparam("vm_states", expanding=True))
+# The vm_states asked for in as many places as there are vm_states (the list padded with its
+# first): one statement, run on the driver's cursor, where an expanding IN is rendered again
+# for each list's length and runs through SQLAlchemy.
+_VM_STATE_SLOTS = 16
+_IN_VM_STATES = instances.c.vm_state.in_(
+    [sa.bindparam(f"vm_state_{slot}") for slot in range(_VM_STATE_SLOTS)]
+)
 _CHANGED_SINCE_IN_VM_STATES = _CHANGED_SINCE.where(_IN_VM_STATES)
 _CHANGED_SINCE_IN_PROJECT_IN_VM_STATES = _CHANGED_SINCE_IN_PROJECT.where(_IN_VM_STATES)
 
@@ -127,22 +133,28 @@ def changed_since(
     since: dt.datetime,
     project_id: str | None = None,
     vm_states: Collection[str] | None = None,
-) -> list[RowMapping]:
+) -> list[dict[str, Any]]:
     """``list_instances(conn, project_id, changed_since=since)``: the live instances (of a
     project) whose row changed at or after ``since``, newest first, hidden copies left out;
-    only those in one of ``vm_states`` when given."""
+    only those in one of ``vm_states`` (at most 16 of them) when given."""
     params: dict[str, Any] = {"since": since}
     if project_id is not None:
         params["project_id"] = project_id
     if vm_states is not None:
-        params["vm_states"] = sorted(vm_states)
+        states = sorted(vm_states)
+        if not states:
+            return []
+        if len(states) > _VM_STATE_SLOTS:
+            raise ValueError(f"at most {_VM_STATE_SLOTS} vm_states, not {len(states)}")
+        padded = states + states[:1] * (_VM_STATE_SLOTS - len(states))
+        params.update((f"vm_state_{slot}", state) for slot, state in enumerate(padded))
     query = {
         (False, False): _CHANGED_SINCE,
         (True, False): _CHANGED_SINCE_IN_PROJECT,
         (False, True): _CHANGED_SINCE_IN_VM_STATES,
         (True, True): _CHANGED_SINCE_IN_PROJECT_IN_VM_STATES,
     }[project_id is not None, vm_states is not None]
-    return list(conn.execute(query, params).mappings().all())
+    return rows_of(conn, query, params)
 
 
 def newest(conn: Connection, limit: int) -> list[RowMapping]:
