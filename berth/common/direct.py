@@ -8,7 +8,9 @@ matters of SQLAlchemy's work, done once per statement and dialect: the SQL as th
 renders it, each parameter's place and bind processor (SQLite stores datetimes as text), each
 result column's processor, and the driver's errors wrapped as SQLAlchemy wraps them (so
 ``IntegrityError``, deadlock retries and "database unavailable" answers stay as they were). It
-runs in the connection's own transaction, like any other statement.
+runs in the connection's own transaction, like any other statement. The engine's
+``before_cursor_execute`` listeners, when it has any, are told of each statement as SQLAlchemy
+tells them (the tests that count a request's statements listen there).
 
 Only statements built once belong here (the cache holds each for good). A statement with an
 expanding ``IN`` (rendered again for each list's length) goes through ``Connection.execute``.
@@ -75,12 +77,13 @@ def execute(
     An ``INSERT`` or ``UPDATE`` without its values sets the columns its parameters name (the
     first row's, for many), as with ``Connection.execute``."""
     dialect = conn.dialect
-    many = isinstance(params, Sequence)
+    # (A dict first: the check against the abstract Sequence costs more than the rest here.)
+    many = not isinstance(params, dict) and isinstance(params, Sequence)
     first: Mapping[str, Any] = {}
-    if isinstance(params, Sequence):
-        first = params[0] if params else {}
+    if many:
+        first = params[0] if params else {}  # type: ignore[index]
     elif params is not None:
-        first = params
+        first = params  # type: ignore[assignment]
     keys = tuple(first) if isinstance(statement, UpdateBase) else ()
     key = (id(statement), id(dialect), keys, many)
     cached = _CACHE.get(key)
@@ -97,6 +100,11 @@ def execute(
     )
     cursor = conn.connection.cursor()
     try:
+        listeners = conn.dispatch.before_cursor_execute
+        if listeners:
+            # With no execution context: SQLAlchemy makes none for these statements.
+            for listener in listeners:
+                listener(conn, cursor, compiled.sql, args, None, many)
         if many:
             cursor.executemany(compiled.sql, args)
         else:
@@ -109,6 +117,14 @@ def execute(
     finally:
         cursor.close()
     return outcome
+
+
+def mappings(
+    conn: Connection, query: sa.Select[Any], params: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """A query's rows as dicts by column name, as ``.mappings()`` gives them."""
+    names = query.selected_columns.keys()
+    return [dict(zip(names, row, strict=True)) for row in execute(conn, query, params).rows]
 
 
 def _compile(

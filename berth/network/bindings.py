@@ -101,7 +101,7 @@ def _profile(body: Mapping[str, Any], name: str, current: Mapping[str, Any]) -> 
 def apply_update(
     conn: Connection,
     settings: NetworkSettings,
-    row: RowMapping,
+    row: Mapping[str, Any],
     body: Mapping[str, Any],
     held: tuple[FixedIp, ...] | None = None,
 ) -> Rebound | None:
@@ -208,7 +208,7 @@ def binding_views(row: Mapping[str, Any], inactive: list[RowMapping]) -> list[di
 
 
 def create_binding(
-    conn: Connection, settings: NetworkSettings, row: RowMapping, body: Mapping[str, Any]
+    conn: Connection, settings: NetworkSettings, row: Mapping[str, Any], body: Mapping[str, Any]
 ) -> None:
     """A binding for another host: active when the port has none, inactive otherwise."""
     host = validate.string(body, "host")
@@ -237,7 +237,9 @@ def create_binding(
     })  # fmt: skip
 
 
-def activate(conn: Connection, settings: NetworkSettings, row: RowMapping, host: str) -> None:
+def activate(
+    conn: Connection, settings: NetworkSettings, row: Mapping[str, Any], host: str
+) -> None:
     """Make the inactive binding on ``host`` the active one (re-planned there); the active one
     becomes inactive. The binding already active: 409, as upstream's."""
     if row["binding_host"] == host:
@@ -260,7 +262,7 @@ def activate(conn: Connection, settings: NetworkSettings, row: RowMapping, host:
     bind(conn, settings, row, host, binding["vnic_type"], binding["profile"])
 
 
-def delete_binding(conn: Connection, row: RowMapping, host: str) -> None:
+def delete_binding(conn: Connection, row: Mapping[str, Any], host: str) -> None:
     if row["binding_host"] == host:
         unbind(conn, row)
         return

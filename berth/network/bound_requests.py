@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import Connection, RowMapping
+from sqlalchemy.engine import Connection
 
 from berth.network import allocation_change, ports
 from berth.network.allocation_change import PortRequestChange, Reason, refused
@@ -80,7 +80,7 @@ def following_bound_requests(
     _undo_on_rollback(conn, placement, by_consumer)
 
 
-def _locked(conn: Connection, port_ids: Sequence[str]) -> list[RowMapping]:
+def _locked(conn: Connection, port_ids: Sequence[str]) -> list[Mapping[str, Any]]:
     """The ports, each locked for the rest of the transaction, in id order (no deadlocks)."""
     return [row for pid in sorted(set(port_ids)) if (row := store.get_for_update(conn, pid))]
 

@@ -13,6 +13,7 @@ address (the subnet-router anycast address), except on point-to-point subnets (/
 from __future__ import annotations
 
 import bisect
+import functools
 import ipaddress
 import itertools
 import socket
@@ -235,10 +236,16 @@ def _position(pools: Sequence[tuple[int, int]], value: int) -> int | None:
     return None
 
 
+# Every used address of a subnet is parsed on each allocation, and the same ones come back
+# each time: remembered, a lookup costs a fifth of a parse. (A subnet with more used addresses
+# than this parses some again.)
+_PARSED_KEPT = 16384
+
+
+@functools.lru_cache(maxsize=_PARSED_KEPT)
 def _integer(address: str, version: int) -> int | None:
-    """``address`` as an integer, or None when it is not of IP ``version``. The C parser first:
-    every used address of a subnet is parsed on each allocation, ten times faster than
-    ipaddress's; ipaddress for a form it does not take."""
+    """``address`` as an integer, or None when it is not of IP ``version``. The C parser first,
+    ten times faster than ipaddress's; ipaddress for a form it does not take."""
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
     if (family == socket.AF_INET6) != (version == 6):
         return None

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.engine import Connection, RowMapping
+from sqlalchemy.engine import Connection
 
 from berth.common.context import RequestContext
 from berth.common.timeutils import utcnow
@@ -370,7 +370,7 @@ def _assign_defaults(
 
 def get_visible(
     conn: Connection, context: RequestContext, port_id: str, locked: bool = False
-) -> RowMapping:
+) -> Mapping[str, Any]:
     """The port if the caller sees it, else 404; ``locked``: locked against other writers
     until the transaction ends (``store.get_for_update``)."""
     found = store.get_for_update(conn, port_id) if locked else store.get(conn, port_id)
@@ -446,7 +446,7 @@ def fixed_ips(conn: Connection, port_id: str) -> tuple[FixedIp, ...]:
 
 
 def views(
-    conn: Connection, context: RequestContext, rows: Sequence[RowMapping]
+    conn: Connection, context: RequestContext, rows: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
     ids = [r["id"] for r in rows]
     return views_of(
@@ -534,7 +534,7 @@ def wired_status(admin_state_up: bool) -> str:
 
 def update_port(
     conn: Connection, context: RequestContext, port_id: str, body: Mapping[str, Any]
-) -> RowMapping:
+) -> Mapping[str, Any]:
     """Apply the plain attributes of an update; binding changes are the caller's (``bindings``).
     Returns the port as it is now, locked for the rest of the transaction."""
     validate.known(body, _UPDATE, "port")
@@ -592,7 +592,7 @@ def update_port(
 def _regroup(
     conn: Connection,
     context: RequestContext,
-    row: RowMapping,
+    row: Mapping[str, Any],
     body: Mapping[str, Any],
     port_security: bool | None,
 ) -> None:
@@ -616,7 +616,7 @@ def following_network_policy(conn: Connection, network_id: str) -> list[str]:
     return [r["id"] for r in rows if r["qos_policy_id"] is None]
 
 
-def _new_mac(conn: Connection, row: RowMapping, asked: Any) -> str:
+def _new_mac(conn: Connection, row: Mapping[str, Any], asked: Any) -> str:
     """A new MAC address for an unbound port (a bound one's is in its host's hands: 409)."""
     mac = _unicast_mac(asked)
     if mac == row["mac_address"]:
@@ -631,7 +631,7 @@ def _new_mac(conn: Connection, row: RowMapping, asked: Any) -> str:
     return mac
 
 
-def _move_eui64_addresses(conn: Connection, row: RowMapping, mac: str) -> None:
+def _move_eui64_addresses(conn: Connection, row: Mapping[str, Any], mac: str) -> None:
     """A new MAC address moves the port's addresses on auto-addressed subnets with it."""
     auto = {s.id: s for s in layout_of(conn, row["network_id"]).subnets if s.auto_address}
     for held in fixed_ips(conn, row["id"]):
@@ -641,7 +641,7 @@ def _move_eui64_addresses(conn: Connection, row: RowMapping, mac: str) -> None:
             assign_addresses(conn, row["id"], row["network_id"], [subnet], [(subnet.id, None)], mac)
 
 
-def _replace_addresses(conn: Connection, row: RowMapping, fixed: Any) -> None:
+def _replace_addresses(conn: Connection, row: Mapping[str, Any], fixed: Any) -> None:
     wanted = requested_ips(fixed) if fixed else []
     layout = layout_of(conn, row["network_id"])
     store.release_addresses(conn, row["id"])
@@ -661,7 +661,7 @@ def delete_port(conn: Connection, context: RequestContext, port_id: str) -> None
     store.delete(conn, port_id)
 
 
-def _check_not_a_device_port(conn: Connection, row: RowMapping) -> None:
+def _check_not_a_device_port(conn: Connection, row: Mapping[str, Any]) -> None:
     """A router's gateway or interface, or a floating IP's address, goes with its router
     interface, gateway or floating IP, not through the port API (409, as upstream)."""
     owner, device = row["device_owner"], row["device_id"]

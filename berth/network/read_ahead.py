@@ -111,7 +111,11 @@ def for_binding(db: Database, port_id: str) -> ReadAhead | None:
     """What binding the port reads of its network: its segments and subnets, and the network
     and QoS rules its resource request follows. None when there is no such port (the write
     says so)."""
-    with db.read() as conn:
+    # Outside a transaction when the network's reads are recalled (the port, its groups and
+    # its addresses are each a statement on the driver's cursor); a read that misses begins
+    # one. Either way no statement reads a state older than the ones before it saw, as in a
+    # server's read transaction: the order of the reads below is what makes them safe to use.
+    with db.one_statement() as conn:
         row = port_store.get(conn, port_id)
         if row is None:
             return None

@@ -119,3 +119,27 @@ def test_a_default_of_the_execution_context_is_left_to_sqlalchemy() -> None:
     with db.write() as conn:
         direct.execute(conn, table.insert(), {"n": 21})
         assert conn.execute(sa.select(table.c.twice)).scalar() == 42
+
+
+def test_the_engine_s_statement_listeners_are_told_as_sqlalchemy_tells_them(
+    placement_db: Database,
+) -> None:
+    """A listener of ``before_cursor_execute`` (the tests that count a request's statements)
+    sees a statement on the cursor with the SQL and the arguments the driver is given."""
+    seen: list[tuple[str, object, bool]] = []
+
+    def record(
+        _conn: object, _cursor: object, sql: str, args: object, _c: object, many: bool
+    ) -> None:
+        seen.append((sql, args, many))
+
+    sa.event.listen(placement_db.engine, "before_cursor_execute", record)
+    try:
+        with placement_db.write() as conn:
+            direct.execute(conn, _INSERT, [_row("a"), _row("b")])
+            direct.execute(conn, _BY_NAME, {"name": "a"})
+    finally:
+        sa.event.remove(placement_db.engine, "before_cursor_execute", record)
+    inserted, selected = (entry for entry in seen if "resource_providers" in entry[0])
+    assert inserted[0].startswith("INSERT") and inserted[2] is True and len(inserted[1]) == 2  # type: ignore[arg-type]
+    assert selected[0].startswith("SELECT") and selected[2] is False and "a" in str(selected[1])

@@ -64,8 +64,7 @@ def rows_of(
 ) -> list[dict[str, Any]]:
     """A hot query built once, run on the driver's cursor (``berth.common.direct``): its rows as
     dicts by column name, as ``.mappings()`` gives them."""
-    names = query.selected_columns.keys()
-    return [dict(zip(names, row, strict=True)) for row in direct.execute(conn, query, params).rows]
+    return direct.mappings(conn, query, params)
 
 
 def first_of(

@@ -54,9 +54,13 @@ def list_networks(req: NetworkRequest) -> Response:
 def show_network(req: NetworkRequest) -> Response:
     network_id = req.param("network_id")
     # What the caller's project's last show of the network read, while the network is as it
-    # was (a boot shows its network twice, and every boot the same one).
+    # was (a boot shows its network twice, and every boot the same one). Then the revisions
+    # are the one statement, and it needs no transaction: what is not recalled is read in the
+    # one the next statement begins, after the revisions, never older than them (as in a
+    # server's read transaction; see ``recall``).
     key = ("show", req.context.project_id, network_id)
-    with req.service.db.read() as conn, recall.recalling(req.service.db, conn, key, [network_id]):
+    db = req.service.db
+    with db.one_statement() as conn, recall.recalling(db, conn, key, [network_id]):
         row = networks.get_visible(conn, req.context, network_id)
         view = networks.views(conn, req.context, [row])[0]
     return req.respond({"network": listing.trim(view, _fields(req))})

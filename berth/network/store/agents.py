@@ -9,6 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
+from berth.common import direct
 from berth.network.model import Agent, AgentConfiguration, is_alive
 from berth.network.store.schema import agents
 
@@ -47,7 +48,7 @@ def delete_agent(conn: Connection, agent_id: str) -> None:
 
 _ORDERED = sa.select(agents).order_by(agents.c.host, agents.c.agent_type)
 # Built once: every binding reads its host's agents (see ``store.ports``); one host's without
-# an expanding IN, which SQLAlchemy renders again at each run.
+# an expanding IN, which SQLAlchemy renders again at each run, and on the driver's cursor.
 _OF_HOSTS = _ORDERED.where(agents.c.host.in_(sa.bindparam("hosts", expanding=True)))
 _OF_HOST = _ORDERED.where(agents.c.host == sa.bindparam("host"))
 
@@ -56,23 +57,31 @@ def agent_models(
     conn: Connection, now: dt.datetime, down_time: int, hosts: Collection[str] | None = None
 ) -> list[Agent]:
     """The agents (of ``hosts``, or all) as the domain sees them: alive by their heartbeat."""
+    rows: Any
     if hosts is None:
-        found = conn.execute(_ORDERED)
+        rows = conn.execute(_ORDERED)
     elif len(hosts) == 1:
         (host,) = hosts
-        found = conn.execute(_OF_HOST, {"host": host})
+        rows = direct.execute(conn, _OF_HOST, {"host": host}).rows
     else:
-        found = conn.execute(_OF_HOSTS, {"hosts": list(hosts)})
+        rows = conn.execute(_OF_HOSTS, {"hosts": list(hosts)})
     return [
         Agent(
-            host=row["host"],
-            agent_type=row["agent_type"],
-            alive=is_alive(row["heartbeat_at"], now, down_time),
-            admin_state_up=row["admin_state_up"],
-            configuration=AgentConfiguration.from_reported(row["configurations"] or {}),
+            host=row[_HOST],
+            agent_type=row[_TYPE],
+            alive=is_alive(row[_HEARTBEAT], now, down_time),
+            admin_state_up=row[_ADMIN_STATE_UP],
+            configuration=AgentConfiguration.from_reported(row[_CONFIGURATIONS] or {}),
         )
-        for row in found.mappings()
+        for row in rows
     ]
+
+
+# Where each column an agent's model takes is in a row of ``_ORDERED`` and its narrowings.
+_HOST, _TYPE, _HEARTBEAT, _ADMIN_STATE_UP, _CONFIGURATIONS = (
+    list(_ORDERED.selected_columns).index(agents.c[name])
+    for name in ("host", "agent_type", "heartbeat_at", "admin_state_up", "configurations")
+)
 
 
 def heartbeat(conn: Connection, agent_ids: Collection[str], now: dt.datetime) -> None:

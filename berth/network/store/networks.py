@@ -7,14 +7,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, RowMapping
+from sqlalchemy.engine import Connection
 
+from berth.common import direct
 from berth.common.timeutils import utcnow
 from berth.network.store import rbac
 from berth.network.store.remembered import remembered
 from berth.network.store.schema import networks, ports, qos_policies, segments, subnets
 
-Row = RowMapping
+# A row by column name (SQLAlchemy's, or a dict where it was read on the driver's cursor).
+Row = Mapping[str, Any]
 # (kind, id, revision number) of rows whose every change bumps their revision.
 Revisions = frozenset[tuple[str, str, int]]
 
@@ -49,7 +51,7 @@ def list_networks(
     (every network when ``visible_to`` is None)."""
     if visible_to is None and ids is not None and len(ids) == 1:
         (network_id,) = ids
-        return list(conn.execute(_BY_ID, {"network_id": network_id}).mappings())
+        return direct.mappings(conn, _BY_ID, {"network_id": network_id})  # type: ignore[return-value]
     if visible_to is None and ids is not None:
         # Ports' networks, read so by every port request.
         return list(conn.execute(_BY_IDS, {"network_ids": list(ids)}).mappings())
@@ -197,7 +199,8 @@ def _revisions(one: bool) -> sa.CompoundSelect:
 
 
 # Built once: a port write checks it under the write lock (``berth.network.read_ahead``), and
-# building it is most of its cost.
+# building it is most of its cost. One network's runs on the driver's cursor (every port
+# request and network show runs it).
 _REVISIONS_OF_ONE = _revisions(one=True)
 _REVISIONS = _revisions(one=False)
 
@@ -211,7 +214,7 @@ def revisions(
     the policy changed) changes the answer: a revision grows, a row comes or goes."""
     if len(network_ids) == 1 and not policy_ids:
         (network_id,) = network_ids
-        found = conn.execute(_REVISIONS_OF_ONE, {"network_id": network_id}).all()
+        found: Any = direct.execute(conn, _REVISIONS_OF_ONE, {"network_id": network_id}).rows
     else:
         params = {"network_ids": list(network_ids), "policy_ids": list(policy_ids)}
         found = conn.execute(_REVISIONS, params).all()

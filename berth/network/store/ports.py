@@ -14,12 +14,14 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
+from berth.common import direct
 from berth.common.db import inserted
 from berth.common.timeutils import utcnow
 from berth.network.store.schema import ip_allocations, networks, port_bindings, ports
 
-# The statements every port request runs, built once: building one (and its cache key) costs
-# SQLAlchemy more than SQLite takes to run it.
+# The statements every port request runs, built once and run on the driver's cursor
+# (``berth.common.direct``): SQLAlchemy's own work around each cost more than SQLite takes to
+# run it.
 _INSERT = ports.insert()
 _BY_ID = sa.select(ports).where(ports.c.id == sa.bindparam("port_id"))
 _BY_ID_LOCKED = _BY_ID.with_for_update()
@@ -28,9 +30,18 @@ _UPDATE = (
     .where(ports.c.id == sa.bindparam("port_id"))
     .values(revision_number=ports.c.revision_number + 1)
 )
+_ADDRESS_COLUMNS = (
+    ip_allocations.c.port_id, ip_allocations.c.subnet_id, ip_allocations.c.ip_address
+)  # fmt: skip
 _FIXED_IPS = (
-    sa.select(ip_allocations.c.port_id, ip_allocations.c.subnet_id, ip_allocations.c.ip_address)
+    sa.select(*_ADDRESS_COLUMNS)
     .where(ip_allocations.c.port_id.in_(sa.bindparam("port_ids", expanding=True)))
+    .order_by(ip_allocations.c.id)
+)
+# One port's (every port request's), without an expanding IN, which is rendered at each run.
+_FIXED_IPS_OF_ONE = (
+    sa.select(*_ADDRESS_COLUMNS)
+    .where(ip_allocations.c.port_id == sa.bindparam("port_id"))
     .order_by(ip_allocations.c.id)
 )
 _TAKE_ADDRESS = ip_allocations.insert()
@@ -38,17 +49,19 @@ _TAKE_ADDRESS = ip_allocations.insert()
 
 def insert(conn: Connection, values: Mapping[str, Any]) -> bool:
     """Insert a port; False when its MAC address is taken on its network."""
-    return inserted(conn, _INSERT, {"revision_number": 0, "created_at": utcnow(), **values})
+    row = {"revision_number": 0, "created_at": utcnow(), **values}
+    return inserted(conn, _INSERT, row, on_cursor=True)
 
 
-def get(conn: Connection, port_id: str) -> RowMapping | None:
-    return conn.execute(_BY_ID, {"port_id": port_id}).mappings().first()
+def get(conn: Connection, port_id: str) -> Mapping[str, Any] | None:
+    """The port's row by column name, None when there is no such port."""
+    return next(iter(direct.mappings(conn, _BY_ID, {"port_id": port_id})), None)
 
 
-def get_for_update(conn: Connection, port_id: str) -> RowMapping | None:
+def get_for_update(conn: Connection, port_id: str) -> Mapping[str, Any] | None:
     """The port, locked against other writers until the transaction ends (bindings, addresses)."""
     query = _BY_ID if conn.dialect.name == "sqlite" else _BY_ID_LOCKED
-    return conn.execute(query, {"port_id": port_id}).mappings().first()
+    return next(iter(direct.mappings(conn, query, {"port_id": port_id})), None)
 
 
 def list_visible(
@@ -68,7 +81,7 @@ def list_visible(
 def update(conn: Connection, port_id: str, values: Mapping[str, Any]) -> dt.datetime:
     """Change the port (its revision grows by one); returns the time stamped on it."""
     stamp = utcnow()
-    conn.execute(_UPDATE, {"port_id": port_id, "updated_at": stamp, **values})
+    direct.execute(conn, _UPDATE, {"port_id": port_id, "updated_at": stamp, **values})
     return stamp
 
 
@@ -84,8 +97,13 @@ def delete(conn: Connection, port_id: str) -> None:
 
 
 def fixed_ips_of(conn: Connection, port_ids: Collection[str]) -> dict[str, list[dict[str, str]]]:
+    if len(port_ids) == 1:
+        (one,) = port_ids
+        rows: Any = direct.execute(conn, _FIXED_IPS_OF_ONE, {"port_id": one}).rows
+    else:
+        rows = conn.execute(_FIXED_IPS, {"port_ids": list(port_ids)})
     found: dict[str, list[dict[str, str]]] = {}
-    for port_id, subnet_id, address in conn.execute(_FIXED_IPS, {"port_ids": list(port_ids)}):
+    for port_id, subnet_id, address in rows:
         found.setdefault(port_id, []).append({"subnet_id": subnet_id, "ip_address": address})
     return found
 
@@ -97,7 +115,7 @@ def take_address(
     values = {
         "port_id": port_id, "subnet_id": subnet_id, "network_id": network_id, "ip_address": address
     }  # fmt: skip
-    return inserted(conn, _TAKE_ADDRESS, values)
+    return inserted(conn, _TAKE_ADDRESS, values, on_cursor=True)
 
 
 def release_addresses(

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from berth.common import lock_rows
+from berth.common import direct, lock_rows
 from berth.common.db import Database
 from berth.network.store.schema import (
     floatingips,
@@ -90,7 +90,8 @@ def _limit_and_count(table: sa.Table) -> sa.Select[tuple[int | None, int]]:
     return sa.select(limit.scalar_subquery(), used.scalar_subquery())
 
 
-# Built once per resource: every create runs one under its write lock.
+# Built once per resource, run on the driver's cursor: every create runs one under its write
+# lock.
 _LIMIT_AND_COUNT = {resource: _limit_and_count(table) for resource, table in _COUNTED.items()}
 
 
@@ -98,7 +99,7 @@ def limit_and_count(conn: Connection, project_id: str, resource: str) -> tuple[i
     """The limit set for the project on the resource (None: not set) and how many of it the
     project owns, in one statement (a create's check runs it under its write lock)."""
     query = _LIMIT_AND_COUNT[resource]
-    own, count = conn.execute(query, {"project_id": project_id, "r": resource}).one()
+    ((own, count),) = direct.execute(conn, query, {"project_id": project_id, "r": resource}).rows
     return (None if own is None else int(own)), int(count)
 
 

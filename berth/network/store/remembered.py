@@ -66,8 +66,12 @@ def recall(reads: Mapping[tuple[Any, ...], Any]) -> None:
 
 
 def _key_part(value: Any) -> Any:
-    # A collection of ids asks the same whatever its order: the reads order their answers.
-    if isinstance(value, Collection) and not isinstance(value, str):
+    # A collection of ids asks the same whatever its order: the reads order their answers. (An
+    # id, the usual argument, is told apart first: the check against the abstract Collection
+    # costs several times more.)
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, Collection):
         return frozenset(value)
     return value
 
@@ -82,11 +86,9 @@ def remembered(read: Callable[P, R]) -> Callable[P, R]:
         memory = _KEPT.get()
         if memory is None:
             return read(*args, **kwargs)
-        key = (
-            read,
-            *map(_key_part, args[1:]),
-            *sorted((name, _key_part(value)) for name, value in kwargs.items()),
-        )
+        key = (read, *map(_key_part, args[1:]))
+        if kwargs:
+            key += tuple(sorted((name, _key_part(value)) for name, value in kwargs.items()))
         if key not in memory:
             memory[key] = read(*args, **kwargs)
         return memory[key]  # type: ignore[no-any-return]

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 from sqlalchemy.exc import IntegrityError
 
+from berth.common import direct
 from berth.common.timeutils import utcnow
 from berth.network.store.schema import (
     default_security_groups,
@@ -175,10 +176,23 @@ _GROUPS_OF_PORTS = (
 )
 
 
+# One port's (a binding's, a port's answer), without an expanding IN, on the driver's cursor.
+_GROUPS_OF_PORT = (
+    sa.select(port_security_groups.c.port_id, port_security_groups.c.security_group_id)
+    .where(port_security_groups.c.port_id == sa.bindparam("port_id"))
+    .order_by(port_security_groups.c.security_group_id)
+)
+
+
 def groups_of_ports(conn: Connection, port_ids: Collection[str]) -> dict[str, list[str]]:
     """Each port's group ids, sorted."""
+    if len(port_ids) == 1:
+        (one,) = port_ids
+        rows: Any = direct.execute(conn, _GROUPS_OF_PORT, {"port_id": one}).rows
+    else:
+        rows = conn.execute(_GROUPS_OF_PORTS, {"port_ids": list(port_ids)})
     found: dict[str, list[str]] = {}
-    for port_id, group_id in conn.execute(_GROUPS_OF_PORTS, {"port_ids": list(port_ids)}):
+    for port_id, group_id in rows:
         found.setdefault(port_id, []).append(group_id)
     return found
 
@@ -215,7 +229,7 @@ def join_default_group(conn: Connection, port_id: str, project_id: str) -> list[
     has none yet), or None when it joined it on a database that does not say which."""
     values = {"new_port": port_id, "project_id": project_id}
     if conn.dialect.insert_returning:
-        return list(conn.scalars(_JOIN_DEFAULT_RETURNING, values))
+        return [group for (group,) in direct.execute(conn, _JOIN_DEFAULT_RETURNING, values).rows]
     return [] if not conn.execute(_JOIN_DEFAULT_COUNTED, values).rowcount else None
 
 

@@ -23,6 +23,7 @@ from tests.functional.network.calls import (
     neutron_error,
     post_made,
     statements_run,
+    transactions_begun,
     two_racks,
 )
 
@@ -227,6 +228,50 @@ def _ovs_agent(client: httpx.Client, host: str, bridges: dict[str, str]) -> None
                       bridge: {"egress": 10000, "ingress": 10000} for bridge in bridges.values()
                   },
               })  # fmt: skip
+
+
+def test_a_boot_s_requests_with_their_reads_recalled_begin_only_their_writes(
+    network_db: Database, network_client: httpx.Client, flat: dict[str, Any]
+) -> None:
+    """A boot's Networking requests once another boot's have read the network: the show's
+    one statement (the revisions) and the binding's reads ahead (its port, groups and
+    addresses) run outside any transaction; the create and the binding each begin their write
+    alone. Their answers are the port and the network read back."""
+    net = flat["network"]
+    _ovs_agent(network_client, "cn1", {"public": "br-ex"})
+    first = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    bound_answer(network_client, first["id"], "cn1")
+    network_client.get(f"/v2.0/networks/{net['id']}").raise_for_status()
+    with transactions_begun(network_db) as begun, statements_run(network_db) as statements:
+        shown = network_client.get(f"/v2.0/networks/{net['id']}")
+    assert shown.status_code == 200, shown.text
+    assert (len(begun), len(statements)) == (0, 1), statements
+    with transactions_begun(network_db) as begun, statements_run(network_db) as statements:
+        port = post_made(network_client, "/v2.0/ports", "port", network_id=net["id"])
+    assert len(begun) == 1, statements
+    with transactions_begun(network_db) as begun, statements_run(network_db) as statements:
+        bound = network_client.put(
+            f"/v2.0/ports/{port['id']}", json={"port": {"binding:host_id": "cn1"}}
+        )
+    assert bound.status_code == 200, bound.text
+    assert len(begun) == 1, statements
+    # Read ahead: the port, its groups, its addresses; in the write: the revisions, the port
+    # locked, the host's agents and the update.
+    assert len(statements) == 7, statements
+    assert port == {**network_client.get(f"/v2.0/ports/{port['id']}").json()["port"],
+                    **{name: port[name] for name in _BINDING_ANSWERED}}  # fmt: skip
+    assert bound.json()["port"] == network_client.get(f"/v2.0/ports/{port['id']}").json()["port"]
+    assert (
+        shown.json()["network"]
+        == (network_client.get("/v2.0/networks", params={"id": net["id"]}).json()["networks"][0])
+    )
+
+
+# What a binding changes of a port's answer.
+_BINDING_ANSWERED = (
+    "binding:host_id", "binding:vif_type", "binding:vif_details", "status", "revision_number",
+    "updated_at",
+)  # fmt: skip
 
 
 def test_a_binding_s_answer_built_from_its_write_is_the_port_read_back(
