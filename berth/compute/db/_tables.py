@@ -59,19 +59,12 @@ def try_insert(
     return True
 
 
-def rows_of(
-    conn: Connection, query: sa.Select[Any], params: Mapping[str, Any]
-) -> list[dict[str, Any]]:
-    """A hot query built once, run on the driver's cursor (``berth.common.direct``): its rows as
-    dicts by column name, as ``.mappings()`` gives them."""
-    return direct.mappings(conn, query, params)
-
-
 def first_of(
     conn: Connection, query: sa.Select[Any], params: Mapping[str, Any]
 ) -> dict[str, Any] | None:
-    """The first row of :func:`rows_of`, None when there is none."""
-    found = rows_of(conn, query, params)
+    """The first row of a hot query built once, run on the driver's cursor
+    (``berth.common.direct.mappings``), None when there is none."""
+    found = direct.mappings(conn, query, params)
     return found[0] if found else None
 
 

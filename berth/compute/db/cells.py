@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection, RowMapping
 from sqlalchemy.exc import IntegrityError
 
 from berth.common import direct
-from berth.compute.db._tables import rows_of, try_insert
+from berth.compute.db._tables import try_insert
 from berth.compute.db.api_schema import cell_mappings, host_mappings, instance_mappings
 from berth.compute.db.errors import Duplicate, InUse
 
@@ -84,7 +84,7 @@ _CELLS_BUT_CELL0 = _CELLS.where(cell_mappings.c.uuid != CELL0_UUID)
 
 def list_cells(conn: Connection, include_cell0: bool = True) -> list[dict[str, Any]]:
     """Every cell, in the order they were created (cell0 first when it was made first)."""
-    return rows_of(conn, _CELLS if include_cell0 else _CELLS_BUT_CELL0, {})
+    return direct.mappings(conn, _CELLS if include_cell0 else _CELLS_BUT_CELL0)
 
 
 def update_cell(conn: Connection, uuid: str, values: Mapping[str, Any]) -> bool:

@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection, RowMapping
 from berth.common import direct
 from berth.common.timeutils import utcnow
 from berth.compute.db import host_changes
-from berth.compute.db._tables import first_of, locked, rows_of, try_insert
+from berth.compute.db._tables import first_of, locked, try_insert
 from berth.compute.db.cell_schema import instance_faults, instances
 from berth.compute.db.errors import Duplicate
 
@@ -154,7 +154,7 @@ def changed_since(
         (False, True): _CHANGED_SINCE_IN_VM_STATES,
         (True, True): _CHANGED_SINCE_IN_PROJECT_IN_VM_STATES,
     }[project_id is not None, vm_states is not None]
-    return rows_of(conn, query, params)
+    return direct.mappings(conn, query, params)
 
 
 def newest(conn: Connection, limit: int) -> list[RowMapping]:
