@@ -11,6 +11,7 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
+from berth.common import change_log
 from berth.common.db import Database
 from berth.placement.candidates.live import IndexMismatch
 from berth.placement.service import PlacementService
@@ -150,7 +151,7 @@ def test_the_change_log_is_ordered_and_a_reader_far_behind_reloads(placement_db:
         assert changes.since(conn, start) == changes.Changes(now, frozenset({7}), names=True)
         assert changes.since(conn, start + 3) == changes.Changes(now, names=True)
         assert changes.since(conn, now) == changes.Changes(now)
-        assert changes.since(conn, now - changes.KEEP).everything
+        assert changes.since(conn, now - change_log.KEEP).everything
 
 
 def test_a_claim_logs_usage_apart_from_whole_provider_changes(placement_db: Database) -> None:

@@ -17,10 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from berth.common import direct
+from berth.common.change_log import ChangeSequence
 from berth.compute.db.cell_schema import host_change_sequence as seq
 from berth.compute.db.cell_schema import host_changes as log
 
@@ -36,9 +35,6 @@ __all__ = [
 ]
 
 _PENDING = "berth.compute.host_changes"
-# Log rows older than this many numbers are pruned; a reader further behind reads everything.
-KEEP = 100_000
-_PRUNE_EVERY = 1_000
 
 
 @dataclass
@@ -114,61 +110,36 @@ def touch_everything(conn: Connection) -> None:
 
 
 # Built once: every publishing write and every scheduling pass runs them.
-_ADVANCE = seq.update().where(seq.c.id == 1).values(value=seq.c.value + 1)
-_ADVANCE_RETURNING = _ADVANCE.returning(seq.c.value)
-_NEWEST = sa.select(seq.c.value).where(seq.c.id == 1)
-_LOG = log.insert()
-_SINCE = (
-    sa.select(seq.c.value, log.c.scope, log.c.key)
-    .select_from(
-        seq.outerjoin(
-            log,
-            sa.and_(
-                log.c.seq > sa.bindparam("seen"),
-                log.c.seq <= seq.c.value,
-                log.c.seq <= sa.bindparam("horizon"),
-            ),
-        )
-    )
-    .where(seq.c.id == 1)
-)
+SEQUENCE = ChangeSequence(seq, log, "key")
 
 
 def _publish(conn: Connection, pending: _Pending) -> None:
-    if conn.dialect.update_returning:
-        value = int(direct.execute(conn, _ADVANCE_RETURNING).scalar())
-    else:
-        direct.execute(conn, _ADVANCE)
-        value = int(direct.execute(conn, _NEWEST).scalar())
-    rows = [{"seq": value, "scope": "node", "key": n} for n in sorted(pending.nodes)]
-    rows += [{"seq": value, "scope": "service", "key": s} for s in sorted(pending.services)]
+    logged: list[tuple[str, int | None]] = [("node", n) for n in sorted(pending.nodes)]
+    logged += [("service", s) for s in sorted(pending.services)]
     if pending.faults:
-        rows.append({"seq": value, "scope": "faults", "key": None})
+        logged.append(("faults", None))
     if pending.everything:
-        rows.append({"seq": value, "scope": "everything", "key": None})
-    direct.execute(conn, _LOG, rows if len(rows) > 1 else rows[0])
-    if value % _PRUNE_EVERY == 0:
-        conn.execute(log.delete().where(log.c.seq <= value - KEEP))
+        logged.append(("everything", None))
+    SEQUENCE.log(conn, SEQUENCE.advance(conn), logged)
 
 
 def current(conn: Connection) -> int:
-    return int(direct.execute(conn, _NEWEST).scalar())
+    return SEQUENCE.current(conn)
 
 
 def since(conn: Connection, seen: int) -> Changes:
-    """What changed after number ``seen``, up to the newest: one statement.
-
-    The row lock on the sequence makes numbers commit in order, so every change numbered up to
-    the newest is visible once that number is. A reader too far behind reads everything."""
-    rows = direct.execute(conn, _SINCE, {"seen": seen, "horizon": seen + KEEP // 2}).rows
-    upto = int(rows[0][0])
-    if upto - seen > KEEP // 2:
-        return Changes(upto, everything=True)
-    scopes = {scope for _, scope, _ in rows}
+    """What changed after number ``seen``, up to the newest: one statement. A reader too far
+    behind reads everything."""
+    logged = SEQUENCE.since(conn, seen)
+    if logged.behind:
+        return Changes(logged.upto, everything=True)
+    scopes = {scope for scope, _ in logged.rows}
     return Changes(
-        upto,
-        nodes=frozenset(key for _, scope, key in rows if scope == "node"),
-        services=frozenset(key for _, scope, key in rows if scope == "service"),
+        logged.upto,
+        nodes=frozenset(key for scope, key in logged.rows if scope == "node" and key is not None),
+        services=frozenset(
+            key for scope, key in logged.rows if scope == "service" and key is not None
+        ),
         faults="faults" in scopes,
         everything="everything" in scopes,
     )

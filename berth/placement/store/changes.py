@@ -18,12 +18,10 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 
 from berth.common import direct
+from berth.common.change_log import ChangeSequence
 from berth.placement.store.schema import change_sequence, changes
 
 _PENDING = "berth.placement.changes"
-# Log rows older than this many numbers are pruned; a reader further behind reloads everything.
-KEEP = 100_000
-_PRUNE_EVERY = 1_000
 
 
 @dataclass
@@ -88,39 +86,15 @@ def publish_everything(conn: Connection) -> None:
     publish(conn, _Pending(everything=True))
 
 
-def _statements() -> tuple[
-    sa.Update, sa.Select[tuple[int]], sa.Insert, sa.Select[tuple[object, ...]]
-]:
-    seq, log = change_sequence, changes
-    advance = seq.update().where(seq.c.id == 1).values(value=seq.c.value + 1)
-    newest = sa.select(seq.c.value).where(seq.c.id == 1)
-    since = (
-        sa.select(seq.c.value, log.c.scope, log.c.provider_id)
-        .select_from(
-            seq.outerjoin(
-                log,
-                sa.and_(
-                    log.c.seq > sa.bindparam("seen"),
-                    log.c.seq <= seq.c.value,
-                    log.c.seq <= sa.bindparam("horizon"),
-                ),
-            )
-        )
-        .where(seq.c.id == 1)
-    )
-    return advance, newest, log.insert(), since
-
-
-# Built once: every write and nearly every query runs them.
-_ADVANCE, _NEWEST, _LOG, _SINCE = _statements()
-_ADVANCE_RETURNING = _ADVANCE.returning(change_sequence.c.value)
+# The sequence's statements, built once: every write and nearly every query runs them.
+SEQUENCE = ChangeSequence(change_sequence, changes, "provider_id")
 
 
 def _publish_statement_postgresql() -> sa.Insert:
     """Advance the sequence and log every touch in one statement: the sequence's ``UPDATE`` in a
     ``WITH``, the log rows zipped from two arrays. The sequence row stays locked until commit,
     so one round trip fewer is one less for every other writer to wait for."""
-    advanced = _ADVANCE_RETURNING.cte("advanced")
+    advanced = SEQUENCE.advance_returning.cte("advanced")
     rows = sa.select(
         advanced.c.value,
         sa.func.unnest(sa.bindparam("scopes", type_=postgresql.ARRAY(sa.String))),
@@ -146,20 +120,13 @@ def publish(conn: Connection, pending: _Pending) -> None:
         value = direct.execute(
             conn, _PUBLISH_POSTGRESQL, {"scopes": list(scopes), "providers": list(providers)}
         ).scalar()
+        SEQUENCE.prune(conn, value)
     else:
-        if conn.dialect.update_returning:
-            value = direct.execute(conn, _ADVANCE_RETURNING).scalar()
-        else:
-            direct.execute(conn, _ADVANCE)
-            value = direct.execute(conn, _NEWEST).scalar()
-        rows = [{"seq": value, "scope": scope, "provider_id": p} for scope, p in logged]
-        direct.execute(conn, _LOG, rows if len(rows) > 1 else rows[0])
-    if value % _PRUNE_EVERY == 0:
-        conn.execute(changes.delete().where(changes.c.seq <= value - KEEP))
+        SEQUENCE.log(conn, SEQUENCE.advance(conn), logged)
 
 
 def current(conn: Connection) -> int:
-    return int(direct.execute(conn, _NEWEST).scalar())
+    return SEQUENCE.current(conn)
 
 
 def since(conn: Connection, seen: int) -> Changes:
@@ -170,16 +137,16 @@ def since(conn: Connection, seen: int) -> Changes:
     """
     # On the driver's cursor: every request of the candidates asks (SQLAlchemy's execution cost
     # five times the database's work on this statement).
-    rows = direct.execute(conn, _SINCE, {"seen": seen, "horizon": seen + KEEP // 2}).rows
-    upto = int(rows[0][0])
-    if upto - seen > KEEP // 2:
-        return Changes(upto, everything=True)
-    scopes = {scope for _, scope, _ in rows}
-    whole = frozenset(p for _, scope, p in rows if scope == "provider")
+    logged = SEQUENCE.since(conn, seen)
+    if logged.behind:
+        return Changes(logged.upto, everything=True)
+    scopes = {scope for scope, _ in logged.rows}
+    whole = frozenset(p for scope, p in logged.rows if scope == "provider" and p is not None)
+    usage = frozenset(p for scope, p in logged.rows if scope == "usage" and p is not None)
     return Changes(
-        upto,
+        logged.upto,
         providers=whole,
-        usage=frozenset(p for _, scope, p in rows if scope == "usage") - whole,
+        usage=usage - whole,
         names="names" in scopes,
         everything="everything" in scopes,
     )
