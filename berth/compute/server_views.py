@@ -175,7 +175,7 @@ def from_build_request(row: RowMapping, order: int) -> Server:
 
 
 def from_instance(
-    row: RowMapping, order: int, fault: RowMapping | None = None, zone: str | None = None
+    row: Mapping[str, Any], order: int, fault: RowMapping | None = None, zone: str | None = None
 ) -> Server:
     """``zone``: the zone of the instance's host, shown when the instance names none."""
     return Server(

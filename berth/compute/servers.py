@@ -517,7 +517,7 @@ def _changed_servers(service: ComputeService, query: ListQuery, detail: bool) ->
 
 def _instance_views(
     service: ComputeService,
-    rows: list[RowMapping],
+    rows: Sequence[Mapping[str, Any]],
     faults: Mapping[str, RowMapping],
     order: Mapping[str, int],
     detail: bool,
@@ -541,11 +541,12 @@ def _lists_builds(query: ListQuery) -> bool:
 
 def _cell_instances(
     service: ComputeService, cell: Cell, query: ListQuery, detail: bool
-) -> tuple[list[RowMapping], dict[str, RowMapping]]:
+) -> tuple[Sequence[Mapping[str, Any]], dict[str, RowMapping]]:
     """The live instances of one cell the listing may show, and the latest fault of those in
     ERROR when it shows details: those changed since ``changes-since`` only when it is given
     (the time filtered in SQL, on the project's rows), in one of the asked statuses only when
     some are (filtered before any view is built: the poller asks for one status of many)."""
+    rows: Sequence[Mapping[str, Any]]
     with service.cells.database(cell).read() as conn:
         if query.changes_since is None:
             rows = instances.list_instances(conn, project_id=query.project_id)
@@ -633,7 +634,7 @@ def _cell(service: ComputeService, mapping: RowMapping) -> Cell:
     return cell
 
 
-def _zones(service: ComputeService, rows: list[RowMapping]) -> dict[str, str]:
+def _zones(service: ComputeService, rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """The zone of each host of these instances (for those that do not name theirs)."""
     hosts = {row["host"] for row in rows if row["host"] and not row["availability_zone"]}
     if not hosts:
