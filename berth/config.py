@@ -437,6 +437,14 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(DEFAULT_DATA_DIR, description="Where embedded databases are kept.")
     log_level: str = Field("INFO", description="Python logging level of the services.")
+    keepalive_timeout: int = Field(
+        75,
+        ge=1,
+        description="Seconds every HTTP API keeps an idle kept-alive connection open (nginx's "
+        "default). Longer than the pauses of polling clients (the openstack CLI's --wait polls "
+        "every 5 s): a server that closes a connection as the client reuses it resets that "
+        "request.",
+    )
     placement: PlacementSettings = Field(default_factory=PlacementSettings)
     network: NetworkSettings = Field(default_factory=NetworkSettings)
     compute: ComputeSettings = Field(default_factory=ComputeSettings)

@@ -29,8 +29,8 @@ from berth.allinone.stack import (
     noauth2_cloud,
     write_clouds_yaml,
 )
-from berth.common import logs
 from berth.common.dispatch import PrefixDispatcher
+from berth.common.serving import uvicorn_options
 from berth.compute.host import fleet as fleets
 from berth.config import AuthStrategy, Settings
 
@@ -75,8 +75,7 @@ def run(
             gate,
             host=host,
             port=port,
-            log_level=settings.log_level.lower(),
-            log_config=logs.uvicorn_config(settings.log_level),
+            **uvicorn_options(settings),
         )
     )
     clouds_file = settings.data_dir / "clouds.yaml"

@@ -25,9 +25,10 @@ import httpx
 import uvicorn
 
 from berth.bus.runtime import BusRuntime
-from berth.common import logs, startup_objects
+from berth.common import startup_objects
 from berth.common.db import Database
 from berth.common.dispatch import PrefixDispatcher
+from berth.common.serving import uvicorn_options
 from berth.common.timeutils import utcnow
 from berth.compute import soft_delete
 from berth.compute.api.app import build_app as build_compute_app
@@ -202,8 +203,7 @@ def run_compute_api(settings: Settings) -> int:
         )
         startup_objects.freeze()
         uvicorn.run(
-            app, host=compute.host, port=compute.port, log_level=settings.log_level.lower(),
-            log_config=logs.uvicorn_config(settings.log_level),
+            app, host=compute.host, port=compute.port, **uvicorn_options(settings),
             timeout_graceful_shutdown=int(compute.graceful_shutdown_timeout),
         )  # fmt: skip
     return 0

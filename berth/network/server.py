@@ -12,9 +12,10 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from berth import config
-from berth.common import logs, startup_objects
+from berth.common import startup_objects
 from berth.common.asgi import spread_over_workers
 from berth.common.db import Database
+from berth.common.serving import uvicorn_options
 from berth.identity.service_user import service_auth
 from berth.identity.strategy import authenticator, require_identity
 from berth.network.app import build_app
@@ -85,8 +86,7 @@ def run(settings: config.Settings) -> int:
         host=network.host,
         port=network.port,
         workers=network.workers,
-        log_level=settings.log_level.lower(),
-        log_config=logs.uvicorn_config(settings.log_level),
+        **uvicorn_options(settings),
         timeout_graceful_shutdown=10,
     )
     return 0

@@ -11,7 +11,8 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from berth import config
-from berth.common import logs, startup_objects
+from berth.common import startup_objects
+from berth.common.serving import uvicorn_options
 from berth.identity.strategy import authenticator, require_identity
 from berth.placement.app import build_app
 from berth.placement.service import PlacementService
@@ -57,8 +58,7 @@ def run(settings: config.Settings) -> int:
         host=placement.host,
         port=placement.port,
         workers=placement.workers,
-        log_level=settings.log_level.lower(),
-        log_config=logs.uvicorn_config(settings.log_level),
+        **uvicorn_options(settings),
         timeout_graceful_shutdown=10,
     )
     return 0

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import http.client
+import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
+import pytest
 
 from tests.integration.server import running_placement
 
@@ -40,3 +44,38 @@ def test_cors_origin_from_the_command_line(tmp_path: Path) -> None:
             headers={"origin": "http://evil.example.com", "access-control-request-method": "GET"},
         )
         assert "access-control-allow-origin" not in refused.headers
+
+
+def _root_again_after(base: str, idle: float) -> int:
+    """The status of a second request on one kept-alive connection, sent ``idle`` seconds after
+    the first was answered (http.client does not reconnect behind the caller's back)."""
+    parts = urlsplit(base)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10)
+    try:
+        connection.request("GET", "/")
+        first = connection.getresponse()
+        first.read()
+        assert first.status == 200 and not first.will_close
+        time.sleep(idle)
+        connection.request("GET", "/")
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_an_idle_connection_outlives_a_polling_clients_pause(tmp_path: Path) -> None:
+    # The openstack CLI's --wait polls every 5 s on one connection; a server that closed idle
+    # connections at 5 s (uvicorn's own default) now and then reset the poll that met the close.
+    with running_placement(f"sqlite:///{tmp_path / 'placement.db'}") as base:
+        assert _root_again_after(base, 6.0) == 200
+
+
+def test_the_keepalive_timeout_closes_idle_connections(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'placement.db'}"
+    # Closed by the server while idle: http.client's RemoteDisconnected (or a reset) is a
+    # ConnectionError.
+    with (
+        running_placement(url, env={"BERTH_KEEPALIVE_TIMEOUT": "1"}) as base,
+        pytest.raises(ConnectionError),
+    ):
+        _root_again_after(base, 2.5)
