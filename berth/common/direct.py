@@ -51,10 +51,11 @@ class _Compiled:
     # it (else it is a value fixed in the statement), that value, and its bind processor.
     binds: tuple[tuple[str, bool, Any, Processor], ...]
     positional: bool
-    # The result columns' types, and their processors once the first result's description
-    # has given the driver's column types (some dialects pick a processor by them).
+    # The result columns' types, and once the first result's description has given the
+    # driver's column types (some dialects pick a processor by them) the places and
+    # processors of the columns that have one.
     columns: tuple[sa.types.TypeEngine[Any], ...]
-    results: tuple[Processor, ...] | None = None
+    results: tuple[tuple[int, Callable[[Any], Any]], ...] | None = None
     # The parameters whose value a column default computes at each execution (their place
     # among ``binds``, the function, the bind processor), as SQLAlchemy computes them.
     computed: tuple[tuple[int, Callable[[], Any], Processor], ...] = ()
@@ -206,20 +207,24 @@ def _processed(compiled: _Compiled, dialect: Dialect, cursor: Any) -> list[tuple
     rows = cursor.fetchall()
     processors = compiled.results
     if processors is None:
-        processors = tuple(
+        found = (
             type_.dialect_impl(dialect).result_processor(dialect, described[1])
             for type_, described in zip(compiled.columns, cursor.description, strict=True)
         )
-        processors = compiled.results = processors if any(processors) else ()
+        processors = compiled.results = tuple(
+            (place, process) for place, process in enumerate(found) if process is not None
+        )
     if not processors:
         return list(rows)
-    return [
-        tuple(
-            process(value) if process is not None else value
-            for process, value in zip(processors, row, strict=True)
-        )
-        for row in rows
-    ]
+    # Only the columns that have a processor are visited: a wide row (an instance's) has a
+    # few among dozens, and a pass over every column cost more than the statement.
+    processed = []
+    for row in rows:
+        values = list(row)
+        for place, process in processors:
+            values[place] = process(values[place])
+        processed.append(tuple(values))
+    return processed
 
 
 def _through_sqlalchemy(

@@ -151,16 +151,21 @@ def _service_id(client: httpx.Client, host: str) -> str:
     return str(service["id"])
 
 
-def _force_down(stack: Stack, client: httpx.Client, host: str) -> None:
-    body = {"forced_down": True}
-    url = f"/compute/v2.1/os-services/{_service_id(client, host)}"
-    w.ok(client.put(url, json=body, headers=_SERVICES))
+def _service_update(
+    name: str, body: dict[str, object]
+) -> Callable[[Stack, httpx.Client, str], None]:
+    """A change, called ``name`` (the test's id), that updates the host's compute service."""
+
+    def change(stack: Stack, client: httpx.Client, host: str) -> None:
+        url = f"/compute/v2.1/os-services/{_service_id(client, host)}"
+        w.ok(client.put(url, json=body, headers=_SERVICES))
+
+    change.__name__ = name
+    return change
 
 
-def _disable(stack: Stack, client: httpx.Client, host: str) -> None:
-    body = {"status": "disabled"}
-    url = f"/compute/v2.1/os-services/{_service_id(client, host)}"
-    w.ok(client.put(url, json=body, headers=_SERVICES))
+_force_down = _service_update("_force_down", {"forced_down": True})
+_disable = _service_update("_disable", {"status": "disabled"})
 
 
 def _zone_elsewhere(stack: Stack, client: httpx.Client, host: str) -> None:
