@@ -13,9 +13,11 @@ from berth.compute import rpc
 from berth.compute.cells import Cell
 
 # Messages one server of each kind takes at once. The super-conductor's builds wait on the
-# scheduler and the network service, so it takes the most.
+# scheduler and the network service, so it takes the most. The scheduler takes as many: a
+# request that waits for its shape's turn, or in a batch, holds its place, and a pass places
+# at most the requests the scheduler has taken.
 SUPER_CONDUCTOR_CONCURRENCY = 8
-SCHEDULER_CONCURRENCY = 4
+SCHEDULER_CONCURRENCY = 8
 CELL_CONDUCTOR_CONCURRENCY = 4
 HOST_CONCURRENCY = 4
 

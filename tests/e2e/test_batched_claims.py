@@ -151,6 +151,53 @@ def _service_id(client: httpx.Client, host: str) -> str:
     return str(service["id"])
 
 
+def test_the_next_pass_of_a_shape_asks_placement_after_the_claims_before_it(
+    start_stack: StackFactory,
+) -> None:
+    # While a pass of the shape claims, the next one's leader waits with its batch open: it
+    # asks Placement once the claims before it are written, with everyone who came meanwhile.
+    stack, _ = start_stack(FLEET)
+    sizes, _ = _together(stack)
+    client = stack.placement_client
+    asked, claimed = client.allocation_candidates_body, client.claim
+    events: list[str] = []
+    holding, release = threading.Event(), threading.Event()
+
+    def ask(params: Any) -> bytes:
+        events.append("ask")
+        return asked(params)
+
+    def claim(*args: Any) -> bool:
+        if not holding.is_set():
+            holding.set()
+            release.wait(30)
+        done = claimed(*args)
+        events.append("claimed")
+        return done
+
+    client.allocation_candidates_body = ask  # type: ignore[method-assign]
+    client.claim = claim  # type: ignore[method-assign]
+    specs = [_spec() for _ in range(3)]
+    answers: list[Any] = [None] * len(specs)
+
+    def schedule(i: int) -> None:
+        answers[i] = stack.scheduler.select_destinations(specs[i])
+
+    threads = [threading.Thread(target=schedule, args=(i,)) for i in range(len(specs))]
+    threads[0].start()
+    assert holding.wait(30)
+    for thread in threads[1:]:
+        thread.start()
+    time.sleep(0.5)  # ample for the two to arrive and, were they not to wait, to ask
+    assert events == ["ask"]
+    release.set()
+    for thread in threads:
+        thread.join()
+    assert events == ["ask", "claimed", "ask"]
+    assert sizes == [2], sizes
+    assert all(isinstance(a, list) for a in answers), answers
+
+
 def _service_update(
     name: str, body: dict[str, object]
 ) -> Callable[[Stack, httpx.Client, str], None]:

@@ -6,7 +6,10 @@ them alike. Instead, the first of them (the leader) asks and reads once; the req
 shape that arrive while it does so join its batch, and the leader places them one after the
 other on what it found, as the instances of one multi-instance request are placed: each later
 member sees what the earlier ones took. Each member keeps its own answer, and one that no host
-can take fails alone.
+can take fails alone. The passes of one shape take turns (``taking_turns``): a leader that
+arrives while a pass of its shape runs waits for that pass's claims, its batch open meanwhile,
+so under load each pass places more members, and no pass ranks hosts on an answer that misses
+the claims of the one before.
 
 Two requests have the same shape when everything but their server and port ids is equal: the
 same flavor, image, project, zone and port requests, so the same Placement query once each
@@ -26,9 +29,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,6 +128,24 @@ class Shape:
     spec: RequestSpec
     candidates: KnownCandidates = field(default_factory=KnownCandidates)
     outcomes: Outcomes = field(default_factory=Outcomes)
+    # Held by the pass of the shape that is asking Placement and placing its members. The
+    # next pass's leader waits for it with its batch still open, so it asks Placement after
+    # the claims before it (not for hosts a pass still running is about to take), and takes
+    # in everyone who arrived meanwhile: fewer passes, each of more members.
+    turn: threading.Lock = field(default_factory=threading.Lock, compare=False)
+
+
+@contextmanager
+def taking_turns(shape: Shape, deadline: float | None) -> Iterator[None]:
+    """The shape's turn, waited for until ``deadline`` (wall-clock) at most: a pass whose
+    requests are past it goes on without, and its claims are refused as they would be."""
+    timeout = -1.0 if deadline is None else max(0.0, deadline - time.time())
+    taken = shape.turn.acquire(timeout=timeout)
+    try:
+        yield
+    finally:
+        if taken:
+            shape.turn.release()
 
 
 class Shapes:

@@ -38,6 +38,7 @@ from berth.compute.scheduler.batching import (
     settle,
     shape,
     suffixes,
+    taking_turns,
 )
 from berth.compute.scheduler.candidates import (
     Candidate,
@@ -193,19 +194,20 @@ class SchedulerService:
         request first) and answer each; this request's own schedule."""
         members: list[tuple[Member, Future[Schedule] | None]] = [(member, None)]
         try:
-            answer = self._ask(batch.leader_query, kept.candidates)
-            candidates = answer.candidates
-            hosts = self._hosts_for(member.spec, candidates)
-            members += self._batches.close(key, batch)
-            outcomes = self._scheduler.select_each(
-                [m for m, _ in members],
-                candidates,
-                hosts,
-                provider_summaries=answer.summaries,
-                claim_together=self._claim_together,
-                shape=kept.spec,
-                outcomes=kept.outcomes,
-            )
+            with taking_turns(kept, member.deadline):
+                answer = self._ask(batch.leader_query, kept.candidates)
+                candidates = answer.candidates
+                hosts = self._hosts_for(member.spec, candidates)
+                members += self._batches.close(key, batch)
+                outcomes = self._scheduler.select_each(
+                    [m for m, _ in members],
+                    candidates,
+                    hosts,
+                    provider_summaries=answer.summaries,
+                    claim_together=self._claim_together,
+                    shape=kept.spec,
+                    outcomes=kept.outcomes,
+                )
         except BaseException as exc:
             # Nobody is left waiting: the members get what stopped the pass.
             for _, future in members + self._batches.close(key, batch):
