@@ -27,7 +27,7 @@ import httpx
 from bench import boot_floor
 from bench.boots import boot_all, make_network, percentile, print_boots
 from berth import config
-from berth.allinone.stack import Stack
+from berth.allinone.stack import Stack, on_one_cpu
 from berth.common.inprocess import InProcessTransport
 from berth.compute.audit import audit
 from berth.compute.db import flavors, images
@@ -58,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     stack = Stack(settings, fleet, heartbeat_seconds=15)
     stack.start()
+    # As berth up runs once started (BERTH_UP__ONE_CPU=false: spread over the CPUs).
+    on_one_cpu(settings)
     print(f"stack up with {args.hosts} hosts in {time.perf_counter() - started:.1f} s ({data})")
     client = httpx.Client(
         transport=InProcessTransport(stack.app()),

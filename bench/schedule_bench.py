@@ -25,7 +25,7 @@ from pathlib import Path
 
 from bench.boots import percentile
 from berth import config
-from berth.allinone.stack import Stack
+from berth.allinone.stack import Stack, on_one_cpu
 from berth.compute.host import fleet as fleets
 from berth.compute.objects.request_spec import Flavor, Image, PortRequest, RequestSpec
 
@@ -78,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     stack = Stack(settings, fleet, heartbeat_seconds=15)
     stack.start()
+    # As berth up runs once started (BERTH_UP__ONE_CPU=false: spread over the CPUs).
+    on_one_cpu(settings)
     print(f"stack up with {args.hosts} hosts in {time.perf_counter() - started:.1f} s ({data})")
     try:
         cpu_before = time.process_time()

@@ -428,6 +428,20 @@ class ImageSettings(BaseModel):
     )
 
 
+class UpSettings(BaseModel):
+    """``berth up``: every service in one process."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    one_cpu: bool = Field(
+        True,
+        description="Once started, run every thread of the process on one CPU (the least busy "
+        "then): its Python runs under one interpreter lock, and handing the lock between "
+        "CPUs costs more than the second CPU gives (docs/performance.md). false: the system "
+        "spreads the threads.",
+    )
+
+
 class Settings(BaseSettings):
     """Berth's settings."""
 
@@ -449,6 +463,7 @@ class Settings(BaseSettings):
     network: NetworkSettings = Field(default_factory=NetworkSettings)
     compute: ComputeSettings = Field(default_factory=ComputeSettings)
     image: ImageSettings = Field(default_factory=ImageSettings)
+    up: UpSettings = Field(default_factory=UpSettings)
     keystone_authtoken: KeystoneAuthtokenSettings = Field(default_factory=KeystoneAuthtokenSettings)
 
     @field_validator("data_dir")

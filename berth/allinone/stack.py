@@ -22,7 +22,7 @@ import yaml
 
 from berth.allinone.progress import StepProgress, timed
 from berth.bus.runtime import BusRuntime
-from berth.common import startup_objects
+from berth.common import affinity, startup_objects
 from berth.common.context import RequestContext
 from berth.common.db import Database
 from berth.common.dispatch import PrefixDispatcher
@@ -89,6 +89,16 @@ PREFIXES = {
     "compute": "/compute",
     "dashboard": "/dashboard",
 }
+
+
+def on_one_cpu(settings: Settings) -> None:
+    """What ``berth up`` does once its stack serves (and the benchmarks of it): every thread of
+    the process on one CPU (``berth.common.affinity``), unless ``[up] one_cpu`` is false."""
+    if not settings.up.one_cpu:
+        return
+    cpu = affinity.pin_to_one_cpu()
+    if cpu is not None:
+        LOG.info("every thread of this process runs on CPU %d ([up] one_cpu)", cpu)
 
 
 class Stack:

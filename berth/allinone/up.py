@@ -27,6 +27,7 @@ from berth.allinone.stack import (
     Stack,
     endpoints,
     noauth2_cloud,
+    on_one_cpu,
     write_clouds_yaml,
 )
 from berth.common.dispatch import PrefixDispatcher
@@ -108,6 +109,7 @@ def run(
             f"export OS_CLIENT_CONFIG_FILE={clouds_file}{first}",
             flush=True,
         )
+        on_one_cpu(settings)
 
     signal.signal(signal.SIGTERM, _exit_cleanly)
     threading.Thread(target=start_stack, name="berth up start", daemon=True).start()
