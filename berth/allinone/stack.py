@@ -93,12 +93,15 @@ PREFIXES = {
 
 def on_one_cpu(settings: Settings) -> None:
     """What ``berth up`` does once its stack serves (and the benchmarks of it): every thread of
-    the process on one CPU (``berth.common.affinity``), unless ``[up] one_cpu`` is false."""
+    the process on one CPU, moved when another has more room (``berth.common.affinity``),
+    unless ``[up] one_cpu`` is false."""
     if not settings.up.one_cpu:
         return
-    cpu = affinity.pin_to_one_cpu()
+    one = affinity.OneCpu()
+    cpu = one.pin()
     if cpu is not None:
         LOG.info("every thread of this process runs on CPU %d ([up] one_cpu)", cpu)
+        one.follow()
 
 
 class Stack:

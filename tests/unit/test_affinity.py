@@ -12,6 +12,8 @@ import textwrap
 
 import pytest
 
+from berth.common.affinity import more_room
+
 pytestmark = pytest.mark.skipif(
     not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
     reason="needs Linux and at least two CPUs",
@@ -55,3 +57,37 @@ def test_every_thread_runs_on_one_cpu_of_those_allowed() -> None:
 def test_one_cpu_false_leaves_the_threads_spread() -> None:
     allowed = sorted(os.sched_getaffinity(0))
     assert _affinities(one_cpu=False) == {"main": allowed, "before": allowed, "after": allowed}
+
+
+def test_a_cpu_with_more_room_by_more_than_the_margin_is_moved_to() -> None:
+    assert more_room(0, {0: 150, 1: 10}, margin=40) == 1
+    assert more_room(0, {0: 45, 1: 10}, margin=40) is None  # not by more than the margin
+    assert more_room(1, {0: 0, 1: 0, 2: 0}, margin=40) is None
+    assert more_room(2, {0: 90, 1: 30, 2: 200}, margin=40) == 1
+
+
+_HOGGED = """
+import itertools, json, os, time
+from berth.common import affinity
+
+affinity._LOOK_SECONDS = 0.2
+one = affinity.OneCpu()
+first = one.pin()
+# From now on other work keeps that CPU busy, and leaves the others idle.
+looks = itertools.count(1)
+affinity._busy = lambda: {cpu: next(looks) * 1000 if cpu == first else 0 for cpu in one._allowed}
+one.follow()
+deadline = time.monotonic() + 20
+while one.cpu == first and time.monotonic() < deadline:
+    time.sleep(0.05)
+print(json.dumps({"first": first, "now": one.cpu, "main": sorted(os.sched_getaffinity(0))}))
+"""
+
+
+def test_a_process_leaves_a_cpu_other_work_keeps_busy() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _HOGGED], capture_output=True, text=True, check=True, timeout=60
+    )
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["now"] != seen["first"]
+    assert seen["main"] == [seen["now"]]
