@@ -150,7 +150,8 @@ def taking_turns(shape: Shape, deadline: float | None) -> Iterator[None]:
 
 class Shapes:
     """The shapes seen lately, the least recently scheduled forgotten past ``size`` (each keeps
-    an answer's candidates, about a megabyte for a thousand)."""
+    an answer's candidates and the text of its allocation requests, about three megabytes for
+    a thousand)."""
 
     def __init__(self, size: int = 16) -> None:
         self._size = size
