@@ -339,8 +339,10 @@ class Options:
         # Shuffled by a generator the instance's own seeds: numpy's permutation of a thousand
         # options costs a fortieth of random.shuffle's.
         shuffle = np.random.default_rng(rng.getrandbits(64))
-        flat: list[int] = placed[shuffle.permutation(len(placed))].tolist()
-        weights = totals(self._raws[flat], [m for _, m in self._weighing])
+        shuffled = placed[shuffle.permutation(len(placed))]
+        # Arrays indexed by an array, candidates by a list (each a third of the other's cost).
+        flat: list[int] = shuffled.tolist()
+        weights = totals(self._raws[shuffled], [m for _, m in self._weighing])
         order = np.argsort(-weights, kind="stable")
         candidates, by_node = self._candidates, self._by_node
 
@@ -350,7 +352,7 @@ class Options:
 
         # A node whose outcome kept candidates is one among the options (its kept ones).
         size = self._counts[_KEPT]
-        return Ranking(option, weights.tolist(), order, self._node_codes[flat], size)
+        return Ranking(option, weights.tolist(), order, self._node_codes[shuffled], size)
 
     def _update(self, spec: RequestSpec) -> None:
         """Work out again what each changed node is for ``spec`` (the arrays are written once
