@@ -139,6 +139,11 @@ def test_an_answer_proposing_the_same_requests_to_the_byte_is_not_read_request_b
     assert back.candidates[1] is first.candidates[1]
     assert back.candidates[0] is not first.candidates[0]
     assert back.candidates[0] == first.candidates[0]
+    # The same requests to the byte, but the pool no longer shares: its candidate lands on two
+    # compute nodes and is left out.
+    summaries = {**ANSWER["provider_summaries"], "pool": summary("pool", DISK_GB=(1000, 0))}
+    unshared = known.read(orjson.dumps({**answer, "provider_summaries": summaries}), "1.36")
+    assert [c.root for c in unshared.candidates] == ["cn2"] and unshared.requests == 2
 
 
 def test_an_answer_with_a_request_left_out_is_read_request_by_request_each_time(
