@@ -19,9 +19,9 @@ scheduled on their own.
 
 What a shape's passes share is kept between them (``Shapes``): the spec of the shape's first
 request, in whose request group suffixes every later pass asks Placement (so that answers to
-the shape are alike to the byte but for the summaries' usage), the candidates of its last
-answer (``KnownCandidates``) and each node's outcome (``ranking.Outcomes``). Every member
-sees the candidates through its own suffixes.
+the shape are alike to the byte but for the summaries' usage), the query built from it
+(``AskedQuery``), the candidates of its last answer (``KnownCandidates``) and each node's
+outcome (``ranking.Outcomes``). Every member sees the candidates through its own suffixes.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from typing import Any
 
 from berth.compute.objects.request_spec import RequestSpec, SchedulerHints
 from berth.compute.scheduler.candidates import Candidate, KnownCandidates
-from berth.compute.scheduler.placement_query import PlacementQuery
+from berth.compute.scheduler.placement_query import PlacementQuery, build_query
 from berth.compute.scheduler.ranking import Outcomes
 from berth.compute.scheduler.selection import Member, Schedule
 
@@ -119,6 +119,25 @@ class Batches:
             return list(batch.members)
 
 
+class AskedQuery:
+    """The query of a shape's first request, built again only when the zones' aggregates or
+    the limit it is built with are others (``build_query`` is a pure function of them)."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[Mapping[str, list[str]], int | None, PlacementQuery] | None = None
+
+    def of(
+        self, spec: RequestSpec, zones: Mapping[str, list[str]], limit: int | None
+    ) -> PlacementQuery:
+        """``build_query(spec, az_aggregates=zones, limit=limit)``, ``spec`` always the same."""
+        kept = self._kept
+        if kept is not None and kept[0] == zones and kept[1] == limit:
+            return kept[2]
+        query = build_query(spec, az_aggregates=zones, limit=limit)
+        self._kept = zones, limit, query
+        return query
+
+
 @dataclass(frozen=True)
 class Shape:
     """What the passes of one shape keep between them."""
@@ -133,6 +152,11 @@ class Shape:
     # the claims before it (not for hosts a pass still running is about to take), and takes
     # in everyone who arrived meanwhile: fewer passes, each of more members.
     turn: threading.Lock = field(default_factory=threading.Lock, compare=False)
+    asked: AskedQuery = field(default_factory=AskedQuery, compare=False)
+
+    def query(self, zones: Mapping[str, list[str]], limit: int | None) -> PlacementQuery:
+        """The query every pass of the shape asks Placement (in ``spec``'s suffixes)."""
+        return self.asked.of(self.spec, zones, limit)
 
 
 @contextmanager
@@ -150,7 +174,8 @@ def taking_turns(shape: Shape, deadline: float | None) -> Iterator[None]:
 
 class Shapes:
     """The shapes seen lately, the least recently scheduled forgotten past ``size`` (each keeps
-    an answer's candidates, about a megabyte for a thousand)."""
+    an answer's candidates and the text of its allocation requests, about three megabytes for
+    a thousand)."""
 
     def __init__(self, size: int = 16) -> None:
         self._size = size

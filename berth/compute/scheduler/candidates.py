@@ -80,13 +80,14 @@ _read = msgspec.json.Decoder(_Answer).decode
 
 
 class _Listed(msgspec.Struct, gc=False):
-    """An answer with each allocation request left as Placement wrote it."""
+    """An answer with its allocation requests left as Placement wrote them."""
 
-    allocation_requests: list[msgspec.Raw] = []
+    allocation_requests: msgspec.Raw = msgspec.Raw(b"[]")
     provider_summaries: dict[str, ProviderSummary] = {}
 
 
 _read_listed = msgspec.json.Decoder(_Listed).decode
+_read_requests = msgspec.json.Decoder(list[msgspec.Raw]).decode
 _read_request = msgspec.json.Decoder(_AllocationRequest).decode
 _read_resources = msgspec.json.Decoder(dict[str, _Inventory]).decode
 
@@ -152,52 +153,94 @@ def read_answer(body: bytes, version: str) -> PlacementAnswer:
 _Known = tuple[Candidate, tuple[str | None, ...]]
 
 
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """The last answer's allocation requests as Placement wrote them, read at ``version``
+    into ``candidates`` (one for each: none was left out)."""
+
+    requests: msgspec.Raw
+    version: str
+    candidates: list[Candidate]
+
+
 class KnownCandidates:
     """The candidates of one query's answers, kept between answers by the text of their
     allocation requests, so that a candidate Placement proposes again is the same object and
     is not read again (an answer to the same query proposes mostly the same allocations; what
     changes is the summaries' usage). A candidate's compute node also depends on the summaries
     (a provider's root, whether it is shared), so a known candidate is taken again only while
-    its providers' nodes are as they were when it was made.
+    its providers' nodes are as they were when it was made. When the allocation requests are
+    the last answer's to the byte (the usual case), so are its candidates, and the requests are
+    not looked at one by one.
 
     Several passes may read at once: each reads the candidates kept before it began and keeps
     its own answer's."""
 
     def __init__(self) -> None:
-        # The last answer's providers' nodes (``_nodes_of``), and its allocation requests'
-        # text -> the candidate and its providers' nodes.
-        self._known: tuple[dict[str, str | None], dict[bytes, _Known]] = ({}, {})
+        # The last answer's providers' nodes (``_nodes_of``), its allocation requests' text
+        # -> the candidate and its providers' nodes, and its listing when none was left out.
+        self._known: tuple[dict[str, str | None], dict[bytes, _Known], _Listing | None] = (
+            {},
+            {},
+            None,
+        )
 
     def read(self, body: bytes, version: str) -> PlacementAnswer:
         """``read_answer(body, version)``, with the candidates of earlier answers reused."""
         answer = _read_listed(body)
         trees = _nodes_of(answer.provider_summaries)
-        node_of = trees.get
-        before, known = self._known
+        before, known, listing = self._known
         # Every provider's node as before: every known candidate's too (the usual case).
         same = trees == before
-        kept: dict[bytes, _Known] = {}
-        found = []
-        for raw in answer.allocation_requests:
-            text = bytes(raw)
-            seen = known.get(text)
-            if (
-                seen is not None
-                and seen[0].version == version
-                and (same or tuple([node_of(rp, rp) for rp in seen[0].allocations]) == seen[1])
-            ):
-                found.append(seen[0])
-                kept[text] = seen
-                continue
-            request = _read_request(raw)
-            allocations = {rp: body.resources for rp, body in request.allocations.items()}
-            nodes = tuple([node_of(rp, rp) for rp in allocations])
-            made = _candidate(request, allocations, nodes, version)
-            if made is not None:
-                found.append(made)
-                kept[text] = made, nodes
-        self._known = trees, kept
-        return PlacementAnswer(found, answer.provider_summaries, len(answer.allocation_requests))
+        requests = answer.allocation_requests
+        if (
+            same
+            and listing is not None
+            and listing.version == version
+            and listing.requests == requests
+        ):
+            found = list(listing.candidates)
+            return PlacementAnswer(found, answer.provider_summaries, len(found))
+        found, kept, listed = _reading(_read_requests(requests), known, trees, same, version)
+        listing = None
+        if len(found) == listed:
+            listing = _Listing(msgspec.Raw(bytes(requests)), version, found)
+        self._known = trees, kept, listing
+        return PlacementAnswer(list(found), answer.provider_summaries, listed)
+
+
+def _reading(
+    requests: list[msgspec.Raw],
+    known: Mapping[bytes, _Known],
+    trees: Mapping[str, str | None],
+    same: bool,
+    version: str,
+) -> tuple[list[Candidate], dict[bytes, _Known], int]:
+    """The candidates of ``requests``, the ``known`` ones reused while their providers' nodes
+    are as they were (all are when ``same``); those kept by their text; the number of
+    requests."""
+    node_of = trees.get
+    kept: dict[bytes, _Known] = {}
+    found = []
+    for raw in requests:
+        text = bytes(raw)
+        seen = known.get(text)
+        if (
+            seen is not None
+            and seen[0].version == version
+            and (same or tuple([node_of(rp, rp) for rp in seen[0].allocations]) == seen[1])
+        ):
+            found.append(seen[0])
+            kept[text] = seen
+            continue
+        request = _read_request(raw)
+        allocations = {rp: body.resources for rp, body in request.allocations.items()}
+        nodes = tuple([node_of(rp, rp) for rp in allocations])
+        made = _candidate(request, allocations, nodes, version)
+        if made is not None:
+            found.append(made)
+            kept[text] = made, nodes
+    return found, kept, len(requests)
 
 
 def _nodes_of(summaries: Mapping[str, ProviderSummary]) -> dict[str, str | None]:

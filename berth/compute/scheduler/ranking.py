@@ -15,6 +15,11 @@ ranking of a pass found it (``Outcomes``): before anything landed, with the same
 and weighers, an outcome depends only on the node's HostState and candidates, so it is taken
 again while both are the very objects it was worked out from (the host cache makes a HostState
 again when its host changed; ``KnownCandidates`` keeps a candidate Placement proposes again).
+When a pass's candidates are the very objects of the pass before, in the same order (the usual
+case: answers to one shape repeat but for the summaries' usage), the nodes are grouped as they
+were (``_Layout``), and the first ranking starts from the arrays the one before ended with
+(``_FirstRanking``), working out again only the nodes whose HostState is another object: a pass
+walks in Python only over what changed since the one before.
 
 Each instance's ranking is then made from those outcomes in a few array operations, as it was
 made before from scratch: the options in Placement's order of their nodes, shuffled by a
@@ -24,9 +29,11 @@ first, stably.
 
 from __future__ import annotations
 
+import operator
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import compress
 
 import numpy as np
 
@@ -63,14 +70,16 @@ class Ranking:
         weights: Sequence[float],
         order: np.ndarray,
         nodes: np.ndarray,
+        size: int,
     ) -> None:
         """``option(p)`` is the shuffled option at position ``p``, ``weights[p]`` its weight,
-        ``order`` the positions best first, ``nodes[p]`` a number for the option's node."""
+        ``order`` the positions best first, ``nodes[p]`` a number for the option's node, and
+        ``size`` the number of nodes among the options."""
         self._option = option
         self._weights = weights
         self._order = iter(order.tolist())
         self._ordered: list[Ranked] = []
-        self._size = len(np.unique(nodes))
+        self._size = size
         # When a host has several options: the positions best first, grouped by node (in
         # ``_by_node``, with ``_nodes`` their nodes, sorted), and the nodes already ranked.
         self._grouped = self._size < len(weights)
@@ -143,21 +152,76 @@ class _Outcome:
     raws: tuple[tuple[float, ...], ...]
 
 
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """A pass's candidates grouped by node. Nothing changes it once made: passes whose
+    candidates are the very same objects, in the same order, share it."""
+
+    candidates: list[Candidate]
+    # Node -> its candidates' indices; the nodes in the order of their first candidate.
+    by_root: dict[str, list[int]]
+    roots: frozenset[str]
+    # Per candidate: a number for its node (its place in ``by_root``).
+    node_codes: np.ndarray
+
+    @classmethod
+    def of(cls, candidates: Sequence[Candidate]) -> _Layout:
+        by_root: dict[str, list[int]] = {}
+        for i, candidate in enumerate(candidates):
+            by_root.setdefault(candidate.root, []).append(i)
+        codes = {root: n for n, root in enumerate(by_root)}
+        node_codes = np.array([codes[c.root] for c in candidates], dtype=np.int64)
+        return cls(list(candidates), by_root, frozenset(by_root), node_codes)
+
+    def holds(self, candidates: Sequence[Candidate]) -> bool:
+        """Whether ``candidates`` are this layout's, the very objects in the same order."""
+        mine = self.candidates
+        return len(candidates) == len(mine) and all(map(operator.is_, candidates, mine))
+
+
+@dataclass(frozen=True, slots=True)
+class _FirstRanking:
+    """What ``Options`` knew after a pass's first ranking, every node's outcome written into
+    its arrays, and the HostState each node was worked out with. Nothing changes it once
+    made: a pass starts from copies."""
+
+    layout: _Layout
+    # Per node of ``layout.by_root``, in its order: its HostState (None: unknown).
+    hosts: list[HostState | None]
+    status: dict[str, int]
+    counts: tuple[int, ...]
+    removals: dict[str, tuple[int, int, str, str]]
+    kept: np.ndarray
+    key: np.ndarray
+    raws: np.ndarray
+
+
 class Outcomes:
     """Each node's outcome as the first ranking of a pass found it, for the next pass of the
-    same spec, pipeline and weighers. Passes may run at once: each takes what was kept when it
-    began and keeps its own (either is right for the objects it names)."""
+    same spec, pipeline and weighers, with the layout of the last candidates and the first
+    ranking's arrays. Passes may run at once: each takes what was kept when it began and
+    keeps its own (either is right for the objects it names)."""
 
     def __init__(self) -> None:
-        self._kept: tuple[RequestSpec, _Pipeline, _Weighers, dict[str, _Outcome]] | None = None
+        self._kept: (
+            tuple[RequestSpec, _Pipeline, _Weighers, dict[str, _Outcome], _FirstRanking] | None
+        ) = None
+        self._layout: _Layout | None = None
+
+    def layout(self, candidates: Sequence[Candidate]) -> _Layout:
+        """The layout of ``candidates``: the last one when it holds them, else a new one."""
+        layout = self._layout
+        if layout is None or not layout.holds(candidates):
+            layout = self._layout = _Layout.of(candidates)
+        return layout
 
     def get(
         self, spec: RequestSpec, pipeline: _Pipeline, weighers: _Weighers
-    ) -> dict[str, _Outcome]:
+    ) -> tuple[dict[str, _Outcome], _FirstRanking | None]:
         kept = self._kept
         if kept is None or kept[0] is not spec or kept[1:3] != (pipeline, weighers):
-            return {}
-        return kept[3]
+            return {}, None
+        return kept[3], kept[4]
 
     def keep(
         self,
@@ -165,8 +229,9 @@ class Outcomes:
         pipeline: _Pipeline,
         weighers: _Weighers,
         nodes: dict[str, _Outcome],
+        first: _FirstRanking,
     ) -> None:
-        self._kept = (spec, pipeline, weighers, nodes)
+        self._kept = (spec, pipeline, weighers, nodes, first)
 
 
 class Options:
@@ -181,7 +246,9 @@ class Options:
     ) -> None:
         """``outcomes``: the nodes' outcomes kept between passes of one shape, taken and
         kept by the first ranking."""
-        self._candidates = list(candidates)
+        layout = _Layout.of(candidates) if outcomes is None else outcomes.layout(candidates)
+        self._layout = layout
+        self._candidates = layout.candidates
         self._outcomes = outcomes
         # Nothing landed and nothing dropped yet: outcomes are those ``Outcomes`` keeps.
         self._fresh = True
@@ -192,15 +259,12 @@ class Options:
         self._dropped = 0
         # Nodes whose every candidate was dropped (their claims refused).
         self.emptied = 0
-        self._by_root: dict[str, list[int]] = {}
-        for i, candidate in enumerate(candidates):
-            self._by_root.setdefault(candidate.root, []).append(i)
+        self._by_root = layout.by_root
         # Provider -> the nodes with a candidate drawing from it, made when first needed.
         self._users: dict[str, set[str]] | None = None
-        self.roots = set(self._by_root)
+        self.roots = layout.roots
         # Per candidate: a number for its node.
-        codes = {root: n for n, root in enumerate(self._by_root)}
-        self._node_codes = np.array([codes[c.root] for c in candidates], dtype=np.int64)
+        self._node_codes = layout.node_codes
         self._spec: RequestSpec | None = None
         self._pipeline: _Pipeline = ()
         self._weighers: _Weighers = ()
@@ -275,8 +339,10 @@ class Options:
         # Shuffled by a generator the instance's own seeds: numpy's permutation of a thousand
         # options costs a fortieth of random.shuffle's.
         shuffle = np.random.default_rng(rng.getrandbits(64))
-        flat: list[int] = placed[shuffle.permutation(len(placed))].tolist()
-        weights = totals(self._raws[flat], [m for _, m in self._weighing])
+        shuffled = placed[shuffle.permutation(len(placed))]
+        # Arrays indexed by an array, candidates by a list (each a third of the other's cost).
+        flat: list[int] = shuffled.tolist()
+        weights = totals(self._raws[shuffled], [m for _, m in self._weighing])
         order = np.argsort(-weights, kind="stable")
         candidates, by_node = self._candidates, self._by_node
 
@@ -284,7 +350,9 @@ class Options:
             candidate = candidates[flat[p]]
             return by_node[candidate.root], candidate
 
-        return Ranking(option, weights.tolist(), order, self._node_codes[flat])
+        # A node whose outcome kept candidates is one among the options (its kept ones).
+        size = self._counts[_KEPT]
+        return Ranking(option, weights.tolist(), order, self._node_codes[shuffled], size)
 
     def _update(self, spec: RequestSpec) -> None:
         """Work out again what each changed node is for ``spec`` (the arrays are written once
@@ -294,8 +362,17 @@ class Options:
         keeping = (
             self._outcomes is not None and self._fresh and len(self._dirty) == len(self._by_root)
         )
-        known = self._outcomes.get(spec, self._pipeline, self._weighers) if keeping else {}
+        known: dict[str, _Outcome] = {}
         outcomes: dict[str, _Outcome] = {}
+        hosts: list[HostState | None] = []
+        if keeping:
+            assert self._outcomes is not None
+            known, first = self._outcomes.get(spec, self._pipeline, self._weighers)
+            hosts = list(map(self._by_node.get, self._by_root))
+            if first is not None and first.layout is self._layout:
+                if self._start_from(first, hosts):
+                    return
+                outcomes = dict(known)
         cleared: list[int] = []
         kept: list[int] = []
         keys: list[int] = []
@@ -333,14 +410,41 @@ class Options:
                 index, stage, reason = outcome.removal
                 removals[root] = (index, indices[outcome.first], stage, reason)
         self._dirty.clear()
-        if keeping:
-            assert self._outcomes is not None
-            self._outcomes.keep(spec, self._pipeline, self._weighers, outcomes)
         self._kept[cleared] = False
         self._kept[kept] = True
         self._key[kept] = keys
         if self._weighing and kept:
             self._raws[kept] = raws
+        if keeping:
+            assert self._outcomes is not None
+            self._outcomes.keep(
+                spec, self._pipeline, self._weighers, outcomes, self._first_ranking(hosts)
+            )
+
+    def _start_from(self, first: _FirstRanking, hosts: list[HostState | None]) -> bool:
+        """Take the first ranking of the pass before (of these very candidates) as this one's,
+        the nodes whose HostState is another object left to work out again (``_dirty``): True
+        when there are none (nothing is left to do, and what is kept still holds)."""
+        self._status = dict(first.status)
+        self._counts = list(first.counts)
+        self._removals = dict(first.removals)
+        self._kept = first.kept.copy()
+        self._key = first.key.copy()
+        self._raws = first.raws.copy()
+        self._dirty = set(compress(self._by_root, map(operator.is_not, hosts, first.hosts)))
+        return not self._dirty
+
+    def _first_ranking(self, hosts: list[HostState | None]) -> _FirstRanking:
+        return _FirstRanking(
+            self._layout,
+            hosts,
+            dict(self._status),
+            tuple(self._counts),
+            dict(self._removals),
+            self._kept.copy(),
+            self._key.copy(),
+            self._raws.copy(),
+        )
 
     def _outcome(self, root: str, spec: RequestSpec) -> _Outcome:
         """What ``root`` is for ``spec``, worked out."""

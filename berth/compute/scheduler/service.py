@@ -171,8 +171,7 @@ class SchedulerService:
         # Every pass of the shape asks in its first request's suffixes (so its answers repeat).
         asked = query
         if kept.spec is not request:
-            limit = self.config.max_placement_results
-            asked = build_query(kept.spec, az_aggregates=zones, limit=limit)
+            asked = kept.query(zones, self.config.max_placement_results)
         member = Member(request, self._claim(request, deadline), deadline=deadline)
         renamed = suffixes(asked, query)
         if renamed:

@@ -239,3 +239,14 @@ def test_claims_refused_together_are_claimed_one_by_one() -> None:
         assert calls == [["vm-0", "vm-1", "vm-2"]] and nothing == []
         assert _placed(outcomes) == _placed(alone)
         assert one_by_one == claimed_alone
+
+
+def test_a_shape_builds_its_query_again_only_for_other_zones_or_another_limit() -> None:
+    kept = Shapes().get("a", server("1", availability_zone="az1"))
+    zones = {"az1": ["agg-1"]}
+    first = kept.query(zones, 10)
+    assert first == build_query(kept.spec, az_aggregates=zones, limit=10)
+    assert kept.query({"az1": ["agg-1"]}, 10) is first
+    moved = {"az1": ["agg-1", "agg-2"]}
+    assert kept.query(moved, 10) == build_query(kept.spec, az_aggregates=moved, limit=10) != first
+    assert kept.query(moved, 20) == build_query(kept.spec, az_aggregates=moved, limit=20)

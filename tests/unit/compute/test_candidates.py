@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import orjson
 import pytest
 
+from berth.compute.scheduler import candidates
 from berth.compute.scheduler.candidates import KnownCandidates, ProviderUsage, read_answer
 
 
@@ -111,3 +113,51 @@ def test_known_candidates_are_those_proposed_again_as_they_were() -> None:
     other = known.read(orjson.dumps(ANSWER), "1.37")
     assert [c.version for c in other.candidates] == ["1.37", "1.37"]
     assert not any(a is b for a, b in zip(other.candidates, first.candidates, strict=True))
+
+
+def test_an_answer_proposing_the_same_requests_to_the_byte_is_not_read_request_by_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    answer = {**ANSWER, "allocation_requests": ANSWER["allocation_requests"][:2]}
+    known = KnownCandidates()
+    first = known.read(orjson.dumps(answer), "1.36")
+    # Only the usage moved: the candidates are the last answer's, and no request is looked at.
+    monkeypatch.setattr(candidates, "_reading", _not_called)
+    summaries = {**ANSWER["provider_summaries"], "cn2": summary("cn2", VCPU=(8, 6))}
+    again = known.read(orjson.dumps({**answer, "provider_summaries": summaries}), "1.36")
+    assert [a is b for a, b in zip(again.candidates, first.candidates, strict=True)] == [True] * 2
+    assert again.candidates is not first.candidates and again.requests == 2
+    assert again.summaries["cn2"].free() == {"VCPU": 2}
+    monkeypatch.undo()
+    # One request fewer: the others are the ones known.
+    fewer = known.read(
+        orjson.dumps({**answer, "allocation_requests": [answer["allocation_requests"][1]]}), "1.36"
+    )
+    assert fewer.requests == 1 and fewer.candidates[0] is first.candidates[1]
+    # And back: the one left out is made again.
+    back = known.read(orjson.dumps(answer), "1.36")
+    assert back.candidates[1] is first.candidates[1]
+    assert back.candidates[0] is not first.candidates[0]
+    assert back.candidates[0] == first.candidates[0]
+    # The same requests to the byte, but the pool no longer shares: its candidate lands on two
+    # compute nodes and is left out.
+    summaries = {**ANSWER["provider_summaries"], "pool": summary("pool", DISK_GB=(1000, 0))}
+    unshared = known.read(orjson.dumps({**answer, "provider_summaries": summaries}), "1.36")
+    assert [c.root for c in unshared.candidates] == ["cn2"] and unshared.requests == 2
+
+
+def test_an_answer_with_a_request_left_out_is_read_request_by_request_each_time(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    known = KnownCandidates()
+    body = orjson.dumps(ANSWER)
+    with caplog.at_level(logging.WARNING):
+        first = known.read(body, "1.36")
+        again = known.read(body, "1.36")
+    assert [a is b for a, b in zip(again.candidates, first.candidates, strict=True)] == [True] * 2
+    assert again.requests == first.requests == 3
+    assert [r.message.startswith("allocation request on 2") for r in caplog.records] == [True] * 2
+
+
+def _not_called(*args: Any) -> Any:
+    raise AssertionError("the allocation requests were read one by one")

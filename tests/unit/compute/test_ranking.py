@@ -224,7 +224,7 @@ def test_outcomes_kept_between_passes_rank_as_made_afresh(
 
 
 _weights = st.one_of(
-    st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.5]),
+    st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.5, float("nan")]),
     st.floats(-1e6, 1e6, allow_nan=False),
 )
 
@@ -236,7 +236,8 @@ _weights = st.one_of(
     st.lists(st.sampled_from([1.0, -1.0, 2.0, 1e6, 0.5]), min_size=4, max_size=4),
 )
 def test_totals_add_up_as_floats_do(columns: list[list[float]], multipliers: list[float]) -> None:
-    """The same values as summing ``normalise``d columns in Python, signed zeros included."""
+    """The same values as summing ``normalise``d columns in Python, signed zeros and NaNs
+    (wherever they are in a column) included."""
     rows = len(columns[0]) if columns else 0
     expected = [0.0] * rows
     for column, multiplier in zip(columns, multipliers, strict=False):
@@ -244,3 +245,128 @@ def test_totals_add_up_as_floats_do(columns: list[list[float]], multipliers: lis
     raws = np.array(columns, dtype=float).reshape(len(columns), rows).T
     found = totals(raws, multipliers[: len(columns)]).tolist()
     assert [repr(w) for w in found] == [repr(w) for w in expected]
+
+
+def test_a_pass_of_the_very_candidates_before_starts_from_its_first_ranking() -> None:
+    counting, weighing = _Counting(), _Weighing()
+    pipeline, weighers = (counting,), ((weighing, 1.0),)
+    hosts = [host("yes-1"), host("yes-2", free_ram_mb=1024), host("no-1"), host("yes-3")]
+    candidates = [candidate(h) for h in hosts]
+    kept, request = Outcomes(), spec()
+    by_node = {h.node_uuid: h for h in hosts[:3]}  # yes-3 is unknown to the scheduler
+
+    def first_rank(listed: list[Candidate], asked: RequestSpec = request) -> tuple[Any, ...]:
+        options = Options(listed, dict(by_node), ProviderUsage({}), kept)
+        recorder = Recorder(4, 4)
+        ranking = options.rank(asked, pipeline, weighers, recorder, random.Random(1))
+        ranked = [r.host.host for r in ranking]
+        # As a pass afresh ranks them (with filters and weighers of its own).
+        afresh = Options(listed, dict(by_node), ProviderUsage({}))
+        alike = (_Counting(),), ((_Weighing(), 1.0),)
+        expected = afresh.rank(asked, *alike, Recorder(4, 4), random.Random(1))
+        assert ranked == [r.host.host for r in expected]
+        return options.roots, sorted(ranked), recorder.result(len(ranking)).render()
+
+    roots, ranked, diagnosis = first_rank(list(candidates))
+    assert ranked == ["yes-1", "yes-2"] and "unknown-host: 1" in diagnosis
+    # The same candidates again (another list): grouped by node as they were, nothing asked.
+    again = first_rank(list(candidates))
+    assert again[0] is roots and again[1:] == (ranked, diagnosis)
+    assert len(counting.asked) == 3 and len(weighing.weighed) == 2
+    # Between passes yes-1 has less free RAM, no-1 is renamed yes-0 and yes-3 is known: these
+    # nodes alone are worked out again, as a pass afresh would.
+    by_node["rp-yes-1"] = dataclasses.replace(hosts[0], free_ram_mb=512)
+    by_node["rp-no-1"] = dataclasses.replace(hosts[2], host="yes-0")
+    by_node["rp-yes-3"] = hosts[3]
+    changed = first_rank(list(candidates))
+    assert changed[0] is roots and changed[1] == ["yes-0", "yes-1", "yes-2", "yes-3"]
+    assert "removed" not in changed[2]
+    assert sorted(counting.asked[3:]) == ["yes-0", "yes-1", "yes-3"]
+    assert sorted(weighing.weighed[2:]) == ["yes-0", "yes-1", "yes-3"]
+    # Placement no longer proposes yes-2's candidate: the others are taken as they were.
+    fewer = first_rank([candidates[0], candidates[2], candidates[3]])
+    assert fewer[0] is not roots and fewer[1] == ["yes-0", "yes-1", "yes-3"]
+    assert len(counting.asked) == 6
+    # A candidate equal to yes-1's, but another object: grouped again, yes-1's outcome kept.
+    copied = [dataclasses.replace(candidates[0]), candidates[2], candidates[3]]
+    other = first_rank(copied)
+    assert other[0] is not fewer[0] and other[1] == ["yes-0", "yes-1", "yes-3"]
+    assert len(counting.asked) == 6
+    # Another spec: every node is asked again.
+    first_rank(copied, spec(instance_uuids=("other",)))
+    assert sorted(counting.asked[6:]) == ["yes-0", "yes-1", "yes-3"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    _passes(),
+    st.lists(
+        st.tuples(
+            st.lists(st.integers(0, 11), max_size=3),
+            st.sampled_from(["same", "copy", "drop", "swap", "add"]),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    st.integers(0, 2**32),
+)
+def test_passes_kept_while_hosts_and_candidates_change_rank_as_made_afresh(
+    pass_: Any, steps: list[tuple[list[int], str, bool]], seed: int
+) -> None:
+    """Between passes some hosts change or become known or unknown, the candidates are the
+    same objects, or one is another object, or left out, or moved, or added; now and then the
+    spec is another."""
+    hosts, candidates, summaries, taken = pass_
+    pipeline = build_pipeline(DEFAULT_FILTERS)
+    weighers = build_weighers(DEFAULT_WEIGHERS, {})
+    read = summaries_of(summaries)
+    kept, request = Outcomes(), spec()
+    known = {h.node_uuid: h for h in hosts}
+    by_node = dict(known)
+    listed = list(candidates)
+    for changed, how, new_spec in steps:
+        for i in changed:
+            if i < len(hosts):
+                node = hosts[i].node_uuid
+                if node in by_node and i % 3 == 0:
+                    del by_node[node]
+                else:
+                    was = by_node.get(node, known[node])
+                    by_node[node] = dataclasses.replace(was, free_ram_mb=was.free_ram_mb // 2)
+        listed = _changed(listed, candidates, how)
+        if new_spec:
+            request = spec(instance_uuids=(f"other-{len(changed)}",))
+        pools = [(dict(by_node), ProviderUsage(read)) for _ in range(2)]
+        ours = Options(listed, *pools[0], kept)
+        theirs = Options(listed, *pools[1])
+        for landing, index in enumerate([*taken[:2], None]):
+            recorders = Recorder(9, 9), Recorder(9, 9)
+            rankings = [
+                options.rank(request, pipeline, weighers, recorder, random.Random(seed))
+                for options, recorder in zip((ours, theirs), recorders, strict=True)
+            ]
+            assert _listed(rankings[0]) == _listed(rankings[1])
+            assert recorders[0].result(0).render() == recorders[1].result(0).render()
+            chosen = listed[index] if index is not None and index < len(listed) else None
+            if chosen is None or chosen.root not in by_node or not pools[0][1].fits(chosen):
+                continue
+            for options, (nodes, usage) in zip((ours, theirs), pools, strict=True):
+                usage.consume(chosen)
+                nodes[chosen.root] = nodes[chosen.root].consume(f"vm-{landing}", chosen, {})
+                options.landed(chosen)
+
+
+def _changed(listed: list[Candidate], proposed: list[Candidate], how: str) -> list[Candidate]:
+    """The candidates of the next pass: ``listed`` as they were (another list), with one
+    another object equal to it, one left out, two swapped, or one of ``proposed`` added."""
+    listed = list(listed)
+    if how == "copy" and listed:
+        listed[0] = dataclasses.replace(listed[0])
+    elif how == "drop" and len(listed) > 1:
+        del listed[len(listed) // 2]
+    elif how == "swap" and len(listed) > 1:
+        listed[0], listed[-1] = listed[-1], listed[0]
+    elif how == "add":
+        listed.append(proposed[len(listed) % len(proposed)])
+    return listed

@@ -66,12 +66,25 @@ def totals(raws: np.ndarray, multipliers: Sequence[float]) -> np.ndarray:
     and floats would (the same operations, so the same values, signed zeros included)."""
     found = np.zeros(len(raws))
     for column, multiplier in zip(raws.T, multipliers, strict=True):
-        values = column.tolist()
-        # Python's min and max: the first of equal values, as ``normalise`` takes.
-        low, high = (min(values), max(values)) if values else (0.0, 0.0)
-        spread = np.zeros(len(values)) if high == low else (column - low) / (high - low)
+        low, high = _bounds(column)
+        spread = np.zeros(len(column)) if high == low else (column - low) / (high - low)
         found = found + multiplier * spread
     return found
+
+
+def _bounds(column: np.ndarray) -> tuple[float, float]:
+    """The lowest and highest of ``column``, for ``totals`` as Python's min and max are for
+    ``normalise``."""
+    if not len(column):
+        return 0.0, 0.0
+    low, high = float(column.min()), float(column.max())
+    # With a NaN, numpy's propagate and Python's depend on where it is: Python's. Otherwise
+    # they differ at most in which zero is the lowest (-0.0 == 0.0), which only tells the sign
+    # of a zero spread, and a total adds it to +0.0 or to a number not zero: it never shows.
+    if low != low:
+        values = column.tolist()
+        return min(values), max(values)
+    return low, high
 
 
 def combine(
