@@ -10,6 +10,7 @@ network's), its VNIC type and the physical networks of its network's segments. B
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import random
 import re
@@ -307,7 +308,8 @@ def assign_addresses(
         chosen = ipam.allocate_specific(
             subnet, address, subnet_store.used_addresses(conn, subnet.id)
         )
-        if not store.take_address(conn, port_id, network_id, subnet.id, chosen):
+        offset = ipam.address_offset(subnet, chosen)
+        if not store.take_address(conn, port_id, network_id, subnet.id, chosen, offset):
             raise exceptions.IpAddressInUse(
                 f"Unable to complete operation for network {network_id}. The IP address {chosen} is in use."
             )
@@ -328,8 +330,11 @@ def _subnet_holding(available: Sequence[Subnet], address: str | None) -> Subnet 
 def take_lowest(conn: Connection, port_id: str, subnet: Subnet) -> str:
     """The lowest free address of the subnet, taken; retried when a racing port took it first."""
     for _ in range(8):
-        address = ipam.allocate_lowest(subnet, subnet_store.used_addresses(conn, subnet.id))
-        if store.take_address(conn, port_id, subnet.network_id, subnet.id, address):
+        address = ipam.allocate_lowest_by_search(
+            subnet, functools.partial(subnet_store.lowest_unused, conn, subnet.id)
+        ) or ipam.allocate_lowest(subnet, subnet_store.used_addresses(conn, subnet.id))
+        offset = ipam.address_offset(subnet, address)
+        if store.take_address(conn, port_id, subnet.network_id, subnet.id, address, offset):
             return address
     raise exceptions.IpAddressGenerationFailure(
         f"No more IP addresses available on subnet {subnet.id}."
