@@ -204,3 +204,18 @@ def test_the_migration_gives_stored_addresses_their_offsets(tmp_path: Path) -> N
         assert _offsets(db) == {"10.0.0.7": 7, "2001:db8::5": 5, "2001:db8::ffff:0:0:1": None}
     finally:
         db.dispose()
+
+
+def test_an_ipv6_subnet_hands_out_its_lowest_addresses(network_client: httpx.Client) -> None:
+    """A /64's pool runs to the end of what the store keeps offsets of, and past it."""
+    net = post_made(network_client, "/v2.0/networks", "network", name="v6")
+    post_made(
+        network_client, "/v2.0/subnets", "subnet",
+        network_id=net["id"], ip_version=6, cidr="2001:db8::/64",
+    )  # fmt: skip
+    made = [
+        post_made(network_client, "/v2.0/ports", "port", network_id=net["id"]) for _ in range(3)
+    ]
+    assert [p["fixed_ips"][0]["ip_address"] for p in made] == [
+        "2001:db8::2", "2001:db8::3", "2001:db8::4"
+    ]  # fmt: skip
