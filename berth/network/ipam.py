@@ -3,7 +3,9 @@
 Addresses are handled as integers and pools as inclusive ranges, so counting a /64 or finding its
 lowest free address costs time in the number of pools and used addresses, never in the size of
 the subnet. The store keeps the used addresses (one row per allocation, unique per subnet, which
-settles races); these functions only decide.
+settles races); these functions only decide. A port's address is found without reading them all:
+the store keeps each one's offset in its subnet and searches those in SQL for the lowest gap
+(``allocate_lowest_by_search``), with the same answer as ``allocate_lowest`` over the whole set.
 
 Reserved addresses: an IPv4 subnet's network and broadcast addresses and an IPv6 subnet's first
 address (the subnet-router anycast address), except on point-to-point subnets (/31 and /32,
