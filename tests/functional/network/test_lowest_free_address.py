@@ -219,3 +219,19 @@ def test_an_ipv6_subnet_hands_out_its_lowest_addresses(network_client: httpx.Cli
     assert [p["fixed_ips"][0]["ip_address"] for p in made] == [
         "2001:db8::2", "2001:db8::3", "2001:db8::4"
     ]  # fmt: skip
+
+
+def test_an_address_taken_without_its_offset_is_not_chosen_again(
+    network_client: httpx.Client, network_db: Database, subnet: dict[str, Any]
+) -> None:
+    """A process older than the offsets (during an upgrade) takes the lowest address: the next
+    port still gets one (the retry reads every used address), not IpAddressGenerationFailure."""
+    with network_db.write() as conn:
+        conn.execute(
+            ip_allocations.insert().values(
+                port_id=subnet["port_id"], subnet_id=subnet["id"],
+                network_id=subnet["network_id"], ip_address="10.0.0.2",
+            )
+        )  # fmt: skip
+    port = post_made(network_client, "/v2.0/ports", "port", network_id=subnet["network_id"])
+    assert port["fixed_ips"][0]["ip_address"] == "10.0.0.3"
