@@ -3,7 +3,9 @@
 Addresses are handled as integers and pools as inclusive ranges, so counting a /64 or finding its
 lowest free address costs time in the number of pools and used addresses, never in the size of
 the subnet. The store keeps the used addresses (one row per allocation, unique per subnet, which
-settles races); these functions only decide.
+settles races); these functions only decide. A port's address is found without reading them all:
+the store keeps each one's offset in its subnet and searches those in SQL for the lowest gap
+(``allocate_lowest_by_search``), with the same answer as ``allocate_lowest`` over the whole set.
 
 Reserved addresses: an IPv4 subnet's network and broadcast addresses and an IPv6 subnet's first
 address (the subnet-router anycast address), except on point-to-point subnets (/31 and /32,
@@ -17,7 +19,7 @@ import functools
 import ipaddress
 import itertools
 import socket
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Final, Literal, Protocol
@@ -27,13 +29,16 @@ from berth.network.exceptions import IpAddressInUse
 
 __all__ = [
     "AUTO",
+    "OFFSET_LIMIT",
     "InvalidIpForSubnet",
     "InvalidSubnet",
     "IpAddressExhausted",
     "IpAddressInUse",
     "SubnetLayout",
+    "address_offset",
     "allocatable_count",
     "allocate_lowest",
+    "allocate_lowest_by_search",
     "allocate_specific",
     "eui64_address",
     "plan_subnet",
@@ -220,12 +225,29 @@ def _range_text(network: Network, r: tuple[int, int]) -> tuple[str, str]:
 # -- counting and allocating ----------------------------------------------------------------------
 
 
-def _pools(subnet: Addressed) -> list[tuple[int, int]]:
+def _pools(subnet: Addressed) -> tuple[tuple[int, int], ...]:
     """The subnet's pools as sorted integer ranges (stored pools are valid; see plan_subnet)."""
-    return sorted(
-        (int(ipaddress.ip_address(first)), int(ipaddress.ip_address(last)))
-        for first, last in subnet.allocation_pools
+    return _pool_ranges(subnet.allocation_pools)
+
+
+# Every port's address parses its subnet's cidr and pools again, and they are few: kept parsed.
+_LAYOUTS_KEPT = 1024
+
+
+@functools.lru_cache(maxsize=_LAYOUTS_KEPT)
+def _pool_ranges(pools: tuple[tuple[str, str], ...]) -> tuple[tuple[int, int], ...]:
+    return tuple(
+        sorted(
+            (int(ipaddress.ip_address(first)), int(ipaddress.ip_address(last)))
+            for first, last in pools
+        )
     )
+
+
+@functools.lru_cache(maxsize=_LAYOUTS_KEPT)
+def _stored_network(cidr: str) -> Network:
+    """A stored (so valid) subnet's cidr, parsed."""
+    return parse_cidr(cidr)
 
 
 def _position(pools: Sequence[tuple[int, int]], value: int) -> int | None:
@@ -290,7 +312,51 @@ def allocate_lowest(subnet: Addressed, used: Iterable[str]) -> str:
         while candidate <= last and candidate in blocked:
             candidate += 1
         if candidate <= last:
-            return _text(parse_cidr(subnet.cidr), candidate)
+            return _text(_stored_network(subnet.cidr), candidate)
+    raise IpAddressExhausted(f"No more IP addresses available on subnet {subnet.cidr}.")
+
+
+# A store keeps each used address's offset in its subnet (the address minus the subnet's network
+# address) as a signed 64-bit integer, and finds the lowest gap in SQL; offsets from here on
+# (the far half of an IPv6 /64, or more) it does not keep.
+OFFSET_LIMIT: Final = 2**63
+
+# The lowest offset in [first, last] (last < OFFSET_LIMIT) that no used address has; None when
+# each has one.
+LowestUnused = Callable[[int, int], int | None]
+
+
+def address_offset(subnet: Addressed, address: str) -> int | None:
+    """``address``'s place in ``subnet`` as a store keeps it (see ``OFFSET_LIMIT``); None when
+    it is not a subnet address of the subnet's IP version or lies beyond the limit."""
+    value = _integer(address, subnet.ip_version)
+    if value is None:
+        return None
+    network = _stored_network(subnet.cidr)
+    offset = value - int(network.network_address)
+    return offset if 0 <= offset < min(network.num_addresses, OFFSET_LIMIT) else None
+
+
+def allocate_lowest_by_search(subnet: Addressed, lowest_unused: LowestUnused) -> str | None:
+    """What ``allocate_lowest`` answers, from a search of the used offsets rather than every
+    used address: the lowest free pool address, IpAddressExhausted when there is none, or None
+    when the answer may lie beyond the offsets the store keeps (the caller then asks
+    ``allocate_lowest``)."""
+    network = _stored_network(subnet.cidr)
+    base = int(network.network_address)
+    gateway = None if subnet.gateway_ip is None else address_offset(subnet, subnet.gateway_ip)
+    for first, last in _pools(subnet):
+        start, end = first - base, min(last - base, OFFSET_LIMIT - 1)
+        while start <= end:
+            found = lowest_unused(start, end)
+            if found is None:
+                break
+            if found != gateway:
+                return _text(network, base + found)
+            # The gateway has no row unless a router holds it, and no port may get it.
+            start = found + 1
+        if last - base > end:
+            return None
     raise IpAddressExhausted(f"No more IP addresses available on subnet {subnet.cidr}.")
 
 

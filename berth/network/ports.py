@@ -10,6 +10,7 @@ network's), its VNIC type and the physical networks of its network's segments. B
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import random
 import re
@@ -307,7 +308,8 @@ def assign_addresses(
         chosen = ipam.allocate_specific(
             subnet, address, subnet_store.used_addresses(conn, subnet.id)
         )
-        if not store.take_address(conn, port_id, network_id, subnet.id, chosen):
+        offset = ipam.address_offset(subnet, chosen)
+        if not store.take_address(conn, port_id, network_id, subnet.id, chosen, offset):
             raise exceptions.IpAddressInUse(
                 f"Unable to complete operation for network {network_id}. The IP address {chosen} is in use."
             )
@@ -326,14 +328,28 @@ def _subnet_holding(available: Sequence[Subnet], address: str | None) -> Subnet 
 
 
 def take_lowest(conn: Connection, port_id: str, subnet: Subnet) -> str:
-    """The lowest free address of the subnet, taken; retried when a racing port took it first."""
-    for _ in range(8):
-        address = ipam.allocate_lowest(subnet, subnet_store.used_addresses(conn, subnet.id))
-        if store.take_address(conn, port_id, subnet.network_id, subnet.id, address):
+    """The lowest free address of the subnet, taken; retried when a racing port took it first.
+    A retry reads every used address: a row without its offset (written by a process older
+    than migration 0007, during an upgrade) would have the search choose its address again."""
+    for attempt in range(8):
+        address = _lowest_free(conn, subnet, search=attempt == 0)
+        offset = ipam.address_offset(subnet, address)
+        if store.take_address(conn, port_id, subnet.network_id, subnet.id, address, offset):
             return address
     raise exceptions.IpAddressGenerationFailure(
         f"No more IP addresses available on subnet {subnet.id}."
     )
+
+
+def _lowest_free(conn: Connection, subnet: Subnet, search: bool) -> str:
+    """The subnet's lowest free address: found in SQL (``search``), else (or when it may lie
+    beyond the offsets the store keeps) from every used address."""
+    if search:
+        lowest_unused = functools.partial(subnet_store.lowest_unused, conn, subnet.id)
+        found = ipam.allocate_lowest_by_search(subnet, lowest_unused)
+        if found is not None:
+            return found
+    return ipam.allocate_lowest(subnet, subnet_store.used_addresses(conn, subnet.id))
 
 
 def _assign_defaults(

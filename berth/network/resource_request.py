@@ -145,7 +145,23 @@ def resource_request(
     physical networks of its network's segments; None when no rule asks for a minimum.
 
     A rule with a zero minimum asks for nothing (Placement refuses amounts of zero)."""
-    rules = tuple(rules)
+    return _worked_out(port_id, vnic_type, tuple(rules), tuple(physical_networks))
+
+
+# A port's request is asked for at its creation, its answers and its binding, from the same
+# rules and segments each time: worked out once. It is not stored with the port, as a change
+# of the policy's rules or of the network's segments changes it; a change of either is a new
+# key here. (Entries are small; a port's are needed only while it is made and bound.)
+_REQUESTS_KEPT = 4096
+
+
+@functools.lru_cache(maxsize=_REQUESTS_KEPT)
+def _worked_out(
+    port_id: str,
+    vnic_type: str,
+    rules: tuple[QosRule, ...],
+    physical_networks: tuple[str | None, ...],
+) -> ResourceRequest | None:
     check_rules(rules)
     vnic = vnic_type_trait(vnic_type)
     bandwidth = {

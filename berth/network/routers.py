@@ -25,7 +25,7 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from berth.common.context import RequestContext
 from berth.config import NetworkSettings
-from berth.network import exceptions, policy, ports, rbac, subnets, validate
+from berth.network import exceptions, ipam, policy, ports, rbac, subnets, validate
 from berth.network.store import networks as network_store
 from berth.network.store import ports as port_store
 from berth.network.store import rbac as rbac_store
@@ -327,9 +327,9 @@ def _plug_subnet(
         (router["id"], store.INTERFACE),
         [],
     )
-    if not port_store.take_address(
-        conn, port_id, subnet["network_id"], subnet_id, subnet["gateway_ip"]
-    ):
+    gateway = subnet["gateway_ip"]
+    offset = ipam.address_offset(subnets.subnet_of(subnet), gateway)
+    if not port_store.take_address(conn, port_id, subnet["network_id"], subnet_id, gateway, offset):
         raise exceptions.IpAddressInUse(
             f"Unable to complete operation for network {subnet['network_id']}. The IP address "
             f"{subnet['gateway_ip']} is in use."

@@ -109,12 +109,22 @@ def fixed_ips_of(conn: Connection, port_ids: Collection[str]) -> dict[str, list[
 
 
 def take_address(
-    conn: Connection, port_id: str, network_id: str, subnet_id: str, address: str
+    conn: Connection,
+    port_id: str,
+    network_id: str,
+    subnet_id: str,
+    address: str,
+    offset: int | None,
 ) -> bool:
-    """Record the address as the port's; False when another port has it."""
+    """Record the address (and its ``ipam.address_offset``) as the port's; False when another
+    port has it."""
     values = {
-        "port_id": port_id, "subnet_id": subnet_id, "network_id": network_id, "ip_address": address
-    }  # fmt: skip
+        "port_id": port_id,
+        "subnet_id": subnet_id,
+        "network_id": network_id,
+        "ip_address": address,
+        "ip_offset": offset,
+    }
     return inserted(conn, _TAKE_ADDRESS, values, on_cursor=True)
 
 

@@ -188,7 +188,11 @@ ip_allocations = sa.Table(
     sa.Column("subnet_id", sa.String(_ID), sa.ForeignKey("subnets.id"), nullable=False),
     sa.Column("network_id", sa.String(_ID), nullable=False, index=True),
     sa.Column("ip_address", sa.String(64), nullable=False),
+    # The address minus the subnet's network address, for finding the lowest free one in SQL;
+    # null beyond what a BIGINT holds (``ipam.OFFSET_LIMIT``).
+    sa.Column("ip_offset", sa.BigInteger, nullable=True),
     sa.UniqueConstraint("subnet_id", "ip_address"),
+    sa.Index(None, "subnet_id", "ip_offset"),
     **_MYSQL,
 )
 

@@ -25,6 +25,49 @@ _USED = sa.select(ip_allocations.c.ip_address).where(
 )
 
 
+def _used_span() -> sa.Select[tuple[int, int | None]]:
+    """How many offsets from ``first`` to ``last`` are used, and the highest of them: when
+    they are as many as the span up to the highest, none below it is free. (The count steps
+    through the index, ten times faster than probing for each next offset; the highest is
+    one seek.)"""
+    in_range = (
+        ip_allocations.c.subnet_id == sa.bindparam("subnet_id"),
+        ip_allocations.c.ip_offset.between(sa.bindparam("first"), sa.bindparam("last")),
+    )
+    count = sa.select(sa.func.count()).where(*in_range).scalar_subquery()
+    highest = sa.select(sa.func.max(ip_allocations.c.ip_offset)).where(*in_range)
+    return sa.select(count, highest.scalar_subquery())
+
+
+def _lowest_gap() -> sa.Select[tuple[int]]:
+    """The lowest offset from ``first`` to ``last`` with no address row of the subnet: ``first``
+    itself, or the one after the lowest used offset whose next is unused. The index on
+    (subnet, offset) walks the used ones in order and stops at the first gap."""
+    taken, other = ip_allocations.alias("taken"), ip_allocations.alias("other")
+    subnet, first = sa.bindparam("subnet_id"), sa.bindparam("first")
+    first_used = sa.exists().where(taken.c.subnet_id == subnet, taken.c.ip_offset == first)
+    next_free = ~sa.exists().where(
+        other.c.subnet_id == subnet, other.c.ip_offset == taken.c.ip_offset + 1
+    )
+    after_run = (
+        sa.select(taken.c.ip_offset + 1)
+        .where(
+            taken.c.subnet_id == subnet,
+            taken.c.ip_offset >= first,
+            taken.c.ip_offset < sa.bindparam("last"),
+            next_free,
+        )
+        .order_by(taken.c.ip_offset)
+        .limit(1)
+        .scalar_subquery()
+    )
+    return sa.select(sa.case((first_used, after_run), else_=first))
+
+
+_USED_SPAN = _used_span()
+_LOWEST_GAP = _lowest_gap()
+
+
 def insert(conn: Connection, values: Mapping[str, Any]) -> None:
     conn.execute(subnets.insert().values(revision_number=0, created_at=utcnow(), **values))
 
@@ -72,6 +115,20 @@ def used_addresses(conn: Connection, subnet_id: str) -> list[str]:
     # subnet, and SQLAlchemy's rows (a third of the read with 300 addresses) add nothing to text
     # that no backend processes.
     return [address for (address,) in direct.execute(conn, _USED, {"subnet_id": subnet_id}).rows]
+
+
+def lowest_unused(conn: Connection, subnet_id: str, first: int, last: int) -> int | None:
+    """The lowest offset from ``first`` to ``last`` that no address of the subnet has, None when
+    each has one (see ``ipam.allocate_lowest_by_search``)."""
+    params = {"subnet_id": subnet_id, "first": first, "last": last}
+    ((count, highest),) = direct.execute(conn, _USED_SPAN, params).rows
+    if not count:
+        return first
+    if count == highest - first + 1:
+        # Addresses taken one after another and none released since: the usual subnet.
+        return int(highest) + 1 if highest < last else None
+    found = direct.execute(conn, _LOWEST_GAP, params).scalar()
+    return None if found is None else int(found)
 
 
 def used_counts(conn: Connection, subnet_ids: Collection[str]) -> dict[str, int]:

@@ -363,3 +363,66 @@ def test_used_addresses_count_the_same_in_any_valid_spelling(
         assert ipam.allocatable_count(layout, respelled) == ipam.allocatable_count(layout, [])
     else:
         assert ipam.allocatable_count(layout, respelled) == ipam.allocatable_count(layout, used)
+
+
+# -- the lowest free address from a search of used offsets (as the store finds it in SQL) --------
+
+
+def _search_of(layout: SubnetLayout, used: list[str]) -> ipam.LowestUnused:
+    """A search over the offsets the store would keep for ``used``, as its SQL answers."""
+    offsets = {o for u in used if (o := ipam.address_offset(layout, u)) is not None}
+
+    def lowest_unused(first: int, last: int) -> int | None:
+        assert 0 <= first <= last < ipam.OFFSET_LIMIT
+        return next((o for o in range(first, last + 1) if o not in offsets), None)
+
+    return lowest_unused
+
+
+@given(small_subnets(), st.sampled_from(["plain", "exploded", "upper"]))
+def test_the_search_of_used_offsets_finds_what_the_used_set_does(
+    case: tuple[SubnetLayout, list[str]], spelling: str
+) -> None:
+    layout, used = case
+    spelled = [
+        ipaddress.ip_address(u).exploded if spelling == "exploded" else u.upper()
+        if spelling == "upper" else u
+        for u in used
+    ]  # fmt: skip
+    try:
+        expected = ipam.allocate_lowest(layout, spelled)
+    except IpAddressExhausted:
+        with pytest.raises(IpAddressExhausted):
+            ipam.allocate_lowest_by_search(layout, _search_of(layout, spelled))
+    else:
+        assert ipam.allocate_lowest_by_search(layout, _search_of(layout, spelled)) == expected
+
+
+def test_the_search_skips_a_gateway_an_old_pool_still_holds() -> None:
+    layout = SubnetLayout(4, "10.0.0.0/29", "10.0.0.2", (("10.0.0.1", "10.0.0.6"),))
+    assert ipam.allocate_lowest_by_search(layout, _search_of(layout, ["10.0.0.1"])) == "10.0.0.3"
+
+
+def test_offsets_are_kept_below_the_limit_only() -> None:
+    layout = ipam.plan_subnet("2001:db8::/64", 6)
+    assert ipam.address_offset(layout, "2001:db8::5") == 5
+    assert ipam.address_offset(layout, "2001:db8::7fff:ffff:ffff:ffff") == ipam.OFFSET_LIMIT - 1
+    assert ipam.address_offset(layout, "2001:db8::8000:0:0:0") is None
+    assert ipam.address_offset(layout, "2001:db9::5") is None
+    assert ipam.address_offset(layout, "10.0.0.5") is None
+
+
+def test_the_search_gives_way_when_the_lowest_may_lie_beyond_the_limit() -> None:
+    """A /64's pool runs past what the store keeps offsets of: with every kept one used, the
+    answer is the set's (None tells the caller to ask it)."""
+    layout = ipam.plan_subnet("2001:db8::/64", 6)
+    asked: list[tuple[int, int]] = []
+
+    def all_used(first: int, last: int) -> None:
+        asked.append((first, last))
+
+    assert ipam.allocate_lowest_by_search(layout, all_used) is None
+    assert asked == [(2, ipam.OFFSET_LIMIT - 1)]
+    pools = (("2001:db8::8000:0:0:0", "2001:db8::8000:0:0:9"),)
+    beyond = SubnetLayout(6, "2001:db8::/64", None, pools)
+    assert ipam.allocate_lowest_by_search(beyond, all_used) is None

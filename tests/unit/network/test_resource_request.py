@@ -191,3 +191,14 @@ def test_requirements_are_matched_against_traits() -> None:
     assert not rr.requirement_met("in:CUSTOM_PHYSNET_B,CUSTOM_PHYSNET_C", traits)
     assert rr.requirement_met("!CUSTOM_PHYSNET_B", traits)
     assert not rr.requirement_met("!CUSTOM_PHYSNET_A", traits)
+
+
+def test_the_same_rules_and_segments_work_the_request_out_once() -> None:
+    """A port's creation, answers and binding ask for its request from the same inputs: they
+    get the one worked out first; changed rules or segments get their own."""
+    first = rr.resource_request(PORT, "normal", [EGRESS_1G], ["physnet0"])
+    assert rr.resource_request(PORT, "normal", (EGRESS_1G,), ("physnet0",)) is first
+    other = rr.resource_request(PORT, "normal", [INGRESS_2G], ["physnet0"])
+    assert other is not None and other.as_dict() != first.as_dict()  # type: ignore[union-attr]
+    moved = rr.resource_request(PORT, "normal", [EGRESS_1G], ["physnet1"])
+    assert moved is not None and moved.request_groups[0].required[0] == "CUSTOM_PHYSNET_PHYSNET1"
