@@ -203,24 +203,9 @@ def test_outcomes_kept_between_passes_rank_as_made_afresh(
                 by_node[node] = dataclasses.replace(
                     by_node[node], free_ram_mb=by_node[node].free_ram_mb // 2, up=i % 2 == 0
                 )
-        pools = [(dict(by_node), ProviderUsage(read)) for _ in range(2)]
-        ours = Options(candidates, *pools[0], kept)
-        theirs = Options(candidates, *pools[1])
-        for landing, index in enumerate([*taken[:2], None]):
-            recorders = Recorder(9, 9), Recorder(9, 9)
-            rankings = [
-                options.rank(request, pipeline, weighers, recorder, random.Random(seed))
-                for options, recorder in zip((ours, theirs), recorders, strict=True)
-            ]
-            assert _listed(rankings[0]) == _listed(rankings[1])
-            assert recorders[0].result(0).render() == recorders[1].result(0).render()
-            chosen = candidates[index] if index is not None else None
-            if chosen is None or chosen.root not in by_node or not pools[0][1].fits(chosen):
-                continue
-            for options, (nodes, usage) in zip((ours, theirs), pools, strict=True):
-                usage.consume(chosen)
-                nodes[chosen.root] = nodes[chosen.root].consume(f"vm-{landing}", chosen, {})
-                options.landed(chosen)
+        _rank_alike_and_land(
+            candidates, by_node, read, kept, taken, (request, pipeline, weighers, seed)
+        )
 
 
 _weights = st.one_of(
@@ -337,24 +322,40 @@ def test_passes_kept_while_hosts_and_candidates_change_rank_as_made_afresh(
         listed = _changed(listed, candidates, how)
         if new_spec:
             request = spec(instance_uuids=(f"other-{len(changed)}",))
-        pools = [(dict(by_node), ProviderUsage(read)) for _ in range(2)]
-        ours = Options(listed, *pools[0], kept)
-        theirs = Options(listed, *pools[1])
-        for landing, index in enumerate([*taken[:2], None]):
-            recorders = Recorder(9, 9), Recorder(9, 9)
-            rankings = [
-                options.rank(request, pipeline, weighers, recorder, random.Random(seed))
-                for options, recorder in zip((ours, theirs), recorders, strict=True)
-            ]
-            assert _listed(rankings[0]) == _listed(rankings[1])
-            assert recorders[0].result(0).render() == recorders[1].result(0).render()
-            chosen = listed[index] if index is not None and index < len(listed) else None
-            if chosen is None or chosen.root not in by_node or not pools[0][1].fits(chosen):
-                continue
-            for options, (nodes, usage) in zip((ours, theirs), pools, strict=True):
-                usage.consume(chosen)
-                nodes[chosen.root] = nodes[chosen.root].consume(f"vm-{landing}", chosen, {})
-                options.landed(chosen)
+        _rank_alike_and_land(
+            listed, by_node, read, kept, taken, (request, pipeline, weighers, seed)
+        )
+
+
+def _rank_alike_and_land(
+    listed: list[Candidate],
+    by_node: dict[str, HostState],
+    read: Any,
+    kept: Outcomes,
+    taken: list[int],
+    asked: tuple[RequestSpec, Any, Any, int],
+) -> None:
+    """A pass over ``listed`` with ``kept`` outcomes and one made afresh rank alike for every
+    instance: the first two candidates ``taken`` land in both in turn, then one more ranks."""
+    request, pipeline, weighers, seed = asked
+    pools = [(dict(by_node), ProviderUsage(read)) for _ in range(2)]
+    ours = Options(listed, *pools[0], kept)
+    theirs = Options(listed, *pools[1])
+    for landing, index in enumerate([*taken[:2], None]):
+        recorders = Recorder(9, 9), Recorder(9, 9)
+        rankings = [
+            options.rank(request, pipeline, weighers, recorder, random.Random(seed))
+            for options, recorder in zip((ours, theirs), recorders, strict=True)
+        ]
+        assert _listed(rankings[0]) == _listed(rankings[1])
+        assert recorders[0].result(0).render() == recorders[1].result(0).render()
+        chosen = listed[index] if index is not None and index < len(listed) else None
+        if chosen is None or chosen.root not in by_node or not pools[0][1].fits(chosen):
+            continue
+        for options, (nodes, usage) in zip((ours, theirs), pools, strict=True):
+            usage.consume(chosen)
+            nodes[chosen.root] = nodes[chosen.root].consume(f"vm-{landing}", chosen, {})
+            options.landed(chosen)
 
 
 def _changed(listed: list[Candidate], proposed: list[Candidate], how: str) -> list[Candidate]:
