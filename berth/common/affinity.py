@@ -14,6 +14,7 @@ move it: so every few seconds it moves itself to a CPU where other processes lea
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -72,18 +73,33 @@ class OneCpu:
             roomier = more_room(self.cpu, others, _MOVE_MARGIN * ticks)
             if roomier is not None:
                 LOG.info("moving every thread from CPU %s to CPU %d (less busy)", self.cpu, roomier)
-                self._move(roomier)
+                if not self._move(roomier):
+                    return
 
-    def _move(self, cpu: int) -> None:
+    def _move(self, cpu: int) -> bool:
+        """Every thread to ``cpu``; False when the system refuses (a container that may not
+        pin, say): then every thread runs on any CPU again, and the process stays spread."""
+        try:
+            self._set_all({cpu})
+        except OSError as exc:
+            LOG.warning("cannot keep this process's threads on one CPU (%s): they run on any", exc)
+            with contextlib.suppress(OSError):
+                self._set_all(set(self._allowed))
+            self.cpu = None
+            return False
+        self.cpu = cpu
+        return True
+
+    @staticmethod
+    def _set_all(cpus: set[int]) -> None:
         # Twice: a thread started by one not yet moved, while the first round ran, is caught by
-        # the second (started by a moved one, it would be on the CPU already).
+        # the second (started by a moved one, it would be on the CPUs already).
         for _ in range(2):
             for task in _TASKS.iterdir():
                 try:
-                    os.sched_setaffinity(int(task.name), {cpu})
+                    os.sched_setaffinity(int(task.name), cpus)
                 except ProcessLookupError:
                     continue  # a thread that ended meanwhile
-        self.cpu = cpu
 
 
 def more_room(cpu: int | None, others: dict[int, float], margin: float) -> int | None:

@@ -91,3 +91,27 @@ def test_a_process_leaves_a_cpu_other_work_keeps_busy() -> None:
     seen = json.loads(done.stdout.splitlines()[-1])
     assert seen["now"] != seen["first"]
     assert seen["main"] == [seen["now"]]
+
+
+_REFUSED = """
+import json, os
+from berth.common import affinity
+
+def refuse(tid, cpus):
+    raise PermissionError(1, "Operation not permitted")
+
+set_affinity, os.sched_setaffinity = os.sched_setaffinity, refuse
+one = affinity.OneCpu()
+cpu = one.pin()
+os.sched_setaffinity = set_affinity
+print(json.dumps({"cpu": cpu, "main": sorted(os.sched_getaffinity(0))}))
+"""
+
+
+def test_a_system_that_refuses_to_pin_leaves_the_process_spread() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _REFUSED], capture_output=True, text=True, check=True, timeout=60
+    )
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen == {"cpu": None, "main": sorted(os.sched_getaffinity(0))}
+    assert "cannot keep this process's threads on one CPU" in done.stderr
