@@ -32,6 +32,9 @@ _SCHEMA = (
     "class VARCHAR(255) NOT NULL, used BIGINT NOT NULL)",
 )
 
+# As Berth's writes (``berth.common.db.Database.write_with_retry``).
+_DEADLOCK_ATTEMPTS = 5
+
 Allocations = Mapping[str, Mapping[str, Mapping[str, int]]]  # provider -> {"resources": {...}}
 
 
@@ -148,12 +151,24 @@ class ClaimWriter:
             claim.done.set()
 
     def _write_batch(self, batch: list[_Claim]) -> None:
-        if self._transaction(batch):
+        if self._retried(batch):
             for claim in batch:
                 claim.fits = True
             return
         for claim in batch:
-            claim.fits = self._transaction([claim])
+            claim.fits = self._retried([claim])
+
+    def _retried(self, claims: list[_Claim]) -> bool:
+        """``_transaction``, again when PostgreSQL ended it for a deadlock: two workers' batches
+        lock the same providers' rows in other orders, and Placement retries those too
+        (``Database.write_with_retry``)."""
+        for attempt in range(_DEADLOCK_ATTEMPTS):
+            try:
+                return self._transaction(claims)
+            except psycopg.errors.DeadlockDetected:
+                if attempt == _DEADLOCK_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
 
     def _transaction(self, claims: list[_Claim]) -> bool:
         """Write ``claims`` in one transaction: committed when every one fits."""

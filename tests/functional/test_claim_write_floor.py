@@ -4,9 +4,11 @@ or not at all, and writes the claims that queue together in one transaction."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 import sqlalchemy as sa
 
@@ -86,3 +88,29 @@ def test_a_claim_that_does_not_fit_leaves_its_batch_written(floor_url: str) -> N
         ("b",),
     ]
     assert _rows(floor_url, "SELECT used FROM floor_usage WHERE class = 'VCPU'") == [(8,)]
+
+
+def test_a_claim_ended_by_a_deadlock_is_written_again(floor_url: str) -> None:
+    # Another writer holds p2's row and then asks for p1's, which the claim (p1, then p2) holds:
+    # PostgreSQL ends the claim's transaction, the one waiting longest, and it is written again.
+    if not floor_url.startswith("postgresql://"):
+        pytest.skip("SQLite's writers take the whole database: no two lock rows in turn")
+    claim_write.prepare(floor_url, {"p1": {"VCPU", "MEMORY_MB"}, "p2": {"VCPU", "MEMORY_MB"}})
+    writer = claim_write.ClaimWriter(floor_url)
+    other = psycopg.connect(floor_url)
+    update = "UPDATE floor_usage SET used = used + 1 WHERE provider = %s AND class = 'VCPU'"
+    other.execute(update, ("p2",))
+    both = {**_vcpu("p1", 1), **_vcpu("p2", 1)}
+    granted: list[bool] = []
+    claiming = threading.Thread(target=lambda: granted.append(writer.claim("c", "p", "u", both)))
+    claiming.start()
+    time.sleep(0.3)  # the claim now holds p1 and waits for p2
+    other.execute(update, ("p1",))
+    other.commit()
+    claiming.join(30)
+    other.close()
+    writer.close()
+    assert granted == [True]
+    used = dict(_rows(floor_url, "SELECT provider, used FROM floor_usage WHERE class = 'VCPU'"))
+    assert used == {"p1": 2, "p2": 2}
+    assert _rows(floor_url, "SELECT count(*) FROM floor_consumers") == [(1,)]
