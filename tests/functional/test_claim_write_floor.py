@@ -19,6 +19,16 @@ from tests.conftest import _worker
 
 @pytest.fixture(params=[b for b in dbs.backends() if b != "mysql"])
 def floor_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    yield from _floor_database(request, tmp_path)
+
+
+# Only PostgreSQL's writers lock rows one by one (SQLite's take the whole database).
+@pytest.fixture(params=[b for b in dbs.backends() if b == "postgresql"])
+def row_locking_floor_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    yield from _floor_database(request, tmp_path)
+
+
+def _floor_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path / 'claims.db'}"
     else:
@@ -90,11 +100,10 @@ def test_a_claim_that_does_not_fit_leaves_its_batch_written(floor_url: str) -> N
     assert _rows(floor_url, "SELECT used FROM floor_usage WHERE class = 'VCPU'") == [(8,)]
 
 
-def test_a_claim_ended_by_a_deadlock_is_written_again(floor_url: str) -> None:
+def test_a_claim_ended_by_a_deadlock_is_written_again(row_locking_floor_url: str) -> None:
     # Another writer holds p2's row and then asks for p1's, which the claim (p1, then p2) holds:
     # PostgreSQL ends the claim's transaction, the one waiting longest, and it is written again.
-    if not floor_url.startswith("postgresql://"):
-        pytest.skip("SQLite's writers take the whole database: no two lock rows in turn")
+    floor_url = row_locking_floor_url
     claim_write.prepare(floor_url, {"p1": {"VCPU", "MEMORY_MB"}, "p2": {"VCPU", "MEMORY_MB"}})
     writer = claim_write.ClaimWriter(floor_url)
     other = psycopg.connect(floor_url)
